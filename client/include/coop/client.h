@@ -1,0 +1,179 @@
+// coop/client.h: the C++ client of coopd, for JIT frontends.
+//
+// This header and the others under coop/ are the whole public API. They expose no gRPC or
+// protobuf types, so a frontend can embed the client without those headers.
+//
+//   coop::Client client;                              // default socket (coop/paths.h)
+//   coop::Spec spec;
+//   spec.family = "block_reduce"; spec.dtype = "float32"; spec.block = {256};
+//   spec.arch = "sm_90";
+//   coop::Result<coop::Artifact> a = client.Specialize(spec);
+//   if (!a) { std::cerr << a.error().message; ... }
+//   // a->ltoir: link with nvJitLink; a->entries[0].declaration: paste into the kernel source;
+//   // a->temp_storage.bytes/align: reserve shared memory.
+//
+// Thread safety: a Client may be used from several threads at once.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace coop {
+
+// The codes of google.rpc.Code, which coopd uses with these meanings:
+//   kInvalidArgument: the request is wrong (the message names the field and allowed values);
+//   kUnavailable: coopd is not reachable or busy, retry;  kDeadlineExceeded: a compile timed out;
+//   kFailedPrecondition: the daemon's toolchain is missing;  kResourceExhausted: a limit was hit;
+//   kInternal: the compiler failed on a valid request (the message holds its log).
+enum class ErrorCode {
+  kOk = 0,
+  kCancelled = 1,
+  kUnknown = 2,
+  kInvalidArgument = 3,
+  kDeadlineExceeded = 4,
+  kNotFound = 5,
+  kAlreadyExists = 6,
+  kPermissionDenied = 7,
+  kResourceExhausted = 8,
+  kFailedPrecondition = 9,
+  kAborted = 10,
+  kOutOfRange = 11,
+  kUnimplemented = 12,
+  kInternal = 13,
+  kUnavailable = 14,
+  kDataLoss = 15,
+  kUnauthenticated = 16,
+};
+
+// "INVALID_ARGUMENT" etc.
+const char* ErrorCodeName(ErrorCode code);
+
+struct Error {
+  ErrorCode code = ErrorCode::kUnknown;
+  std::string message;
+};
+
+// A value or an Error. `if (r)` tests for a value; `*r` / `r->` reach it; `r.error()` the error.
+template <class T>
+class Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Error error) : v_(std::move(error)) {}  // NOLINT
+  explicit operator bool() const { return v_.index() == 0; }
+  bool ok() const { return v_.index() == 0; }
+  T& operator*() { return std::get<0>(v_); }
+  const T& operator*() const { return std::get<0>(v_); }
+  T* operator->() { return &std::get<0>(v_); }
+  const T* operator->() const { return &std::get<0>(v_); }
+  const Error& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+struct Dim3 {
+  uint32_t x = 0;
+  uint32_t y = 1;
+  uint32_t z = 1;
+};
+
+enum class CallingConvention { kDefault, kC, kNumba };
+
+// A primitive specialization request; see proto/coop/v1/coop.proto for every field's allowed
+// values. Empty / zero fields take coopd's documented defaults.
+struct Spec {
+  std::string family;     // "block_reduce", "block_scan", "warp_reduce"
+  std::string method;     // "sum", "inclusive_sum", ... (empty: the family's default)
+  std::string dtype;      // "float32", "int32", ...
+  Dim3 block;             // block_* families
+  uint32_t items_per_thread = 0;
+  std::string algorithm;  // empty: CUB's default
+  std::string op;         // builtin operator for methods that take one: "sum", "max", ...
+  uint32_t warp_threads = 0;  // warp_* families; 0 means 32
+  std::string arch;       // "sm_90"
+  CallingConvention calling_convention = CallingConvention::kDefault;
+  bool scan_with_aggregate = false;  // block_scan: also emit the `_aggregate` entry
+};
+
+struct Entry {
+  std::string symbol;
+  std::string declaration;
+  std::string description;
+};
+
+struct Toolchain {
+  std::string nvrtc_version;
+  std::string nvjitlink_version;
+  std::string cccl_version;
+  std::string header_digest;
+};
+
+enum class Origin { kUnspecified, kCompiled, kMemory, kDisk, kRemote };
+const char* OriginName(Origin origin);  // "compiled", "memory", "disk", "remote"
+
+struct Artifact {
+  std::string key;
+  std::string ltoir;  // bytes
+  std::vector<Entry> entries;
+  uint64_t temp_storage_bytes = 0;
+  uint64_t temp_storage_align = 0;
+  std::string arch;
+  Toolchain toolchain;
+  Spec spec;  // resolved: defaults filled in
+  double compile_ms = 0;
+  std::string compile_log;
+  std::string source;
+  Origin origin = Origin::kUnspecified;
+};
+
+struct Stats {
+  uint64_t requests = 0;
+  uint64_t invalid_requests = 0;
+  uint64_t memory_hits = 0;
+  uint64_t disk_hits = 0;
+  uint64_t misses = 0;
+  uint64_t compiles = 0;
+  uint64_t compile_failures = 0;
+  double compile_ms_total = 0;
+  uint64_t memory_entries = 0;
+  uint64_t memory_bytes = 0;
+  uint64_t disk_entries = 0;
+  uint64_t disk_bytes = 0;
+  uint64_t disk_write_failures = 0;
+  double uptime_s = 0;
+  Toolchain toolchain;
+  std::string cache_path;
+};
+
+struct ClientOptions {
+  std::string socket_path;  // empty: coop::DefaultSocketPath()
+  // Per-call deadline. A first compile takes about a second; a cold daemon a few.
+  std::chrono::milliseconds timeout{std::chrono::minutes(3)};
+  std::string client_name;  // shown in coopd's logs
+};
+
+class Client {
+ public:
+  Client();  // default options
+  explicit Client(ClientOptions options);
+  ~Client();
+  Client(Client&&) noexcept;
+  Client& operator=(Client&&) noexcept;
+
+  // The socket this client talks to.
+  const std::string& socket_path() const;
+
+  Result<Artifact> Specialize(const Spec& spec);
+  Result<Stats> GetStats();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace coop

@@ -1,0 +1,183 @@
+#include "coop/client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include "coop/paths.h"
+#include "coop/v1/coop.grpc.pb.h"
+
+namespace coop {
+namespace {
+
+Error FromGrpc(const grpc::Status& s, const std::string& socket) {
+  Error e;
+  e.code = static_cast<ErrorCode>(s.error_code());
+  e.message = s.error_message();
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    e.message = "coopd is not reachable on " + socket + " (is it running?): " + e.message;
+  }
+  return e;
+}
+
+v1::PrimitiveSpec ToProto(const Spec& s) {
+  v1::PrimitiveSpec p;
+  p.set_family(s.family);
+  p.set_method(s.method);
+  p.set_dtype(s.dtype);
+  if (s.block.x != 0 || s.block.y > 1 || s.block.z > 1) {
+    p.mutable_block()->set_x(s.block.x);
+    p.mutable_block()->set_y(s.block.y);
+    p.mutable_block()->set_z(s.block.z);
+  }
+  p.set_items_per_thread(s.items_per_thread);
+  p.set_algorithm(s.algorithm);
+  if (!s.op.empty()) p.mutable_op()->set_builtin(s.op);
+  p.set_warp_threads(s.warp_threads);
+  p.set_arch(s.arch);
+  switch (s.calling_convention) {
+    case CallingConvention::kC:
+      p.set_calling_convention(v1::CALLING_CONVENTION_C);
+      break;
+    case CallingConvention::kNumba:
+      p.set_calling_convention(v1::CALLING_CONVENTION_NUMBA);
+      break;
+    default:
+      break;
+  }
+  if (s.scan_with_aggregate) p.mutable_scan()->set_with_aggregate(true);
+  return p;
+}
+
+Spec FromProto(const v1::PrimitiveSpec& p) {
+  Spec s;
+  s.family = p.family();
+  s.method = p.method();
+  s.dtype = p.dtype();
+  s.block = {p.block().x(), p.block().y(), p.block().z()};
+  s.items_per_thread = p.items_per_thread();
+  s.algorithm = p.algorithm();
+  s.op = p.op().builtin();
+  s.warp_threads = p.warp_threads();
+  s.arch = p.arch();
+  s.calling_convention = p.calling_convention() == v1::CALLING_CONVENTION_NUMBA
+                             ? CallingConvention::kNumba
+                             : CallingConvention::kC;
+  s.scan_with_aggregate = p.scan().with_aggregate();
+  return s;
+}
+
+Toolchain FromProto(const v1::Toolchain& t) {
+  return {t.nvrtc_version(), t.nvjitlink_version(), t.cccl_version(), t.header_digest()};
+}
+
+}  // namespace
+
+const char* ErrorCodeName(ErrorCode code) {
+  static const char* const kNames[] = {
+      "OK",           "CANCELLED",         "UNKNOWN",           "INVALID_ARGUMENT",
+      "DEADLINE_EXCEEDED", "NOT_FOUND",    "ALREADY_EXISTS",    "PERMISSION_DENIED",
+      "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",   "OUT_OF_RANGE",
+      "UNIMPLEMENTED", "INTERNAL",         "UNAVAILABLE",       "DATA_LOSS",
+      "UNAUTHENTICATED"};
+  const int i = static_cast<int>(code);
+  return i >= 0 && i <= 16 ? kNames[i] : "UNKNOWN";
+}
+
+const char* OriginName(Origin origin) {
+  switch (origin) {
+    case Origin::kCompiled: return "compiled";
+    case Origin::kMemory: return "memory";
+    case Origin::kDisk: return "disk";
+    case Origin::kRemote: return "remote";
+    default: return "unspecified";
+  }
+}
+
+struct Client::Impl {
+  ClientOptions options;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1::Coop::Stub> stub;
+
+  void Deadline(grpc::ClientContext* ctx) const {
+    ctx->set_deadline(std::chrono::system_clock::now() + options.timeout);
+  }
+};
+
+Client::Client() : Client(ClientOptions{}) {}
+
+Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
+  if (options.socket_path.empty()) options.socket_path = DefaultSocketPath();
+  impl_->options = std::move(options);
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(256 << 20);
+  args.SetMaxSendMessageSize(64 << 20);
+  impl_->channel = grpc::CreateCustomChannel("unix:" + impl_->options.socket_path,
+                                             grpc::InsecureChannelCredentials(), args);
+  impl_->stub = v1::Coop::NewStub(impl_->channel);
+}
+
+Client::~Client() = default;
+Client::Client(Client&&) noexcept = default;
+Client& Client::operator=(Client&&) noexcept = default;
+
+const std::string& Client::socket_path() const { return impl_->options.socket_path; }
+
+Result<Artifact> Client::Specialize(const Spec& spec) {
+  v1::SpecializeRequest req;
+  *req.mutable_spec() = ToProto(spec);
+  req.set_client(impl_->options.client_name);
+  v1::SpecializeResponse resp;
+  grpc::ClientContext ctx;
+  impl_->Deadline(&ctx);
+  grpc::Status s = impl_->stub->Specialize(&ctx, req, &resp);
+  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  const v1::Artifact& a = resp.artifact();
+  Artifact out;
+  out.key = a.key();
+  out.ltoir = a.ltoir();
+  for (const auto& e : a.entries()) out.entries.push_back({e.symbol(), e.declaration(), e.description()});
+  out.temp_storage_bytes = a.temp_storage().bytes();
+  out.temp_storage_align = a.temp_storage().align();
+  out.arch = a.arch();
+  out.toolchain = FromProto(a.toolchain());
+  out.spec = FromProto(a.spec());
+  out.compile_ms = a.compile_ms();
+  out.compile_log = a.compile_log();
+  out.source = a.source();
+  switch (a.origin()) {
+    case v1::ORIGIN_COMPILED: out.origin = Origin::kCompiled; break;
+    case v1::ORIGIN_MEMORY: out.origin = Origin::kMemory; break;
+    case v1::ORIGIN_DISK: out.origin = Origin::kDisk; break;
+    case v1::ORIGIN_REMOTE: out.origin = Origin::kRemote; break;
+    default: out.origin = Origin::kUnspecified; break;
+  }
+  return out;
+}
+
+Result<Stats> Client::GetStats() {
+  v1::GetStatsRequest req;
+  v1::Stats resp;
+  grpc::ClientContext ctx;
+  impl_->Deadline(&ctx);
+  grpc::Status s = impl_->stub->GetStats(&ctx, req, &resp);
+  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  Stats out;
+  out.requests = resp.requests();
+  out.invalid_requests = resp.invalid_requests();
+  out.memory_hits = resp.memory_hits();
+  out.disk_hits = resp.disk_hits();
+  out.misses = resp.misses();
+  out.compiles = resp.compiles();
+  out.compile_failures = resp.compile_failures();
+  out.compile_ms_total = resp.compile_ms_total();
+  out.memory_entries = resp.memory_entries();
+  out.memory_bytes = resp.memory_bytes();
+  out.disk_entries = resp.disk_entries();
+  out.disk_bytes = resp.disk_bytes();
+  out.disk_write_failures = resp.disk_write_failures();
+  out.uptime_s = resp.uptime_s();
+  out.toolchain = FromProto(resp.toolchain());
+  out.cache_path = resp.cache_path();
+  return out;
+}
+
+}  // namespace coop

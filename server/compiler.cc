@@ -1,0 +1,224 @@
+#include "server/compiler.h"
+
+#include <nvJitLink.h>
+#include <nvrtc.h>
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <regex>
+
+#include "absl/status/status.h"
+#include "server/strings.h"
+
+namespace coopd {
+namespace {
+
+struct ProgramDeleter {
+  void operator()(nvrtcProgram p) const { nvrtcDestroyProgram(&p); }
+};
+using ProgramPtr = std::unique_ptr<std::remove_pointer_t<nvrtcProgram>, ProgramDeleter>;
+
+struct LinkDeleter {
+  void operator()(nvJitLinkHandle h) const { nvJitLinkDestroy(&h); }
+};
+using LinkPtr = std::unique_ptr<std::remove_pointer_t<nvJitLinkHandle>, LinkDeleter>;
+
+std::string ProgramLog(nvrtcProgram prog) {
+  size_t size = 0;
+  if (nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size <= 1) return "";
+  std::string log(size, '\0');
+  if (nvrtcGetProgramLog(prog, log.data()) != NVRTC_SUCCESS) return "";
+  log.resize(size - 1);
+  return log;
+}
+
+std::string LinkErrorLog(nvJitLinkHandle h) {
+  size_t size = 0;
+  if (nvJitLinkGetErrorLogSize(h, &size) != NVJITLINK_SUCCESS || size <= 1) return "";
+  std::string log(size, '\0');
+  if (nvJitLinkGetErrorLog(h, log.data()) != NVJITLINK_SUCCESS) return "";
+  log.resize(size - 1);
+  return log;
+}
+
+std::string LinkInfoLog(nvJitLinkHandle h) {
+  size_t size = 0;
+  if (nvJitLinkGetInfoLogSize(h, &size) != NVJITLINK_SUCCESS || size <= 1) return "";
+  std::string log(size, '\0');
+  if (nvJitLinkGetInfoLog(h, log.data()) != NVJITLINK_SUCCESS) return "";
+  log.resize(size - 1);
+  return log;
+}
+
+const char* LinkResultName(nvJitLinkResult r) {
+  switch (r) {
+    case NVJITLINK_SUCCESS: return "success";
+    case NVJITLINK_ERROR_UNRECOGNIZED_OPTION: return "unrecognized option";
+    case NVJITLINK_ERROR_MISSING_ARCH: return "missing -arch";
+    case NVJITLINK_ERROR_INVALID_INPUT: return "invalid input";
+    case NVJITLINK_ERROR_PTX_COMPILE: return "PTX compile error";
+    case NVJITLINK_ERROR_NVVM_COMPILE: return "NVVM compile error";
+    case NVJITLINK_ERROR_INTERNAL: return "internal error";
+    default: return "error";
+  }
+}
+
+absl::Status LinkError(nvJitLinkHandle h, nvJitLinkResult r, std::string_view step) {
+  std::string log = h != nullptr ? LinkErrorLog(h) : "";
+  return absl::InternalError(StrCat("nvJitLink: ", step, " failed (", LinkResultName(r),
+                                          ", code ", static_cast<int>(r), ")",
+                                          log.empty() ? "" : ":\n", log));
+}
+
+const char* PchStatusName(nvrtcResult r) {
+  switch (r) {
+    case NVRTC_SUCCESS: return "created";
+    case NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED: return "not created: PCH heap exhausted";
+    case NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED: return "not attempted (reused or not needed)";
+    default: return nvrtcGetErrorString(r);
+  }
+}
+
+std::once_flag g_pch_heap_once;
+
+}  // namespace
+
+std::vector<std::string> SemanticOptions(const Toolchain& tc, const std::string& arch,
+                                         bool needs_cuda_include) {
+  std::vector<std::string> opts = {"-dlto", "-rdc=true", "-arch=" + arch, "-std=c++17",
+                                   "-I" + tc.cccl_include};
+  if (needs_cuda_include) opts.push_back("-I" + tc.cccl_include + "/..");
+  return opts;
+}
+
+absl::StatusOr<CompileOutput> CompileToLtoIr(const Toolchain& tc, const std::string& source,
+                                             const std::vector<std::string>& semantic_options,
+                                             const CompileSettings& settings) {
+  const auto start = std::chrono::steady_clock::now();
+  if (settings.pch) {
+    std::call_once(g_pch_heap_once, [&] { nvrtcSetPCHHeapSize(settings.pch_heap_bytes); });
+  }
+  std::vector<const char*> header_sources, header_names;
+  for (const auto& h : tc.device_headers) {
+    header_sources.push_back(h.contents.c_str());
+    header_names.push_back(h.name.c_str());
+  }
+  nvrtcProgram raw = nullptr;
+  nvrtcResult r = nvrtcCreateProgram(&raw, source.c_str(), "coop_unit.cu",
+                                     static_cast<int>(header_sources.size()),
+                                     header_sources.data(), header_names.data());
+  if (r != NVRTC_SUCCESS) {
+    return absl::InternalError(
+        StrCat("nvrtc: nvrtcCreateProgram failed: ", nvrtcGetErrorString(r)));
+  }
+  ProgramPtr prog(raw);
+
+  std::vector<std::string> all = semantic_options;
+  if (settings.pch) all.push_back("-pch");
+  std::vector<const char*> argv;
+  for (const auto& o : all) argv.push_back(o.c_str());
+  r = nvrtcCompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
+  CompileOutput out;
+  out.log = ProgramLog(prog.get());
+  if (r != NVRTC_SUCCESS) {
+    return absl::InternalError(StrCat("nvrtc: compile failed (", nvrtcGetErrorString(r),
+                                            "):\n", out.log));
+  }
+  if (settings.pch) out.pch_status = PchStatusName(nvrtcGetPCHCreateStatus(prog.get()));
+
+  size_t size = 0;
+  if ((r = nvrtcGetLTOIRSize(prog.get(), &size)) != NVRTC_SUCCESS || size == 0) {
+    return absl::InternalError(
+        StrCat("nvrtc: no LTO-IR produced: ", nvrtcGetErrorString(r)));
+  }
+  out.ltoir.resize(size);
+  if ((r = nvrtcGetLTOIR(prog.get(), out.ltoir.data())) != NVRTC_SUCCESS) {
+    return absl::InternalError(
+        StrCat("nvrtc: nvrtcGetLTOIR failed: ", nvrtcGetErrorString(r)));
+  }
+  out.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+absl::StatusOr<Layout> QueryLayout(const std::string& ltoir, const std::string& arch,
+                                   const std::string& bytes_symbol,
+                                   const std::string& align_symbol) {
+  LinkInput in{LinkInput::kLtoIr, "artifact.ltoir", ltoir};
+  // Link to PTX: -lto makes nvJitLink run NVVM over the IR; -ptx stops before ptxas.
+  const std::string arch_opt = "-arch=" + arch;
+  const char* opts[] = {arch_opt.c_str(), "-lto", "-ptx"};
+  nvJitLinkHandle raw = nullptr;
+  nvJitLinkResult r = nvJitLinkCreate(&raw, 3, opts);
+  if (r != NVJITLINK_SUCCESS) return LinkError(nullptr, r, "create (layout query)");
+  LinkPtr h(raw);
+  r = nvJitLinkAddData(h.get(), NVJITLINK_INPUT_LTOIR, ltoir.data(), ltoir.size(), "artifact");
+  if (r != NVJITLINK_SUCCESS) return LinkError(h.get(), r, "add LTO-IR (layout query)");
+  if ((r = nvJitLinkComplete(h.get())) != NVJITLINK_SUCCESS) {
+    return LinkError(h.get(), r, "link to PTX (layout query)");
+  }
+  size_t size = 0;
+  if ((r = nvJitLinkGetLinkedPtxSize(h.get(), &size)) != NVJITLINK_SUCCESS) {
+    return LinkError(h.get(), r, "get PTX size (layout query)");
+  }
+  std::string ptx(size, '\0');
+  if ((r = nvJitLinkGetLinkedPtx(h.get(), ptx.data())) != NVJITLINK_SUCCESS) {
+    return LinkError(h.get(), r, "get PTX (layout query)");
+  }
+  auto read = [&](const std::string& sym) -> absl::StatusOr<uint64_t> {
+    // e.g. ".visible .global .align 8 .u64 coop_..._temp_bytes = 44;"
+    std::regex re("\\b" + sym + "\\s*=\\s*([0-9]+)\\s*;");
+    std::smatch m;
+    if (!std::regex_search(ptx, m, re)) {
+      return absl::InternalError(
+          StrCat("layout query: symbol ", sym, " not found in the linked PTX"));
+    }
+    return std::stoull(m[1].str());
+  };
+  Layout layout;
+  auto bytes = read(bytes_symbol);
+  if (!bytes.ok()) return bytes.status();
+  auto align = read(align_symbol);
+  if (!align.ok()) return align.status();
+  layout.bytes = *bytes;
+  layout.align = *align;
+  return layout;
+}
+
+absl::StatusOr<std::string> LinkCubin(const std::vector<LinkInput>& inputs,
+                                      const std::string& arch,
+                                      const std::vector<std::string>& extra_options) {
+  std::vector<std::string> opts = {"-arch=" + arch, "-lto"};
+  opts.insert(opts.end(), extra_options.begin(), extra_options.end());
+  std::vector<const char*> argv;
+  for (const auto& o : opts) argv.push_back(o.c_str());
+  nvJitLinkHandle raw = nullptr;
+  nvJitLinkResult r = nvJitLinkCreate(&raw, static_cast<uint32_t>(argv.size()), argv.data());
+  if (r != NVJITLINK_SUCCESS) return LinkError(nullptr, r, "create");
+  LinkPtr h(raw);
+  for (const auto& in : inputs) {
+    nvJitLinkInputType type = in.kind == LinkInput::kLtoIr ? NVJITLINK_INPUT_LTOIR
+                              : in.kind == LinkInput::kPtx ? NVJITLINK_INPUT_PTX
+                                                           : NVJITLINK_INPUT_CUBIN;
+    r = nvJitLinkAddData(h.get(), type, in.data.data(), in.data.size(), in.name.c_str());
+    if (r != NVJITLINK_SUCCESS) return LinkError(h.get(), r, StrCat("add ", in.name));
+  }
+  if ((r = nvJitLinkComplete(h.get())) != NVJITLINK_SUCCESS) {
+    std::string info = LinkInfoLog(h.get());
+    absl::Status s = LinkError(h.get(), r, "link");
+    return absl::InternalError(
+        StrCat(s.message(), info.empty() ? "" : "\ninfo log:\n", info));
+  }
+  size_t size = 0;
+  if ((r = nvJitLinkGetLinkedCubinSize(h.get(), &size)) != NVJITLINK_SUCCESS) {
+    return LinkError(h.get(), r, "get cubin size");
+  }
+  std::string cubin(size, '\0');
+  if ((r = nvJitLinkGetLinkedCubin(h.get(), cubin.data())) != NVJITLINK_SUCCESS) {
+    return LinkError(h.get(), r, "get cubin");
+  }
+  return cubin;
+}
+
+}  // namespace coopd

@@ -1,0 +1,247 @@
+#include "server/daemon.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <sys/un.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include "absl/strings/numbers.h"
+#include "server/strings.h"
+#include "coop/paths.h"
+#include "server/cache/memory_cache.h"
+#include "server/cache/sqlite_cache.h"
+#include "server/grpc_service.h"
+
+namespace coopd {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: coopd [--socket PATH] [--cache-dir DIR] [--cccl-include DIR]\n"
+    "             [--memory-cache-mb N] [--no-pch] [--log-level LEVEL] [--version]\n"
+    "\n"
+    "Serves CUB block/warp primitive specializations over gRPC on a Unix socket.\n"
+    "  --socket PATH        Unix socket to listen on (env COOPD_SOCKET;\n"
+    "                       default $XDG_RUNTIME_DIR/coopd/coopd.sock or /tmp/coopd-$UID/coopd.sock)\n"
+    "  --cache-dir DIR      SQLite cache directory (env COOPD_CACHE_DIR;\n"
+    "                       default $XDG_CACHE_HOME/coopd or ~/.cache/coopd)\n"
+    "  --cccl-include DIR   CCCL headers root (env COOPD_CCCL_INCLUDE;\n"
+    "                       default $CUDA_HOME/include/cccl or /usr/local/cuda/include/cccl)\n"
+    "  --memory-cache-mb N  in-memory cache budget in MiB (env COOPD_MEMORY_CACHE_MB; default 256)\n"
+    "  --no-pch             disable NVRTC automatic precompiled headers\n"
+    "  --log-level LEVEL    trace, debug, info, warn, error (env COOPD_LOG_LEVEL; default info)\n";
+
+// An fd holding an exclusive flock on "<socket>.lock" for the daemon's lifetime.
+class SocketLock {
+ public:
+  ~SocketLock() {
+    if (fd_ >= 0) close(fd_);
+  }
+  absl::Status Acquire(const std::string& socket_path) {
+    const std::string path = socket_path + ".lock";
+    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd_ < 0) {
+      return absl::FailedPreconditionError(
+          StrCat("cannot open lock file ", path, ": ", std::strerror(errno)));
+    }
+    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      char buf[32] = {0};
+      ssize_t n = pread(fd_, buf, sizeof(buf) - 1, 0);
+      std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "unknown";
+      while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+      return absl::FailedPreconditionError(StrCat(
+          "another coopd (pid ", pid, ") already owns ", socket_path,
+          "; stop it first or choose another --socket"));
+    }
+    std::string pid = StrCat(getpid(), "\n");
+    if (ftruncate(fd_, 0) != 0 || pwrite(fd_, pid.data(), pid.size(), 0) < 0) {
+      spdlog::warn("could not record pid in {}: {}", path, std::strerror(errno));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+absl::Status MakePrivateDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return absl::FailedPreconditionError(
+        StrCat("cannot create directory ", dir, ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+std::string EnvOr(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : fallback;
+}
+
+}  // namespace
+
+std::string DefaultCacheDir() {
+  if (const char* v = std::getenv("COOPD_CACHE_DIR"); v && *v) return v;
+  if (const char* v = std::getenv("XDG_CACHE_HOME"); v && *v) return std::string(v) + "/coopd";
+  if (const char* v = std::getenv("HOME"); v && *v) return std::string(v) + "/.cache/coopd";
+  return "/tmp/coopd-" + std::to_string(getuid()) + "/cache";
+}
+
+absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* exit_now) {
+  *exit_now = false;
+  config->socket_path = coop::DefaultSocketPath();
+  config->cache_dir = DefaultCacheDir();
+  config->cccl_include = EnvOr("COOPD_CCCL_INCLUDE", "");
+  config->log_level = EnvOr("COOPD_LOG_LEVEL", "info");
+  std::string mem = EnvOr("COOPD_MEMORY_CACHE_MB", "");
+  std::string mem_source = "COOPD_MEMORY_CACHE_MB";
+
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char* flag) -> absl::StatusOr<std::string> {
+      if (i + 1 >= argc) {
+        return absl::InvalidArgumentError(StrCat(flag, ": missing value"));
+      }
+      return std::string(argv[++i]);
+    };
+    absl::StatusOr<std::string> v;
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      *exit_now = true;
+      return absl::OkStatus();
+    } else if (arg == "--version") {
+      std::cout << "coopd 0.1.0\n";
+      *exit_now = true;
+      return absl::OkStatus();
+    } else if (arg == "--socket") {
+      if (!(v = value("--socket")).ok()) return v.status();
+      config->socket_path = *v;
+    } else if (arg == "--cache-dir") {
+      if (!(v = value("--cache-dir")).ok()) return v.status();
+      config->cache_dir = *v;
+    } else if (arg == "--cccl-include") {
+      if (!(v = value("--cccl-include")).ok()) return v.status();
+      config->cccl_include = *v;
+    } else if (arg == "--memory-cache-mb") {
+      if (!(v = value("--memory-cache-mb")).ok()) return v.status();
+      mem = *v;
+      mem_source = "--memory-cache-mb";
+    } else if (arg == "--log-level") {
+      if (!(v = value("--log-level")).ok()) return v.status();
+      config->log_level = *v;
+    } else if (arg == "--no-pch") {
+      config->pch = false;
+    } else {
+      return absl::InvalidArgumentError(
+          StrCat("unknown argument \"", arg, "\" (see coopd --help)"));
+    }
+  }
+  if (!mem.empty()) {
+    uint64_t mb = 0;
+    if (!absl::SimpleAtoi(mem, &mb) || mb > (uint64_t{1} << 20)) {
+      return absl::InvalidArgumentError(StrCat(
+          mem_source, ": must be a whole number of MiB 0..1048576, got \"", mem, "\""));
+    }
+    config->memory_cache_bytes = mb << 20;
+  }
+  auto level = spdlog::level::from_str(config->log_level);
+  if (level == spdlog::level::off && config->log_level != "off") {
+    return absl::InvalidArgumentError(StrCat(
+        "log level must be one of trace, debug, info, warn, error, off; got \"",
+        config->log_level, "\""));
+  }
+  if (config->socket_path.size() >= sizeof(sockaddr_un{}.sun_path)) {
+    return absl::InvalidArgumentError(StrCat("socket path is too long (",
+                                                   config->socket_path.size(), " bytes, max ",
+                                                   sizeof(sockaddr_un{}.sun_path) - 1, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunDaemon(const DaemonConfig& config) {
+  spdlog::set_level(spdlog::level::from_str(config.log_level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ coopd: %v");
+
+  // Block SIGINT/SIGTERM before any thread starts, so every thread inherits the mask and only
+  // the sigwait below receives them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  const std::string socket_dir = std::filesystem::path(config.socket_path).parent_path().string();
+  if (!socket_dir.empty()) {
+    if (absl::Status s = MakePrivateDir(socket_dir); !s.ok()) return s;
+  }
+  SocketLock lock;
+  if (absl::Status s = lock.Acquire(config.socket_path); !s.ok()) return s;
+
+  ToolchainOptions tc_options;
+  tc_options.cccl_include = config.cccl_include;
+  const auto probe_start = std::chrono::steady_clock::now();
+  auto toolchain = ProbeToolchain(tc_options);
+  if (!toolchain.ok()) return toolchain.status();
+  spdlog::info("toolchain: NVRTC {}, nvJitLink {}, CCCL {} at {}, header digest {} ({:.0f} ms)",
+               toolchain->NvrtcVersion(), toolchain->NvJitLinkVersion(), toolchain->cccl_version,
+               toolchain->cccl_include, toolchain->header_digest.substr(0, 16),
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                         probe_start)
+                   .count());
+
+  auto disk = SqliteCache::Open(config.cache_dir);
+  if (!disk.ok()) return disk.status();
+  const std::string cache_path = (*disk)->path();
+  auto cache = std::make_unique<TieredCache>();
+  cache->AddTier(std::make_unique<MemoryCache>(config.memory_cache_bytes), CacheOrigin::kMemory);
+  cache->AddTier(std::move(*disk), CacheOrigin::kDisk);
+
+  ServiceOptions options;
+  options.compile.pch = config.pch;
+  options.cache_path = cache_path;
+  Service service(std::move(*toolchain), std::move(cache), options);
+  Executor executor(config.executor_threads);
+  CoopService grpc_service(&service, &executor);
+
+  // We hold the lock, so a socket file left here belongs to a coopd that is gone.
+  unlink(config.socket_path.c_str());
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("unix:" + config.socket_path, grpc::InsecureServerCredentials());
+  builder.RegisterService(&grpc_service);
+  builder.SetMaxReceiveMessageSize(64 << 20);
+  builder.SetMaxSendMessageSize(256 << 20);
+  const mode_t old_umask = umask(0177);  // the socket is created 0600
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  umask(old_umask);
+  if (!server) {
+    return absl::UnavailableError(
+        StrCat("cannot listen on unix:", config.socket_path));
+  }
+  chmod(config.socket_path.c_str(), 0600);
+  spdlog::info("ready: listening on unix:{} (cache {})", config.socket_path, cache_path);
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  spdlog::info("received {}; finishing {} request(s) in flight", strsignal(sig),
+               grpc_service.in_flight());
+  // Shutdown() stops accepting and waits for the handlers already running to Finish.
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(150));
+  server->Wait();
+  executor.Drain();
+  unlink(config.socket_path.c_str());
+  spdlog::info("stopped");
+  return absl::OkStatus();
+}
+
+}  // namespace coopd

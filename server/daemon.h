@@ -1,0 +1,34 @@
+// daemon.h: coopd's process-level life cycle: configuration, the socket and its lock, the gRPC
+// server, signals and orderly shutdown.
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace coopd {
+
+struct DaemonConfig {
+  std::string socket_path;   // default: coop::DefaultSocketPath()
+  std::string cache_dir;     // default: DefaultCacheDir()
+  std::string cccl_include;  // default: DefaultCcclInclude()
+  uint64_t memory_cache_bytes = uint64_t{256} << 20;
+  int executor_threads = 8;
+  bool pch = true;
+  std::string log_level = "info";
+};
+
+// $COOPD_CACHE_DIR, else $XDG_CACHE_HOME/coopd, else $HOME/.cache/coopd, else
+// /tmp/coopd-$UID/cache.
+std::string DefaultCacheDir();
+
+// Fills `config` from built-in defaults < COOPD_* environment < command-line flags.
+// INVALID_ARGUMENT naming the flag for bad input. Sets *exit_now for --help/--version after
+// printing them.
+absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* exit_now);
+
+// Runs until SIGINT or SIGTERM, then stops accepting, finishes the requests in flight and
+// returns. FAILED_PRECONDITION when another coopd owns the socket or the toolchain is missing.
+absl::Status RunDaemon(const DaemonConfig& config);
+
+}  // namespace coopd

@@ -1,0 +1,78 @@
+#include "server/grpc_service.h"
+
+#include <spdlog/spdlog.h>
+
+namespace coopd {
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  // absl::StatusCode and grpc::StatusCode share their numeric values (both follow
+  // google.rpc.Code), so the conversion is a cast.
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+Executor::Executor(int threads) {
+  for (int i = 0; i < threads; ++i) {
+    threads_.emplace_back([this] {
+      for (;;) {
+        std::function<void()> task;
+        {
+          std::unique_lock<std::mutex> lock(mu_);
+          cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+          if (tasks_.empty()) return;  // stopping and drained
+          task = std::move(tasks_.front());
+          tasks_.pop_front();
+        }
+        task();
+      }
+    });
+  }
+}
+
+Executor::~Executor() { Drain(); }
+
+void Executor::Submit(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tasks_.push_back(std::move(task));
+  }
+  cv_.notify_one();
+}
+
+void Executor::Drain() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+grpc::ServerUnaryReactor* CoopService::Specialize(grpc::CallbackServerContext* context,
+                                                  const coop::v1::SpecializeRequest* request,
+                                                  coop::v1::SpecializeResponse* response) {
+  auto* reactor = context->DefaultReactor();
+  const uint64_t id = next_request_id_++;
+  ++in_flight_;
+  executor_->Submit([this, reactor, request, response, id] {
+    auto artifact = service_->Specialize(*request, id);
+    if (artifact.ok()) *response->mutable_artifact() = std::move(*artifact);
+    --in_flight_;
+    reactor->Finish(ToGrpcStatus(artifact.status()));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* CoopService::GetStats(grpc::CallbackServerContext* context,
+                                                const coop::v1::GetStatsRequest* /*request*/,
+                                                coop::v1::Stats* response) {
+  auto* reactor = context->DefaultReactor();
+  *response = service_->GetStats();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+}  // namespace coopd

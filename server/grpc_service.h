@@ -1,0 +1,65 @@
+// grpc_service.h: the gRPC edge. The only place where absl::Status becomes grpc::Status.
+//
+// Handlers use the callback API and hand request work to an executor, so gRPC's own threads
+// never block on a compile.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "coop/v1/coop.grpc.pb.h"
+#include "server/service.h"
+
+namespace coopd {
+
+// Converts an absl::Status to the grpc::Status a client sees. Codes map one to one; the message
+// is kept whole (compiler logs included).
+grpc::Status ToGrpcStatus(const absl::Status& status);
+
+// A fixed pool of threads running queued tasks in FIFO order. Drain() runs every queued task,
+// then joins the threads.
+class Executor {
+ public:
+  explicit Executor(int threads);
+  ~Executor();
+  void Submit(std::function<void()> task);
+  void Drain();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;
+};
+
+class CoopService final : public coop::v1::Coop::CallbackService {
+ public:
+  CoopService(coopd::Service* service, Executor* executor) : service_(service), executor_(executor) {}
+
+  grpc::ServerUnaryReactor* Specialize(grpc::CallbackServerContext* context,
+                                       const coop::v1::SpecializeRequest* request,
+                                       coop::v1::SpecializeResponse* response) override;
+  grpc::ServerUnaryReactor* GetStats(grpc::CallbackServerContext* context,
+                                     const coop::v1::GetStatsRequest* request,
+                                     coop::v1::Stats* response) override;
+
+  int in_flight() const { return in_flight_.load(); }
+
+ private:
+  coopd::Service* const service_;
+  Executor* const executor_;
+  std::atomic<uint64_t> next_request_id_{1};
+  std::atomic<int> in_flight_{0};
+};
+
+}  // namespace coopd

@@ -1,0 +1,168 @@
+#include "server/render.h"
+
+#include "server/strings.h"
+#include "server/sha256.h"
+#include "server/spec.h"
+
+namespace coopd {
+namespace {
+
+using coop::v1::PrimitiveSpec;
+
+std::string OperatorExpr(std::string_view builtin, std::string_view c_type) {
+  if (builtin == "sum") return StrCat("::cuda::std::plus<", c_type, ">{}");
+  if (builtin == "max") return StrCat("::cuda::maximum<", c_type, ">{}");
+  if (builtin == "min") return StrCat("::cuda::minimum<", c_type, ">{}");
+  if (builtin == "bit_and") return StrCat("::cuda::std::bit_and<", c_type, ">{}");
+  if (builtin == "bit_or") return StrCat("::cuda::std::bit_or<", c_type, ">{}");
+  return StrCat("::cuda::std::bit_xor<", c_type, ">{}");  // bit_xor
+}
+
+std::string AlgorithmEnum(const PrimitiveSpec& s) {
+  std::string upper;
+  for (char c : s.algorithm()) upper.push_back(static_cast<char>(c == '_' ? '_' : c - 'a' + 'A'));
+  if (s.family() == "block_reduce") return "::cub::BLOCK_REDUCE_" + upper;
+  if (s.family() == "block_scan") return "::cub::BLOCK_SCAN_" + upper;
+  return "";
+}
+
+std::string PrimitiveType(const PrimitiveSpec& s, std::string_view t) {
+  if (s.family() == "warp_reduce") {
+    return StrCat("::cub::WarpReduce<", t, ", ", s.warp_threads(), ">");
+  }
+  const char* cls = s.family() == "block_reduce" ? "BlockReduce" : "BlockScan";
+  return StrCat("::cub::", cls, "<", t, ", ", s.block().x(), ", ", AlgorithmEnum(s), ", ",
+                      s.block().y(), ", ", s.block().z(), ">");
+}
+
+// One entry to render: its C parameter list (after temp_storage), its C result type ("void"
+// when it returns nothing) and the helper call that computes it.
+struct EntryPlan {
+  std::string suffix;  // appended to the symbol base ("" or "_aggregate")
+  std::string result;  // C result type, or "void"
+  std::vector<std::pair<std::string, std::string>> params;  // (type, name) after temp_storage
+  std::string call;        // expression producing the result (or statement when void)
+  std::string description;
+};
+
+std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
+  const std::string t(dt.c_type);
+  const int n = static_cast<int>(s.items_per_thread());
+  const bool items = n > 1;
+  const std::string op = s.has_op() ? OperatorExpr(s.op().builtin(), t) : "";
+  const std::string tmpl = items ? StrCat("<Prim, ", n, ">") : "<Prim>";
+  std::vector<EntryPlan> plans;
+
+  auto input_params = [&]() -> std::vector<std::pair<std::string, std::string>> {
+    if (items) return {{StrCat("const ", t, "*"), "input"}};
+    return {{t, "input"}};
+  };
+
+  if (s.family() == "block_reduce" || s.family() == "warp_reduce") {
+    EntryPlan p;
+    p.result = t;
+    p.params = input_params();
+    std::string fn = s.method() == "sum" ? "reduce_sum" : "reduce_op";
+    if (items) fn += "_items";
+    std::string red_op = op;
+    if (s.method() == "max") red_op = OperatorExpr("max", t);
+    if (s.method() == "min") red_op = OperatorExpr("min", t);
+    p.call = StrCat("::coop::device::", fn, tmpl, "(temp_storage, input",
+                          red_op.empty() ? "" : ", " + red_op, ")");
+    const std::string who = s.family() == "warp_reduce"
+                                ? "lane 0 of each logical warp"
+                                : "thread 0 of the block (linear thread id 0)";
+    p.description = StrCat(
+        "block_reduce" == s.family() ? "block-wide " : "warp-wide ", s.method(),
+        items ? StrCat(" of ", n, " items per thread (input points to them)") : "",
+        "; the result is valid in ", who, " only");
+    plans.push_back(std::move(p));
+    return plans;
+  }
+
+  // block_scan
+  const std::string& m = s.method();
+  const bool needs_init = m == "exclusive_scan";
+  for (bool agg : {false, true}) {
+    if (agg && !s.scan().with_aggregate()) continue;
+    EntryPlan p;
+    p.suffix = agg ? "_aggregate" : "";
+    std::string fn = m;
+    if (items) fn += "_items";
+    if (agg) fn += "_agg";
+    std::string args = "temp_storage, input";
+    if (items) {
+      p.result = "void";
+      p.params = {{StrCat("const ", t, "*"), "input"}, {t + "*", "output"}};
+      args += ", output";
+    } else {
+      p.result = t;
+      p.params = {{t, "input"}};
+    }
+    if (needs_init) {
+      p.params.push_back({t, "initial_value"});
+      args += ", initial_value";
+    }
+    if (agg) {
+      p.params.push_back({t + "*", "block_aggregate"});
+      args += ", block_aggregate";
+    }
+    if (!op.empty()) args += ", " + op;
+    p.call = StrCat("::coop::device::", fn, tmpl, "(", args, ")");
+    p.description = StrCat(
+        "block-wide ", m, items ? StrCat(" over ", n, " items per thread (input -> output)")
+                                : " (returns this thread's output)",
+        agg ? "; also writes the block aggregate to *block_aggregate in every thread" : "");
+    plans.push_back(std::move(p));
+  }
+  return plans;
+}
+
+}  // namespace
+
+RenderedUnit Render(const PrimitiveSpec& s) {
+  const DType& dt = *FindDType(s.dtype());
+  RenderedUnit unit;
+  // The symbol names the spec, so distinct specs linked into one kernel never collide, and the
+  // same spec always gets the same name (independent of toolchain).
+  const std::string spec_digest = Sha256::Hex(CanonicalEncoding(s)).substr(0, 16);
+  unit.symbol_base =
+      StrCat("coop_", s.family(), "_", s.method(), "_", dt.short_name, "_", spec_digest);
+  unit.temp_bytes_symbol = unit.symbol_base + "__temp_bytes";
+  unit.temp_align_symbol = unit.symbol_base + "__temp_align";
+
+  const bool numba = s.calling_convention() == coop::v1::CALLING_CONVENTION_NUMBA;
+  std::string body;
+  for (const EntryPlan& p : PlanEntries(s, dt)) {
+    RenderedEntry e;
+    e.symbol = unit.symbol_base + p.suffix;
+    std::string params;
+    if (numba && p.result != "void") params = StrCat(p.result, "* result, ");
+    params += "void* temp_storage";
+    for (const auto& [type, name] : p.params) StrAppend(&params, ", ", type, " ", name);
+    const std::string ret = numba ? "int" : p.result;
+    const std::string signature =
+        StrCat("extern \"C\" __device__ ", ret, " ", e.symbol, "(", params, ")");
+    e.declaration = signature + ";";
+    e.description = p.description;
+    std::string stmt;
+    if (numba) {
+      stmt = p.result == "void" ? StrCat("  ", p.call, ";\n  return 0;\n")
+                                : StrCat("  *result = ", p.call, ";\n  return 0;\n");
+    } else {
+      stmt = p.result == "void" ? StrCat("  ", p.call, ";\n")
+                                : StrCat("  return ", p.call, ";\n");
+    }
+    StrAppend(&body, signature, "\n{\n", "  using Prim = coop_prim_t;\n", stmt, "}\n");
+    unit.entries.push_back(std::move(e));
+  }
+
+  unit.source = StrCat(
+      "#include <coop/device/prelude.cuh>\n"
+      "// coopd: ", s.family(), " ", s.method(), " ", s.dtype(), "\n",
+      "using coop_prim_t = ", PrimitiveType(s, dt.c_type), ";\n",
+      "COOP_LAYOUT(", unit.symbol_base, ", coop_prim_t)\n", body);
+  return unit;
+}
+
+}  // namespace coopd

@@ -1,0 +1,36 @@
+// render.h: turns a canonical spec into the C++ translation unit NVRTC compiles.
+//
+// The rendered unit starts with `#include <coop/device/prelude.cuh>` (the shared PCH prefix),
+// aliases the CUB primitive, defines the layout globals and one extern "C" entry function per
+// entry point. Each entry's declaration string is produced from the same signature text as its
+// definition, so the declaration handed to the frontend is exactly what was compiled.
+//
+// Thread-safe: pure function.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "coop/v1/coop.pb.h"
+
+namespace coopd {
+
+struct RenderedEntry {
+  std::string symbol;
+  std::string declaration;  // `extern "C" __device__ float sym(void* temp_storage, float input);`
+  std::string description;
+};
+
+struct RenderedUnit {
+  std::string source;
+  std::string symbol_base;       // prefix shared by the entries and the layout globals
+  std::string temp_bytes_symbol;  // extern "C" global holding sizeof(TempStorage)
+  std::string temp_align_symbol;  // extern "C" global holding alignof(TempStorage)
+  std::vector<RenderedEntry> entries;
+  bool needs_cuda_include = false;  // fp16/bf16 need -I<cuda>/include (none in this catalogue yet)
+};
+
+// `spec` must come from Canonicalize().
+RenderedUnit Render(const coop::v1::PrimitiveSpec& spec);
+
+}  // namespace coopd

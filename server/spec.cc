@@ -1,0 +1,314 @@
+#include "server/spec.h"
+
+#include <algorithm>
+
+#include "absl/status/status.h"
+#include "server/strings.h"
+
+
+namespace coopd {
+namespace {
+
+using coop::v1::PrimitiveSpec;
+
+struct MethodInfo {
+  std::string_view name;
+  bool needs_op;
+};
+
+struct FamilyInfo {
+  std::string_view name;
+  std::vector<MethodInfo> methods;        // first is the default
+  std::vector<std::string_view> algorithms;  // empty: the family has no algorithm choice
+  std::string_view default_algorithm;
+  bool warp;        // works on a logical warp; block shape does not apply
+  bool multi_item;  // accepts items_per_thread > 1
+  bool scan_options;
+};
+
+const std::vector<FamilyInfo>& Families() {
+  static const auto* families = new std::vector<FamilyInfo>{
+      {"block_reduce",
+       {{"sum", false}, {"max", false}, {"min", false}, {"reduce", true}},
+       {"raking", "raking_commutative_only", "warp_reductions"},
+       "warp_reductions",
+       false,
+       true,
+       false},
+      {"block_scan",
+       {{"inclusive_sum", false},
+        {"exclusive_sum", false},
+        {"inclusive_scan", true},
+        {"exclusive_scan", true}},
+       {"raking", "raking_memoize", "warp_scans"},
+       "raking",
+       false,
+       true,
+       true},
+      {"warp_reduce",
+       {{"sum", false}, {"max", false}, {"min", false}, {"reduce", true}},
+       {},
+       "",
+       true,
+       false,
+       false},
+  };
+  return *families;
+}
+
+const FamilyInfo* FindFamily(std::string_view name) {
+  for (const auto& f : Families()) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+constexpr std::string_view kBuiltinOps[] = {"sum", "max", "min", "bit_and", "bit_or", "bit_xor"};
+
+template <class Range, class Fn>
+std::string JoinMapped(const Range& r, Fn fn) {
+  std::vector<std::string> parts;
+  for (const auto& x : r) parts.push_back(std::string(fn(x)));
+  return StrJoin(parts, ", ");
+}
+
+absl::Status Invalid(std::string_view context, std::string_view detail) {
+  return absl::InvalidArgumentError(StrCat(context, ": ", detail));
+}
+
+std::string Quote(std::string_view s) { return StrCat("\"", s, "\""); }
+
+}  // namespace
+
+const std::vector<DType>& DTypes() {
+  static const auto* types = new std::vector<DType>{
+      {"int8", "signed char", "i8", true},
+      {"int16", "short", "i16", true},
+      {"int32", "int", "i32", true},
+      {"int64", "long long", "i64", true},
+      {"uint8", "unsigned char", "u8", true},
+      {"uint16", "unsigned short", "u16", true},
+      {"uint32", "unsigned int", "u32", true},
+      {"uint64", "unsigned long long", "u64", true},
+      {"float32", "float", "f32", false},
+      {"float64", "double", "f64", false},
+  };
+  return *types;
+}
+
+const DType* FindDType(std::string_view name) {
+  for (const auto& t : DTypes()) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+bool IsWarpFamily(std::string_view family) {
+  const FamilyInfo* f = FindFamily(family);
+  return f != nullptr && f->warp;
+}
+
+std::string_view CallingConventionName(coop::v1::CallingConvention cc) {
+  switch (cc) {
+    case coop::v1::CALLING_CONVENTION_NUMBA:
+      return "numba";
+    default:
+      return "c";
+  }
+}
+
+absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const TargetInfo& target) {
+  const FamilyInfo* fam = FindFamily(in.family());
+  if (fam == nullptr) {
+    return Invalid("spec", StrCat("family must be one of ",
+                                        JoinMapped(Families(), [](const FamilyInfo& f) {
+                                          return f.name;
+                                        }),
+                                        "; got ", Quote(in.family())));
+  }
+  const std::string_view ctx = fam->name;
+  PrimitiveSpec out;
+  out.set_family(std::string(fam->name));
+
+  // method
+  const MethodInfo* method = nullptr;
+  if (in.method().empty()) {
+    method = &fam->methods.front();
+  } else {
+    for (const auto& m : fam->methods) {
+      if (m.name == in.method()) method = &m;
+    }
+    if (method == nullptr) {
+      return Invalid(ctx, StrCat("method must be one of ",
+                                       JoinMapped(fam->methods,
+                                                  [](const MethodInfo& m) { return m.name; }),
+                                       "; got ", Quote(in.method())));
+    }
+  }
+  out.set_method(std::string(method->name));
+
+  // dtype
+  const DType* dtype = FindDType(in.dtype());
+  if (dtype == nullptr) {
+    return Invalid(ctx, StrCat("dtype must be one of ",
+                                     JoinMapped(DTypes(), [](const DType& t) { return t.name; }),
+                                     "; got ", Quote(in.dtype())));
+  }
+  out.set_dtype(std::string(dtype->name));
+
+  // block shape
+  if (fam->warp) {
+    // The block shape does not change a warp primitive's code; drop it from the canonical spec
+    // (and therefore from the key) after checking it is not nonsense.
+    if (in.has_block()) {
+      uint64_t x = in.block().x(), y = std::max<uint32_t>(in.block().y(), 1),
+               z = std::max<uint32_t>(in.block().z(), 1);
+      if (x * y * z > 1024) {
+        return Invalid(ctx, StrCat("block threads (x*y*z) must be 1..1024, got ", x * y * z));
+      }
+    }
+  } else {
+    if (!in.has_block() || in.block().x() == 0) {
+      return Invalid(ctx, StrCat("block.x (threads) must be 1..1024, got ",
+                                       in.has_block() ? in.block().x() : 0));
+    }
+    const uint32_t x = in.block().x();
+    const uint32_t y = in.block().y() == 0 ? 1 : in.block().y();
+    const uint32_t z = in.block().z() == 0 ? 1 : in.block().z();
+    if (x > 1024) return Invalid(ctx, StrCat("block.x must be 1..1024, got ", x));
+    if (y > 1024) return Invalid(ctx, StrCat("block.y must be 1..1024, got ", y));
+    if (z > 64) return Invalid(ctx, StrCat("block.z must be 1..64, got ", z));
+    const uint64_t total = uint64_t{x} * y * z;
+    if (total > 1024) {
+      return Invalid(ctx, StrCat("block threads (x*y*z) must be 1..1024, got ", x, "*", y,
+                                       "*", z, " = ", total));
+    }
+    out.mutable_block()->set_x(x);
+    out.mutable_block()->set_y(y);
+    out.mutable_block()->set_z(z);
+  }
+
+  // items_per_thread
+  const uint32_t items = in.items_per_thread() == 0 ? 1 : in.items_per_thread();
+  if (!fam->multi_item && items != 1) {
+    return Invalid(ctx, StrCat("items_per_thread must be 1, got ", items));
+  }
+  if (items > 64) {
+    return Invalid(ctx, StrCat("items_per_thread must be 1..64, got ", items));
+  }
+  out.set_items_per_thread(items);
+
+  // algorithm
+  if (fam->algorithms.empty()) {
+    if (!in.algorithm().empty()) {
+      return Invalid(ctx, StrCat("algorithm does not apply (this family has none); got ",
+                                       Quote(in.algorithm())));
+    }
+  } else {
+    std::string_view algo = in.algorithm().empty() ? fam->default_algorithm : in.algorithm();
+    if (std::find(fam->algorithms.begin(), fam->algorithms.end(), algo) ==
+        fam->algorithms.end()) {
+      return Invalid(ctx, StrCat("algorithm must be one of ",
+                                       StrJoin(fam->algorithms, ", "), "; got ",
+                                       Quote(in.algorithm())));
+    }
+    out.set_algorithm(std::string(algo));
+  }
+
+  // operator
+  if (method->needs_op) {
+    if (in.op().has_user()) {
+      return Invalid(ctx, "op.user: user-defined operators are not supported by this daemon "
+                          "yet; use op.builtin");
+    }
+    if (in.op().builtin().empty()) {
+      return Invalid(ctx, StrCat("method ", Quote(method->name),
+                                       " needs an operator: op.builtin must be one of ",
+                                       StrJoin(kBuiltinOps, ", ")));
+    }
+    const std::string& op = in.op().builtin();
+    if (std::find(std::begin(kBuiltinOps), std::end(kBuiltinOps), op) == std::end(kBuiltinOps)) {
+      return Invalid(ctx, StrCat("op.builtin must be one of ",
+                                       StrJoin(kBuiltinOps, ", "), "; got ", Quote(op)));
+    }
+    if (op.rfind("bit_", 0) == 0 && !dtype->is_integer) {
+      return Invalid(ctx, StrCat("op.builtin ", Quote(op), " needs an integer dtype; got ",
+                                       Quote(dtype->name)));
+    }
+    out.mutable_op()->set_builtin(op);
+  } else if (in.has_op()) {
+    return Invalid(ctx, StrCat("op applies only to methods that take an operator; method ",
+                                     Quote(method->name), " does not"));
+  }
+
+  // warp_threads
+  if (fam->warp) {
+    const uint32_t wt = in.warp_threads() == 0 ? 32 : in.warp_threads();
+    if (wt > 32 || (wt & (wt - 1)) != 0) {
+      return Invalid(ctx, StrCat("warp_threads must be a power of two 1..32 (1, 2, 4, 8, "
+                                       "16, 32), got ",
+                                       wt));
+    }
+    out.set_warp_threads(wt);
+  } else if (in.warp_threads() != 0) {
+    return Invalid(ctx, StrCat("warp_threads applies only to warp_* families, got ",
+                                     in.warp_threads()));
+  }
+
+  // arch
+  {
+    std::string allowed = JoinMapped(target.supported_archs,
+                                     [](int a) { return StrCat("sm_", a); });
+    const std::string& arch = in.arch();
+    int number = -1;
+    if (arch.size() > 3 && arch.rfind("sm_", 0) == 0 &&
+        std::all_of(arch.begin() + 3, arch.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+        arch.size() <= 6) {
+      number = std::stoi(arch.substr(3));
+    }
+    if (number < 0 || std::find(target.supported_archs.begin(), target.supported_archs.end(),
+                                number) == target.supported_archs.end()) {
+      return Invalid(ctx, StrCat("arch must be one of ", allowed,
+                                       " (the architectures this NVRTC supports); got ",
+                                       Quote(arch)));
+    }
+    out.set_arch(StrCat("sm_", number));
+  }
+
+  // calling convention
+  switch (in.calling_convention()) {
+    case coop::v1::CALLING_CONVENTION_UNSPECIFIED:
+    case coop::v1::CALLING_CONVENTION_C:
+      out.set_calling_convention(coop::v1::CALLING_CONVENTION_C);
+      break;
+    case coop::v1::CALLING_CONVENTION_NUMBA:
+      out.set_calling_convention(coop::v1::CALLING_CONVENTION_NUMBA);
+      break;
+    default:
+      return Invalid(ctx, StrCat("calling_convention must be C (1) or NUMBA (2), got ",
+                                       static_cast<int>(in.calling_convention())));
+  }
+
+  // family options
+  if (in.family_options_case() == PrimitiveSpec::kScan && !fam->scan_options) {
+    return Invalid(ctx, "scan options apply only to block_scan");
+  }
+  if (fam->scan_options) {
+    out.mutable_scan()->set_with_aggregate(in.scan().with_aggregate());
+  }
+  return out;
+}
+
+std::string CanonicalEncoding(const PrimitiveSpec& s) {
+  // One field per line, always all fields, in a fixed order. Changing this format changes every
+  // key; bump kKeySchema in cache_key.cc when you do.
+  return StrCat(
+      "family=", s.family(), "\nmethod=", s.method(), "\ndtype=", s.dtype(), "\nblock=",
+      s.block().x(), "x", s.block().y(), "x", s.block().z(), "\nitems_per_thread=",
+      s.items_per_thread(), "\nalgorithm=", s.algorithm(), "\nop=", s.op().builtin(),
+      "\nwarp_threads=", s.warp_threads(), "\narch=", s.arch(),
+      "\ncalling_convention=", CallingConventionName(s.calling_convention()),
+      "\nscan.with_aggregate=", s.has_scan() && s.scan().with_aggregate() ? 1 : 0, "\n");
+}
+
+}  // namespace coopd

@@ -1,0 +1,52 @@
+// spec.h: validation and canonicalization of primitive specs, and the catalogue they draw on.
+//
+// Canonicalize() is the only gate between a request and the renderer: everything it accepts
+// renders and compiles. It fills every default (so the result names CUB's default algorithm,
+// the logical warp size, items_per_thread, ...) and clears fields that do not apply, so two
+// requests that produce the same code produce the same canonical spec and the same key.
+//
+// Thread-safe: free functions over immutable tables.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "coop/v1/coop.pb.h"
+
+namespace coopd {
+
+struct DType {
+  std::string_view name;    // "float32"
+  std::string_view c_type;  // "float"
+  std::string_view short_name;  // "f32", used in symbol names
+  bool is_integer;
+};
+
+// All value types this daemon accepts, in documentation order.
+const std::vector<DType>& DTypes();
+const DType* FindDType(std::string_view name);
+
+// What Canonicalize() checks the arch against.
+struct TargetInfo {
+  std::vector<int> supported_archs;  // e.g. {75, 80, 86, 89, 90, 100, 120}, from NVRTC
+};
+
+// Validates `in` and returns the canonical spec, or INVALID_ARGUMENT naming the field, the value
+// received and the values allowed, e.g.
+//   block_reduce: items_per_thread must be 1..64, got 0
+absl::StatusOr<coop::v1::PrimitiveSpec> Canonicalize(const coop::v1::PrimitiveSpec& in,
+                                                    const TargetInfo& target);
+
+// A deterministic, human-readable encoding of a canonical spec: the "canonical request"
+// component of the cache key. Fields are named, so explain output can diff two of them.
+std::string CanonicalEncoding(const coop::v1::PrimitiveSpec& canonical);
+
+// Names for messages: "c" / "numba".
+std::string_view CallingConventionName(coop::v1::CallingConvention cc);
+
+// True for families whose entry points work on a logical warp rather than a block.
+bool IsWarpFamily(std::string_view family);
+
+}  // namespace coopd
