@@ -82,6 +82,26 @@ const char* PchStatusName(nvrtcResult r) {
 
 std::once_flag g_pch_heap_once;
 
+// NVRTC reports automatic-PCH activity ("creating precompiled header file ...", "using
+// precompiled header file ...") in the program log. That depends on the worker's history, not
+// on the source, so it must not reach the (cached, shared) artifact; pch_status carries it.
+std::string StripPchNotes(const std::string& log) {
+  std::string out;
+  size_t start = 0;
+  while (start < log.size()) {
+    size_t end = log.find('\n', start);
+    if (end == std::string::npos) end = log.size();
+    std::string_view line(log.data() + start, end - start);
+    if (line.find("precompiled header file") == std::string_view::npos) {
+      out.append(line);
+      out.push_back('\n');
+    }
+    start = end + 1;
+  }
+  if (!out.empty() && log.back() != '\n') out.pop_back();
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> SemanticOptions(const Toolchain& tc, const std::string& arch,
@@ -120,7 +140,7 @@ absl::StatusOr<CompileOutput> CompileToLtoIr(const Toolchain& tc, const std::str
   for (const auto& o : all) argv.push_back(o.c_str());
   r = nvrtcCompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
   CompileOutput out;
-  out.log = ProgramLog(prog.get());
+  out.log = StripPchNotes(ProgramLog(prog.get()));
   if (r != NVRTC_SUCCESS) {
     return absl::InternalError(StrCat("nvrtc: compile failed (", nvrtcGetErrorString(r),
                                             "):\n", out.log));

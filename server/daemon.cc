@@ -235,8 +235,14 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   sigwait(&signals, &sig);
   spdlog::info("received {}; finishing {} request(s) in flight", strsignal(sig),
                grpc_service.in_flight());
-  // Shutdown() stops accepting and waits for the handlers already running to Finish.
-  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(150));
+  // Refuse new work (UNAVAILABLE: clients retry against the next daemon), let the requests
+  // already accepted finish, then close. gRPC's Shutdown(deadline) alone would also wait for
+  // idle connections to go away, which a connected but quiet client never does.
+  grpc_service.BeginDrain();
+  if (!grpc_service.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(150))) {
+    spdlog::warn("requests still in flight after 150 s; cancelling them");
+  }
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   server->Wait();
   executor.Drain();
   unlink(config.socket_path.c_str());

@@ -57,6 +57,11 @@ grpc::ServerUnaryReactor* CoopService::Specialize(grpc::CallbackServerContext* c
   auto* reactor = context->DefaultReactor();
   const uint64_t id = next_request_id_++;
   ++in_flight_;
+  if (draining_) {
+    --in_flight_;
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "coopd is shutting down; retry"));
+    return reactor;
+  }
   executor_->Submit([this, reactor, request, response, id] {
     auto artifact = service_->Specialize(*request, id);
     if (artifact.ok()) *response->mutable_artifact() = std::move(*artifact);
@@ -64,6 +69,14 @@ grpc::ServerUnaryReactor* CoopService::Specialize(grpc::CallbackServerContext* c
     reactor->Finish(ToGrpcStatus(artifact.status()));
   });
   return reactor;
+}
+
+bool CoopService::WaitIdle(std::chrono::steady_clock::time_point deadline) const {
+  while (in_flight_.load() > 0) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
 }
 
 grpc::ServerUnaryReactor* CoopService::GetStats(grpc::CallbackServerContext* context,

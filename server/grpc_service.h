@@ -55,11 +55,18 @@ class CoopService final : public coop::v1::Coop::CallbackService {
 
   int in_flight() const { return in_flight_.load(); }
 
+  // Shutdown, step 1: from now on new Specialize calls get UNAVAILABLE ("shutting down; retry").
+  void BeginDrain() { draining_ = true; }
+  // Shutdown, step 2: waits until the requests accepted before BeginDrain() have finished, or
+  // until `deadline`. Returns false on timeout.
+  bool WaitIdle(std::chrono::steady_clock::time_point deadline) const;
+
  private:
   coopd::Service* const service_;
   Executor* const executor_;
   std::atomic<uint64_t> next_request_id_{1};
   std::atomic<int> in_flight_{0};
+  std::atomic<bool> draining_{false};
 };
 
 }  // namespace coopd

@@ -110,6 +110,10 @@ Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   args.SetMaxSendMessageSize(64 << 20);
+  // coopd is local: reconnect quickly after it (re)starts instead of gRPC's default backoff of
+  // up to two minutes.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   impl_->channel = grpc::CreateCustomChannel("unix:" + impl_->options.socket_path,
                                              grpc::InsecureChannelCredentials(), args);
   impl_->stub = v1::Coop::NewStub(impl_->channel);

@@ -1,0 +1,506 @@
+// Integration tests: a real coopd on a temporary socket and cache directory, real NVRTC and
+// nvJitLink, the real client library and coopctl binary.
+#include <gtest/gtest.h>
+#include <nvrtc.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <future>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "coop/client.h"
+#include "coopd_process.h"
+#include "server/compiler.h"
+
+namespace coopd_test {
+namespace {
+
+using namespace std::chrono_literals;
+
+coop::Spec BlockReduceF32() {
+  coop::Spec s;
+  s.family = "block_reduce";
+  s.method = "sum";
+  s.dtype = "float32";
+  s.block = {256};
+  s.arch = "sm_90";
+  return s;
+}
+
+// One daemon shared by the tests of this suite (its worker PCH is built once).
+class SharedDaemon : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    daemon_ = new CoopdProcess(dir_->path() + "/coopd.sock", dir_->path() + "/cache");
+    std::string error;
+    ASSERT_TRUE(daemon_->Start(&error)) << error;
+    ASSERT_TRUE(daemon_->WaitReady(120s, &error)) << error;
+  }
+  static void TearDownTestSuite() {
+    if (daemon_ != nullptr) {
+      EXPECT_EQ(daemon_->Stop(SIGTERM), 0) << daemon_->Log();
+    }
+    delete daemon_;
+    delete dir_;
+    daemon_ = nullptr;
+    dir_ = nullptr;
+  }
+  coop::Client Client() { return daemon_->MakeClient(); }
+
+  static TempDir* dir_;
+  static CoopdProcess* daemon_;
+};
+TempDir* SharedDaemon::dir_ = nullptr;
+CoopdProcess* SharedDaemon::daemon_ = nullptr;
+
+// Compiles a kernel to LTO-IR with NVRTC (no CCCL: it only declares and calls the entry).
+std::string CompileKernelLtoIr(const std::string& source) {
+  nvrtcProgram prog = nullptr;
+  EXPECT_EQ(nvrtcCreateProgram(&prog, source.c_str(), "kernel.cu", 0, nullptr, nullptr),
+            NVRTC_SUCCESS);
+  const char* opts[] = {"-dlto", "-rdc=true", "-arch=sm_90"};
+  nvrtcResult r = nvrtcCompileProgram(prog, 3, opts);
+  size_t log_size = 0;
+  nvrtcGetProgramLogSize(prog, &log_size);
+  std::string log(log_size, '\0');
+  nvrtcGetProgramLog(prog, log.data());
+  EXPECT_EQ(r, NVRTC_SUCCESS) << log;
+  size_t size = 0;
+  nvrtcGetLTOIRSize(prog, &size);
+  std::string ltoir(size, '\0');
+  nvrtcGetLTOIR(prog, ltoir.data());
+  nvrtcDestroyProgram(&prog);
+  return ltoir;
+}
+
+TEST_F(SharedDaemon, ReturnsAnArtifactThenServesItFromCache) {
+  auto client = Client();
+  auto first = client.Specialize(BlockReduceF32());
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_EQ(first->origin, coop::Origin::kCompiled);
+  EXPECT_EQ(first->key.size(), 64u);
+  EXPECT_GT(first->ltoir.size(), 1000u);
+  ASSERT_EQ(first->entries.size(), 1u);
+  EXPECT_NE(first->entries[0].declaration.find(first->entries[0].symbol + "(void* temp_storage"),
+            std::string::npos);
+  EXPECT_EQ(first->arch, "sm_90");
+  EXPECT_EQ(first->spec.algorithm, "warp_reductions");  // resolved default
+  EXPECT_FALSE(first->toolchain.nvrtc_version.empty());
+  EXPECT_FALSE(first->toolchain.cccl_version.empty());
+  EXPECT_EQ(first->toolchain.header_digest.size(), 64u);
+  EXPECT_GT(first->compile_ms, 0);
+  EXPECT_NE(first->source.find("#include <coop/device/prelude.cuh>"), std::string::npos);
+
+  auto stats_before = client.GetStats();
+  ASSERT_TRUE(stats_before);
+  auto second = client.Specialize(BlockReduceF32());
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_EQ(second->origin, coop::Origin::kMemory);
+  EXPECT_EQ(second->key, first->key);
+  EXPECT_EQ(second->ltoir, first->ltoir);
+  EXPECT_EQ(second->temp_storage_bytes, first->temp_storage_bytes);
+  auto stats_after = client.GetStats();
+  ASSERT_TRUE(stats_after);
+  EXPECT_EQ(stats_after->compiles, stats_before->compiles) << "a hit must not compile";
+  EXPECT_EQ(stats_after->memory_hits, stats_before->memory_hits + 1);
+}
+
+TEST_F(SharedDaemon, ArtifactLinksIntoAnSm90CubinWithAKernelThatCallsIt) {
+  auto client = Client();
+  auto a = client.Specialize(BlockReduceF32());
+  ASSERT_TRUE(a) << a.error().message;
+  const auto& e = a->entries[0];
+  const std::string kernel =
+      e.declaration + "\n" +
+      "extern \"C\" __global__ void block_sums(const float* in, float* out) {\n"
+      "  __shared__ __align__(" + std::to_string(a->temp_storage_align) + ") unsigned char temp[" +
+      std::to_string(a->temp_storage_bytes) + "];\n"
+      "  float v = in[blockIdx.x * 256 + threadIdx.x];\n"
+      "  float r = " + e.symbol + "(temp, v);\n"
+      "  if (threadIdx.x == 0) out[blockIdx.x] = r;\n"
+      "}\n";
+  const std::string kernel_ltoir = CompileKernelLtoIr(kernel);
+  ASSERT_FALSE(kernel_ltoir.empty());
+
+  auto cubin = coopd::LinkCubin({{coopd::LinkInput::kLtoIr, "kernel", kernel_ltoir},
+                                 {coopd::LinkInput::kLtoIr, "artifact", a->ltoir}},
+                                "sm_90", {"-optimize-unused-variables"});
+  ASSERT_TRUE(cubin.ok()) << cubin.status();
+  ASSERT_GT(cubin->size(), 4u);
+  EXPECT_EQ(cubin->substr(0, 4), "\x7f" "ELF");
+  EXPECT_NE(cubin->find("block_sums"), std::string::npos);
+
+  // The same link without the artifact must fail on the unresolved entry symbol: this is what
+  // the successful link above proves absent.
+  auto unresolved =
+      coopd::LinkCubin({{coopd::LinkInput::kLtoIr, "kernel", kernel_ltoir}}, "sm_90", {});
+  ASSERT_FALSE(unresolved.ok());
+  EXPECT_NE(std::string(unresolved.status().message()).find(e.symbol), std::string::npos)
+      << unresolved.status();
+}
+
+struct TruthRow {
+  coop::Spec spec;
+  uint64_t bytes, align;
+  std::string line;
+};
+
+std::vector<TruthRow> LoadLayoutTruth() {
+  std::string out, err;
+  int rc = RunCommand({LAYOUT_TRUTH_BINARY}, &out, &err);
+  EXPECT_EQ(rc, 0) << err;
+  std::vector<TruthRow> rows;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    TruthRow r;
+    r.line = line;
+    int bx, by, bz, items, warp;
+    std::string algorithm;
+    f >> r.spec.family >> r.spec.method >> r.spec.dtype >> bx >> by >> bz >> items >> algorithm >>
+        warp >> r.bytes >> r.align;
+    EXPECT_FALSE(f.fail()) << "bad line: " << line;
+    if (bx > 0) r.spec.block = {static_cast<uint32_t>(bx), static_cast<uint32_t>(by),
+                                static_cast<uint32_t>(bz)};
+    r.spec.items_per_thread = static_cast<uint32_t>(items);
+    if (algorithm != "-") r.spec.algorithm = algorithm;
+    r.spec.warp_threads = static_cast<uint32_t>(warp);
+    r.spec.arch = "sm_90";
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+TEST_F(SharedDaemon, TempStorageMatchesWhatNvccReports) {
+  auto rows = LoadLayoutTruth();
+  ASSERT_GE(rows.size(), 20u);
+  auto client = Client();
+  for (const auto& row : rows) {
+    auto a = client.Specialize(row.spec);
+    ASSERT_TRUE(a) << row.line << ": " << a.error().message;
+    EXPECT_EQ(a->temp_storage_bytes, row.bytes) << row.line;
+    EXPECT_EQ(a->temp_storage_align, row.align) << row.line;
+  }
+}
+
+// Every method, algorithm, dtype, shape and convention of the slice renders and compiles.
+TEST_F(SharedDaemon, EveryFamilyMethodAlgorithmAndDtypeCompiles) {
+  std::vector<coop::Spec> specs;
+  for (const char* dtype : {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                            "uint64", "float32", "float64"}) {
+    coop::Spec s = BlockReduceF32();
+    s.dtype = dtype;
+    s.method = "max";
+    s.block = {64, 2};
+    specs.push_back(s);
+  }
+  for (const char* method : {"sum", "max", "min"}) {
+    for (const char* algorithm : {"raking", "raking_commutative_only", "warp_reductions"}) {
+      coop::Spec s = BlockReduceF32();
+      s.method = method;
+      s.algorithm = algorithm;
+      s.items_per_thread = 3;
+      s.block = {8, 4, 2};
+      specs.push_back(s);
+    }
+  }
+  {
+    coop::Spec s = BlockReduceF32();
+    s.method = "reduce";
+    s.op = "bit_xor";
+    s.dtype = "uint64";
+    specs.push_back(s);
+  }
+  for (const char* method : {"inclusive_sum", "exclusive_sum", "inclusive_scan", "exclusive_scan"}) {
+    for (const char* algorithm : {"raking", "raking_memoize", "warp_scans"}) {
+      for (uint32_t items : {1u, 4u}) {
+        coop::Spec s = BlockReduceF32();
+        s.family = "block_scan";
+        s.method = method;
+        s.algorithm = algorithm;
+        s.dtype = "int32";
+        s.items_per_thread = items;
+        s.scan_with_aggregate = items == 4;
+        if (std::string(method).find("_scan") != std::string::npos) s.op = "max";
+        specs.push_back(s);
+      }
+    }
+  }
+  for (uint32_t warp : {1u, 2u, 4u, 8u, 16u, 32u}) {
+    for (const char* method : {"sum", "max", "min"}) {
+      coop::Spec s;
+      s.family = "warp_reduce";
+      s.method = method;
+      s.dtype = "float64";
+      s.warp_threads = warp;
+      s.arch = "sm_90";
+      specs.push_back(s);
+    }
+  }
+  {
+    coop::Spec s = BlockReduceF32();
+    s.calling_convention = coop::CallingConvention::kNumba;
+    specs.push_back(s);
+    s.arch = "sm_80";
+    specs.push_back(s);
+  }
+  auto client = Client();
+  for (const auto& s : specs) {
+    auto a = client.Specialize(s);
+    ASSERT_TRUE(a) << s.family << " " << s.method << " " << s.dtype << " " << s.algorithm << ": "
+                   << a.error().message;
+    EXPECT_FALSE(a->ltoir.empty());
+    EXPECT_GT(a->temp_storage_align, 0u);
+    EXPECT_EQ(a->entries.size(), s.scan_with_aggregate ? 2u : 1u);
+  }
+}
+
+struct InvalidCase {
+  std::string name;
+  std::function<void(coop::Spec&)> mutate;
+  std::string expected_message;
+};
+
+TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
+  std::vector<InvalidCase> cases = {
+      {"zero threads", [](coop::Spec& s) { s.block = {0}; },
+       "block_reduce: block.x (threads) must be 1..1024, got 0"},
+      {"too many threads", [](coop::Spec& s) { s.block = {1025}; },
+       "block_reduce: block.x must be 1..1024, got 1025"},
+      {"too many threads in 3D", [](coop::Spec& s) { s.block = {32, 32, 2}; },
+       "block_reduce: block threads (x*y*z) must be 1..1024, got 32*32*2 = 2048"},
+      {"too many items", [](coop::Spec& s) { s.items_per_thread = 65; },
+       "block_reduce: items_per_thread must be 1..64, got 65"},
+      {"unknown dtype", [](coop::Spec& s) { s.dtype = "float128"; },
+       "block_reduce: dtype must be one of int8, int16, int32, int64, uint8, uint16, uint32, "
+       "uint64, float32, float64; got \"float128\""},
+      {"unsupported arch", [](coop::Spec& s) { s.arch = "sm_91"; },
+       "block_reduce: arch must be one of "},
+      {"algorithm the family lacks", [](coop::Spec& s) { s.algorithm = "warp_scans"; },
+       "block_reduce: algorithm must be one of raking, raking_commutative_only, "
+       "warp_reductions; got \"warp_scans\""},
+      {"warp size not a power of two",
+       [](coop::Spec& s) {
+         s.family = "warp_reduce";
+         s.block = {};
+         s.warp_threads = 24;
+       },
+       "warp_reduce: warp_threads must be a power of two 1..32 (1, 2, 4, 8, 16, 32), got 24"},
+      {"warp size above 32",
+       [](coop::Spec& s) {
+         s.family = "warp_reduce";
+         s.block = {};
+         s.warp_threads = 64;
+       },
+       "warp_reduce: warp_threads must be a power of two 1..32 (1, 2, 4, 8, 16, 32), got 64"},
+      {"unknown family", [](coop::Spec& s) { s.family = "block_sort"; },
+       "spec: family must be one of block_reduce, block_scan, warp_reduce; got \"block_sort\""},
+      {"unknown method", [](coop::Spec& s) { s.method = "product"; },
+       "block_reduce: method must be one of sum, max, min, reduce; got \"product\""},
+  };
+  auto client = Client();
+  auto before = client.GetStats();
+  ASSERT_TRUE(before);
+  for (const auto& c : cases) {
+    coop::Spec s = BlockReduceF32();
+    c.mutate(s);
+    auto a = client.Specialize(s);
+    ASSERT_FALSE(a) << c.name;
+    EXPECT_EQ(a.error().code, coop::ErrorCode::kInvalidArgument) << c.name;
+    EXPECT_EQ(a.error().message.rfind(c.expected_message, 0), 0u)
+        << c.name << ": got \"" << a.error().message << "\"";
+  }
+  // The unsupported-arch message lists what this NVRTC supports.
+  coop::Spec s = BlockReduceF32();
+  s.arch = "sm_91";
+  auto a = client.Specialize(s);
+  ASSERT_FALSE(a);
+  EXPECT_NE(a.error().message.find("sm_90"), std::string::npos) << a.error().message;
+  EXPECT_NE(a.error().message.find("got \"sm_91\""), std::string::npos) << a.error().message;
+
+  // The daemon is still up and counted every rejection.
+  auto after = client.GetStats();
+  ASSERT_TRUE(after) << after.error().message;
+  EXPECT_EQ(after->invalid_requests, before->invalid_requests + cases.size() + 1);
+  EXPECT_EQ(after->compiles, before->compiles);
+}
+
+TEST_F(SharedDaemon, SocketIsPrivate) {
+  struct stat st;
+  ASSERT_EQ(stat(daemon_->socket_path().c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST_F(SharedDaemon, CoopctlJsonContract) {
+  std::string out, err;
+  int rc = RunCommand({COOPCTL_BINARY, "--socket", daemon_->socket_path(), "specialize",
+                       "block_reduce", "--method", "sum", "--dtype", "float32", "--threads",
+                       "256", "--arch", "sm_90", "--json"},
+                      &out, &err);
+  ASSERT_EQ(rc, 0) << err;
+  auto reference = Client().Specialize(BlockReduceF32());
+  ASSERT_TRUE(reference);
+  for (const std::string& needle :
+       {std::string("\"key\":\"") + reference->key + "\"", std::string("\"origin\":\""),
+        std::string("\"compile_ms\":"),
+        "\"ltoir_bytes\":" + std::to_string(reference->ltoir.size()),
+        "\"temp_storage\":{\"bytes\":" + std::to_string(reference->temp_storage_bytes) +
+            ",\"align\":" + std::to_string(reference->temp_storage_align) + "}",
+        "\"entries\":[{\"symbol\":\"" + reference->entries[0].symbol + "\",\"declaration\":",
+        std::string("\"toolchain\":{\"nvrtc\":\"")}) {
+    EXPECT_NE(out.find(needle), std::string::npos) << "missing " << needle << " in " << out;
+  }
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << "one JSON object on one line";
+
+  // --out writes the LTO-IR and a header with the declarations.
+  TempDir out_dir;
+  rc = RunCommand({COOPCTL_BINARY, "--socket", daemon_->socket_path(), "specialize",
+                   "block_reduce", "--dtype", "float32", "--threads", "256", "--arch", "sm_90",
+                   "--out", out_dir.path()},
+                  &out, &err);
+  ASSERT_EQ(rc, 0) << err;
+  const std::string base = out_dir.path() + "/" + reference->entries[0].symbol;
+  std::ifstream ltoir(base + ".ltoir", std::ios::binary), header(base + ".h");
+  ASSERT_TRUE(ltoir && header) << out;
+  std::stringstream l, h;
+  l << ltoir.rdbuf();
+  h << header.rdbuf();
+  EXPECT_EQ(l.str(), reference->ltoir);
+  EXPECT_NE(h.str().find(reference->entries[0].declaration), std::string::npos) << h.str();
+
+  // A bad request exits non-zero with one line on stderr.
+  rc = RunCommand({COOPCTL_BINARY, "--socket", daemon_->socket_path(), "specialize",
+                   "block_reduce", "--dtype", "float32", "--threads", "0", "--arch", "sm_90"},
+                  &out, &err);
+  EXPECT_NE(rc, 0);
+  EXPECT_EQ(err,
+            "coopctl: INVALID_ARGUMENT: block_reduce: block.x (threads) must be 1..1024, got 0\n");
+  EXPECT_TRUE(out.empty()) << out;
+}
+
+TEST_F(SharedDaemon, CoopctlStatsJson) {
+  std::string out, err;
+  int rc = RunCommand({COOPCTL_BINARY, "--socket", daemon_->socket_path(), "stats", "--json"},
+                      &out, &err);
+  ASSERT_EQ(rc, 0) << err;
+  for (const char* key : {"\"requests\":", "\"memory_hits\":", "\"disk_hits\":", "\"misses\":",
+                          "\"compiles\":", "\"disk_entries\":", "\"toolchain\":"}) {
+    EXPECT_NE(out.find(key), std::string::npos) << key << " in " << out;
+  }
+}
+
+// ---- Tests that own their daemon -------------------------------------------------------------
+
+TEST(Daemon, RestartServesTheSameRequestFromDisk) {
+  TempDir dir;
+  const std::string socket = dir.path() + "/coopd.sock", cache = dir.path() + "/cache";
+  std::string key, ltoir, error;
+  {
+    CoopdProcess d(socket, cache);
+    ASSERT_TRUE(d.Start(&error) && d.WaitReady(120s, &error)) << error;
+    auto a = d.MakeClient().Specialize(BlockReduceF32());
+    ASSERT_TRUE(a) << a.error().message;
+    EXPECT_EQ(a->origin, coop::Origin::kCompiled);
+    key = a->key;
+    ltoir = a->ltoir;
+    ASSERT_EQ(d.Stop(SIGTERM), 0) << d.Log();
+  }
+  CoopdProcess d(socket, cache);
+  ASSERT_TRUE(d.Start(&error) && d.WaitReady(120s, &error)) << error;
+  auto client = d.MakeClient();
+  auto a = client.Specialize(BlockReduceF32());
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_EQ(a->origin, coop::Origin::kDisk);
+  EXPECT_EQ(a->key, key);
+  EXPECT_EQ(a->ltoir, ltoir);
+  auto stats = client.GetStats();
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->compiles, 0u);
+  EXPECT_EQ(stats->disk_hits, 1u);
+  // Served from disk once, the entry is now in memory.
+  auto again = client.Specialize(BlockReduceF32());
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->origin, coop::Origin::kMemory);
+  EXPECT_EQ(d.Stop(SIGTERM), 0);
+}
+
+TEST(Daemon, RefusesToStartWhenAnotherOwnsTheSocket) {
+  TempDir dir;
+  const std::string socket = dir.path() + "/coopd.sock";
+  std::string error;
+  CoopdProcess first(socket, dir.path() + "/cache1");
+  ASSERT_TRUE(first.Start(&error) && first.WaitReady(120s, &error)) << error;
+  CoopdProcess second(socket, dir.path() + "/cache2");
+  ASSERT_TRUE(second.Start(&error)) << error;
+  EXPECT_EQ(second.WaitExit(60s), 1);
+  EXPECT_NE(second.Log().find("another coopd (pid " + std::to_string(first.pid()) +
+                              ") already owns " + socket),
+            std::string::npos)
+      << second.Log();
+  // The first daemon is unaffected.
+  EXPECT_TRUE(first.MakeClient().GetStats());
+  EXPECT_EQ(first.Stop(SIGTERM), 0);
+}
+
+TEST(Daemon, ReplacesAStaleSocketLeftByAKilledDaemon) {
+  TempDir dir;
+  const std::string socket = dir.path() + "/coopd.sock";
+  std::string error;
+  {
+    CoopdProcess d(socket, dir.path() + "/cache");
+    ASSERT_TRUE(d.Start(&error) && d.WaitReady(120s, &error)) << error;
+    EXPECT_EQ(d.Stop(SIGKILL), 128 + SIGKILL);
+  }
+  struct stat st;
+  ASSERT_EQ(stat(socket.c_str(), &st), 0) << "SIGKILL leaves the socket file behind";
+  CoopdProcess d(socket, dir.path() + "/cache");
+  ASSERT_TRUE(d.Start(&error) && d.WaitReady(120s, &error)) << error;
+  EXPECT_EQ(d.Stop(SIGTERM), 0);
+}
+
+TEST(Daemon, SigtermFinishesRequestsInFlight) {
+  for (int sig : {SIGTERM, SIGINT}) {
+    TempDir dir;
+    std::string error;
+    CoopdProcess d(dir.path() + "/coopd.sock", dir.path() + "/cache");
+    ASSERT_TRUE(d.Start(&error) && d.WaitReady(120s, &error)) << error;
+    auto client = d.MakeClient();
+    // The first compile in a fresh daemon builds its PCH: seconds of work in flight.
+    auto pending = std::async(std::launch::async, [&] { return client.Specialize(BlockReduceF32()); });
+    // Wait until the daemon has accepted the request, then signal it.
+    for (;;) {
+      auto s = client.GetStats();
+      ASSERT_TRUE(s);
+      if (s->requests >= 1) break;
+      std::this_thread::sleep_for(5ms);
+    }
+    d.Signal(sig);
+    auto a = pending.get();
+    ASSERT_TRUE(a) << strsignal(sig) << ": " << a.error().message << "\n" << d.Log();
+    EXPECT_EQ(a->origin, coop::Origin::kCompiled);
+    EXPECT_EQ(d.WaitExit(120s), 0) << d.Log();
+    EXPECT_NE(d.Log().find("finishing 1 request(s) in flight"), std::string::npos) << d.Log();
+    struct stat st;
+    EXPECT_NE(stat(d.socket_path().c_str(), &st), 0) << "socket removed on clean exit";
+  }
+}
+
+TEST(Daemon, ClientReportsAnUnreachableDaemonAsUnavailable) {
+  TempDir dir;
+  coop::ClientOptions options;
+  options.socket_path = dir.path() + "/nobody.sock";
+  options.timeout = 2s;
+  coop::Client client(options);
+  auto a = client.Specialize(BlockReduceF32());
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().code, coop::ErrorCode::kUnavailable);
+  EXPECT_NE(a.error().message.find("is it running?"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace coopd_test

@@ -1,0 +1,143 @@
+#include "server/render.h"
+
+#include <gtest/gtest.h>
+
+#include "server/spec.h"
+
+namespace coopd {
+namespace {
+
+using coop::v1::PrimitiveSpec;
+
+PrimitiveSpec Canonical(PrimitiveSpec s) {
+  auto r = Canonicalize(s, TargetInfo{{80, 90}});
+  EXPECT_TRUE(r.ok()) << r.status();
+  return *r;
+}
+
+PrimitiveSpec Spec(const std::string& family, const std::string& method, const std::string& dtype,
+                   uint32_t items = 1) {
+  PrimitiveSpec s;
+  s.set_family(family);
+  s.set_method(method);
+  s.set_dtype(dtype);
+  if (family != "warp_reduce") s.mutable_block()->set_x(128);
+  s.set_items_per_thread(items);
+  s.set_arch("sm_90");
+  return Canonical(s);
+}
+
+// The declaration handed to the frontend must be exactly the definition's signature.
+void ExpectDeclarationsMatchDefinitions(const RenderedUnit& u) {
+  ASSERT_FALSE(u.entries.empty());
+  for (const auto& e : u.entries) {
+    ASSERT_EQ(e.declaration.back(), ';');
+    const std::string signature = e.declaration.substr(0, e.declaration.size() - 1);
+    EXPECT_NE(u.source.find(signature + "\n{"), std::string::npos)
+        << "definition of " << e.symbol << " not found in:\n" << u.source;
+    EXPECT_NE(e.declaration.find(" " + e.symbol + "("), std::string::npos);
+    EXPECT_EQ(e.declaration.rfind("extern \"C\" __device__ ", 0), 0u);
+  }
+}
+
+TEST(Render, StartsWithTheSharedPrefix) {
+  for (const auto& s : {Spec("block_reduce", "sum", "float32"),
+                        Spec("block_scan", "exclusive_sum", "int64", 4),
+                        Spec("warp_reduce", "max", "uint8")}) {
+    RenderedUnit u = Render(s);
+    EXPECT_EQ(u.source.rfind("#include <coop/device/prelude.cuh>\n", 0), 0u) << u.source;
+  }
+}
+
+TEST(Render, BlockReduceScalarEntry) {
+  RenderedUnit u = Render(Spec("block_reduce", "sum", "float32"));
+  ASSERT_EQ(u.entries.size(), 1u);
+  EXPECT_EQ(u.entries[0].declaration,
+            "extern \"C\" __device__ float " + u.entries[0].symbol +
+                "(void* temp_storage, float input);");
+  EXPECT_NE(u.source.find("::cub::BlockReduce<float, 128, ::cub::BLOCK_REDUCE_WARP_REDUCTIONS, 1, 1>"),
+            std::string::npos)
+      << u.source;
+  EXPECT_NE(u.source.find("COOP_LAYOUT(" + u.symbol_base + ", coop_prim_t)"), std::string::npos);
+  ExpectDeclarationsMatchDefinitions(u);
+}
+
+TEST(Render, ItemsPerThreadTakesAPointer) {
+  RenderedUnit u = Render(Spec("block_reduce", "max", "int16", 4));
+  ASSERT_EQ(u.entries.size(), 1u);
+  EXPECT_NE(u.entries[0].declaration.find("(void* temp_storage, const short* input)"),
+            std::string::npos);
+  EXPECT_NE(u.source.find("reduce_op_items<Prim, 4>"), std::string::npos);
+  EXPECT_NE(u.source.find("::cuda::maximum<short>{}"), std::string::npos);
+  ExpectDeclarationsMatchDefinitions(u);
+}
+
+TEST(Render, ScanWithAggregateHasTwoEntries) {
+  PrimitiveSpec s;
+  s.set_family("block_scan");
+  s.set_method("exclusive_scan");
+  s.set_dtype("uint32");
+  s.mutable_block()->set_x(64);
+  s.mutable_block()->set_y(2);
+  s.set_items_per_thread(2);
+  s.set_algorithm("warp_scans");
+  s.mutable_op()->set_builtin("max");
+  s.set_arch("sm_90");
+  s.mutable_scan()->set_with_aggregate(true);
+  RenderedUnit u = Render(Canonical(s));
+  ASSERT_EQ(u.entries.size(), 2u);
+  EXPECT_EQ(u.entries[1].symbol, u.entries[0].symbol + "_aggregate");
+  EXPECT_NE(u.entries[0].declaration.find("(void* temp_storage, const unsigned int* input, "
+                                          "unsigned int* output, unsigned int initial_value)"),
+            std::string::npos)
+      << u.entries[0].declaration;
+  EXPECT_NE(u.entries[1].declaration.find("unsigned int initial_value, unsigned int* block_aggregate)"),
+            std::string::npos)
+      << u.entries[1].declaration;
+  EXPECT_NE(u.source.find("::cub::BlockScan<unsigned int, 64, ::cub::BLOCK_SCAN_WARP_SCANS, 2, 1>"),
+            std::string::npos);
+  ExpectDeclarationsMatchDefinitions(u);
+}
+
+TEST(Render, WarpReduceUsesLogicalWarpSize) {
+  PrimitiveSpec s;
+  s.set_family("warp_reduce");
+  s.set_method("min");
+  s.set_dtype("float64");
+  s.set_warp_threads(8);
+  s.set_arch("sm_90");
+  RenderedUnit u = Render(Canonical(s));
+  EXPECT_NE(u.source.find("::cub::WarpReduce<double, 8>"), std::string::npos) << u.source;
+  EXPECT_NE(u.source.find("::cuda::minimum<double>{}"), std::string::npos);
+  ExpectDeclarationsMatchDefinitions(u);
+}
+
+TEST(Render, NumbaConventionReturnsStatusAndWritesResult) {
+  PrimitiveSpec s;
+  s.set_family("block_reduce");
+  s.set_dtype("float32");
+  s.mutable_block()->set_x(256);
+  s.set_arch("sm_90");
+  s.set_calling_convention(coop::v1::CALLING_CONVENTION_NUMBA);
+  RenderedUnit u = Render(Canonical(s));
+  ASSERT_EQ(u.entries.size(), 1u);
+  EXPECT_EQ(u.entries[0].declaration, "extern \"C\" __device__ int " + u.entries[0].symbol +
+                                          "(float* result, void* temp_storage, float input);");
+  EXPECT_NE(u.source.find("*result = "), std::string::npos);
+  ExpectDeclarationsMatchDefinitions(u);
+}
+
+TEST(Render, SymbolsAreStableAndDistinct) {
+  auto a = Spec("block_reduce", "sum", "float32");
+  EXPECT_EQ(Render(a).symbol_base, Render(a).symbol_base);
+  auto b = a;
+  b.mutable_block()->set_x(256);
+  EXPECT_NE(Render(a).symbol_base, Render(b).symbol_base);
+  auto c = a;
+  c.set_arch("sm_80");
+  EXPECT_NE(Render(a).symbol_base, Render(c).symbol_base);
+  EXPECT_EQ(Render(a).symbol_base.rfind("coop_block_reduce_sum_f32_", 0), 0u);
+}
+
+}  // namespace
+}  // namespace coopd

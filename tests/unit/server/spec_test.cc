@@ -1,0 +1,224 @@
+#include "server/spec.h"
+
+#include <gtest/gtest.h>
+
+#include "absl/status/status.h"
+
+namespace coopd {
+namespace {
+
+using coop::v1::PrimitiveSpec;
+
+TargetInfo Target() { return TargetInfo{{75, 80, 86, 89, 90, 100, 120}}; }
+
+PrimitiveSpec BlockReduce() {
+  PrimitiveSpec s;
+  s.set_family("block_reduce");
+  s.set_dtype("float32");
+  s.mutable_block()->set_x(256);
+  s.set_arch("sm_90");
+  return s;
+}
+
+PrimitiveSpec WarpReduce() {
+  PrimitiveSpec s;
+  s.set_family("warp_reduce");
+  s.set_dtype("int32");
+  s.set_arch("sm_90");
+  return s;
+}
+
+std::string Error(const PrimitiveSpec& s) {
+  auto r = Canonicalize(s, Target());
+  EXPECT_FALSE(r.ok()) << "accepted: " << s.ShortDebugString();
+  if (r.ok()) return "";
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  return std::string(r.status().message());
+}
+
+TEST(Spec, FillsDefaults) {
+  auto r = Canonicalize(BlockReduce(), Target());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->method(), "sum");
+  EXPECT_EQ(r->algorithm(), "warp_reductions");
+  EXPECT_EQ(r->block().y(), 1u);
+  EXPECT_EQ(r->block().z(), 1u);
+  EXPECT_EQ(r->items_per_thread(), 1u);
+  EXPECT_EQ(r->calling_convention(), coop::v1::CALLING_CONVENTION_C);
+
+  auto scan = BlockReduce();
+  scan.set_family("block_scan");
+  r = Canonicalize(scan, Target());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->method(), "inclusive_sum");
+  EXPECT_EQ(r->algorithm(), "raking");
+
+  r = Canonicalize(WarpReduce(), Target());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->warp_threads(), 32u);
+  EXPECT_FALSE(r->has_block());
+}
+
+TEST(Spec, ExplicitDefaultsAndOmittedDefaultsAreOneCanonicalSpec) {
+  auto explicit_spec = BlockReduce();
+  explicit_spec.set_method("sum");
+  explicit_spec.set_algorithm("warp_reductions");
+  explicit_spec.mutable_block()->set_y(1);
+  explicit_spec.set_items_per_thread(1);
+  explicit_spec.set_calling_convention(coop::v1::CALLING_CONVENTION_C);
+  auto a = Canonicalize(BlockReduce(), Target());
+  auto b = Canonicalize(explicit_spec, Target());
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(CanonicalEncoding(*a), CanonicalEncoding(*b));
+}
+
+TEST(Spec, WarpFamilyIgnoresBlockShape) {
+  auto with_block = WarpReduce();
+  with_block.mutable_block()->set_x(128);
+  auto a = Canonicalize(WarpReduce(), Target());
+  auto b = Canonicalize(with_block, Target());
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(CanonicalEncoding(*a), CanonicalEncoding(*b));
+}
+
+TEST(Spec, DistinctSpecsHaveDistinctEncodings) {
+  auto base = Canonicalize(BlockReduce(), Target());
+  ASSERT_TRUE(base.ok());
+  std::vector<PrimitiveSpec> variants(8, BlockReduce());
+  variants[0].set_method("max");
+  variants[1].set_dtype("float64");
+  variants[2].mutable_block()->set_x(128);
+  variants[3].mutable_block()->set_y(2);
+  variants[4].set_items_per_thread(2);
+  variants[5].set_algorithm("raking");
+  variants[6].set_arch("sm_80");
+  variants[7].set_calling_convention(coop::v1::CALLING_CONVENTION_NUMBA);
+  for (const auto& v : variants) {
+    auto c = Canonicalize(v, Target());
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_NE(CanonicalEncoding(*c), CanonicalEncoding(*base)) << v.ShortDebugString();
+  }
+}
+
+TEST(Spec, RejectsUnknownFamily) {
+  auto s = BlockReduce();
+  s.set_family("block_sort");
+  EXPECT_EQ(Error(s),
+            "spec: family must be one of block_reduce, block_scan, warp_reduce; got \"block_sort\"");
+}
+
+TEST(Spec, RejectsUnknownMethod) {
+  auto s = BlockReduce();
+  s.set_method("inclusive_sum");
+  EXPECT_EQ(Error(s),
+            "block_reduce: method must be one of sum, max, min, reduce; got \"inclusive_sum\"");
+}
+
+TEST(Spec, RejectsUnknownDtype) {
+  auto s = BlockReduce();
+  s.set_dtype("float16x");
+  EXPECT_EQ(Error(s),
+            "block_reduce: dtype must be one of int8, int16, int32, int64, uint8, uint16, uint32, "
+            "uint64, float32, float64; got \"float16x\"");
+}
+
+TEST(Spec, RejectsThreadCounts) {
+  auto s = BlockReduce();
+  s.mutable_block()->set_x(0);
+  EXPECT_EQ(Error(s), "block_reduce: block.x (threads) must be 1..1024, got 0");
+  s.mutable_block()->set_x(1025);
+  EXPECT_EQ(Error(s), "block_reduce: block.x must be 1..1024, got 1025");
+  s.mutable_block()->set_x(64);
+  s.mutable_block()->set_y(32);
+  EXPECT_EQ(Error(s), "block_reduce: block threads (x*y*z) must be 1..1024, got 64*32*1 = 2048");
+  s.mutable_block()->set_y(1);
+  s.mutable_block()->set_z(65);
+  EXPECT_EQ(Error(s), "block_reduce: block.z must be 1..64, got 65");
+  s.clear_block();
+  EXPECT_EQ(Error(s), "block_reduce: block.x (threads) must be 1..1024, got 0");
+}
+
+TEST(Spec, RejectsItemsPerThread) {
+  auto s = BlockReduce();
+  s.set_items_per_thread(65);
+  EXPECT_EQ(Error(s), "block_reduce: items_per_thread must be 1..64, got 65");
+  auto w = WarpReduce();
+  w.set_items_per_thread(4);
+  EXPECT_EQ(Error(w), "warp_reduce: items_per_thread must be 1, got 4");
+}
+
+TEST(Spec, RejectsArch) {
+  auto s = BlockReduce();
+  for (const char* arch : {"sm_91", "sm90", "compute_90", "", "sm_9x", "sm_1234567"}) {
+    s.set_arch(arch);
+    EXPECT_EQ(Error(s), std::string("block_reduce: arch must be one of sm_75, sm_80, sm_86, "
+                                    "sm_89, sm_90, sm_100, sm_120 (the architectures this "
+                                    "NVRTC supports); got \"") +
+                            arch + "\"");
+  }
+}
+
+TEST(Spec, RejectsAlgorithmTheFamilyLacks) {
+  auto s = BlockReduce();
+  s.set_algorithm("warp_scans");
+  EXPECT_EQ(Error(s),
+            "block_reduce: algorithm must be one of raking, raking_commutative_only, "
+            "warp_reductions; got \"warp_scans\"");
+  s.set_family("block_scan");
+  s.set_algorithm("warp_reductions");
+  EXPECT_EQ(Error(s),
+            "block_scan: algorithm must be one of raking, raking_memoize, warp_scans; got "
+            "\"warp_reductions\"");
+  auto w = WarpReduce();
+  w.set_algorithm("raking");
+  EXPECT_EQ(Error(w), "warp_reduce: algorithm does not apply (this family has none); got \"raking\"");
+}
+
+TEST(Spec, RejectsWarpThreads) {
+  auto w = WarpReduce();
+  for (uint32_t bad : {3u, 48u, 64u, 33u}) {
+    w.set_warp_threads(bad);
+    EXPECT_EQ(Error(w), "warp_reduce: warp_threads must be a power of two 1..32 (1, 2, 4, 8, 16, "
+                        "32), got " + std::to_string(bad));
+  }
+  for (uint32_t good : {1u, 2u, 4u, 8u, 16u, 32u}) {
+    w.set_warp_threads(good);
+    EXPECT_TRUE(Canonicalize(w, Target()).ok()) << good;
+  }
+  auto s = BlockReduce();
+  s.set_warp_threads(16);
+  EXPECT_EQ(Error(s), "block_reduce: warp_threads applies only to warp_* families, got 16");
+}
+
+TEST(Spec, OperatorRules) {
+  auto s = BlockReduce();
+  s.set_method("reduce");
+  EXPECT_EQ(Error(s),
+            "block_reduce: method \"reduce\" needs an operator: op.builtin must be one of sum, "
+            "max, min, bit_and, bit_or, bit_xor");
+  s.mutable_op()->set_builtin("avg");
+  EXPECT_EQ(Error(s),
+            "block_reduce: op.builtin must be one of sum, max, min, bit_and, bit_or, bit_xor; got "
+            "\"avg\"");
+  s.mutable_op()->set_builtin("bit_xor");
+  EXPECT_EQ(Error(s), "block_reduce: op.builtin \"bit_xor\" needs an integer dtype; got \"float32\"");
+  s.set_dtype("uint32");
+  EXPECT_TRUE(Canonicalize(s, Target()).ok());
+  s.mutable_op()->mutable_user()->set_name("my_op");
+  EXPECT_EQ(Error(s),
+            "block_reduce: op.user: user-defined operators are not supported by this daemon yet; "
+            "use op.builtin");
+  auto sum = BlockReduce();
+  sum.mutable_op()->set_builtin("max");
+  EXPECT_EQ(Error(sum), "block_reduce: op applies only to methods that take an operator; method "
+                        "\"sum\" does not");
+}
+
+TEST(Spec, ScanOptionsOnlyForBlockScan) {
+  auto s = BlockReduce();
+  s.mutable_scan()->set_with_aggregate(true);
+  EXPECT_EQ(Error(s), "block_reduce: scan options apply only to block_scan");
+}
+
+}  // namespace
+}  // namespace coopd
