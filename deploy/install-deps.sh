@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs the Debian packages coopd's build and tests need. Idempotent: installs only what is
+# missing, and does nothing (no apt-get update) when everything is present.
+#
+# The CUDA toolkit (NVRTC, nvJitLink, CCCL headers, nvcc) is not a Debian package here: it must
+# already be installed under $CUDA_HOME (default /usr/local/cuda).
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
+  libsqlite3-dev sqlite3
+  libspdlog-dev
+  libgtest-dev libgmock-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  SUDO=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install ${missing[*]}" >&2; exit 1; }
+    SUDO=(sudo)
+  fi
+  "${SUDO[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "install-deps: all Debian packages present" >&2
+fi
+
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+for f in "$CUDA_HOME/include/nvrtc.h" "$CUDA_HOME/include/nvJitLink.h" \
+         "$CUDA_HOME/include/cccl/cub/block/block_reduce.cuh" "$CUDA_HOME/bin/nvcc"; do
+  if [[ ! -e $f ]]; then
+    echo "install-deps: the CUDA toolkit is missing $f (set CUDA_HOME; CUDA 13.0 is expected)" >&2
+    exit 1
+  fi
+done
