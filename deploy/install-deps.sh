@@ -12,6 +12,7 @@ PACKAGES=(
   libsqlite3-dev sqlite3
   libspdlog-dev
   libgtest-dev libgmock-dev
+  clang-format
 )
 
 missing=()

@@ -9,7 +9,7 @@
 namespace coop_device {
 
 struct EmbeddedFile {
-  std::string_view name;      // include name: "coop/device/prelude.cuh"
+  std::string_view name;  // include name: "coop/device/prelude.cuh"
   std::string_view contents;
 };
 

@@ -1,6 +1,5 @@
 #include "server/cache_key.h"
 
-
 #include "server/sha256.h"
 #include "server/strings.h"
 

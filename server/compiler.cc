@@ -53,30 +53,41 @@ std::string LinkInfoLog(nvJitLinkHandle h) {
 
 const char* LinkResultName(nvJitLinkResult r) {
   switch (r) {
-    case NVJITLINK_SUCCESS: return "success";
-    case NVJITLINK_ERROR_UNRECOGNIZED_OPTION: return "unrecognized option";
-    case NVJITLINK_ERROR_MISSING_ARCH: return "missing -arch";
-    case NVJITLINK_ERROR_INVALID_INPUT: return "invalid input";
-    case NVJITLINK_ERROR_PTX_COMPILE: return "PTX compile error";
-    case NVJITLINK_ERROR_NVVM_COMPILE: return "NVVM compile error";
-    case NVJITLINK_ERROR_INTERNAL: return "internal error";
-    default: return "error";
+    case NVJITLINK_SUCCESS:
+      return "success";
+    case NVJITLINK_ERROR_UNRECOGNIZED_OPTION:
+      return "unrecognized option";
+    case NVJITLINK_ERROR_MISSING_ARCH:
+      return "missing -arch";
+    case NVJITLINK_ERROR_INVALID_INPUT:
+      return "invalid input";
+    case NVJITLINK_ERROR_PTX_COMPILE:
+      return "PTX compile error";
+    case NVJITLINK_ERROR_NVVM_COMPILE:
+      return "NVVM compile error";
+    case NVJITLINK_ERROR_INTERNAL:
+      return "internal error";
+    default:
+      return "error";
   }
 }
 
 absl::Status LinkError(nvJitLinkHandle h, nvJitLinkResult r, std::string_view step) {
   std::string log = h != nullptr ? LinkErrorLog(h) : "";
-  return absl::InternalError(StrCat("nvJitLink: ", step, " failed (", LinkResultName(r),
-                                          ", code ", static_cast<int>(r), ")",
-                                          log.empty() ? "" : ":\n", log));
+  return absl::InternalError(StrCat("nvJitLink: ", step, " failed (", LinkResultName(r), ", code ",
+                                    static_cast<int>(r), ")", log.empty() ? "" : ":\n", log));
 }
 
 const char* PchStatusName(nvrtcResult r) {
   switch (r) {
-    case NVRTC_SUCCESS: return "created";
-    case NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED: return "not created: PCH heap exhausted";
-    case NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED: return "not attempted (reused or not needed)";
-    default: return nvrtcGetErrorString(r);
+    case NVRTC_SUCCESS:
+      return "created";
+    case NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED:
+      return "not created: PCH heap exhausted";
+    case NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED:
+      return "not attempted (reused or not needed)";
+    default:
+      return nvrtcGetErrorString(r);
   }
 }
 
@@ -126,8 +137,8 @@ absl::StatusOr<CompileOutput> CompileToLtoIr(const Toolchain& tc, const std::str
   }
   nvrtcProgram raw = nullptr;
   nvrtcResult r = nvrtcCreateProgram(&raw, source.c_str(), "coop_unit.cu",
-                                     static_cast<int>(header_sources.size()),
-                                     header_sources.data(), header_names.data());
+                                     static_cast<int>(header_sources.size()), header_sources.data(),
+                                     header_names.data());
   if (r != NVRTC_SUCCESS) {
     return absl::InternalError(
         StrCat("nvrtc: nvrtcCreateProgram failed: ", nvrtcGetErrorString(r)));
@@ -142,20 +153,18 @@ absl::StatusOr<CompileOutput> CompileToLtoIr(const Toolchain& tc, const std::str
   CompileOutput out;
   out.log = StripPchNotes(ProgramLog(prog.get()));
   if (r != NVRTC_SUCCESS) {
-    return absl::InternalError(StrCat("nvrtc: compile failed (", nvrtcGetErrorString(r),
-                                            "):\n", out.log));
+    return absl::InternalError(
+        StrCat("nvrtc: compile failed (", nvrtcGetErrorString(r), "):\n", out.log));
   }
   if (settings.pch) out.pch_status = PchStatusName(nvrtcGetPCHCreateStatus(prog.get()));
 
   size_t size = 0;
   if ((r = nvrtcGetLTOIRSize(prog.get(), &size)) != NVRTC_SUCCESS || size == 0) {
-    return absl::InternalError(
-        StrCat("nvrtc: no LTO-IR produced: ", nvrtcGetErrorString(r)));
+    return absl::InternalError(StrCat("nvrtc: no LTO-IR produced: ", nvrtcGetErrorString(r)));
   }
   out.ltoir.resize(size);
   if ((r = nvrtcGetLTOIR(prog.get(), out.ltoir.data())) != NVRTC_SUCCESS) {
-    return absl::InternalError(
-        StrCat("nvrtc: nvrtcGetLTOIR failed: ", nvrtcGetErrorString(r)));
+    return absl::InternalError(StrCat("nvrtc: nvrtcGetLTOIR failed: ", nvrtcGetErrorString(r)));
   }
   out.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -206,8 +215,7 @@ absl::StatusOr<Layout> QueryLayout(const std::string& ltoir, const std::string& 
   return layout;
 }
 
-absl::StatusOr<std::string> LinkCubin(const std::vector<LinkInput>& inputs,
-                                      const std::string& arch,
+absl::StatusOr<std::string> LinkCubin(const std::vector<LinkInput>& inputs, const std::string& arch,
                                       const std::vector<std::string>& extra_options) {
   std::vector<std::string> opts = {"-arch=" + arch, "-lto"};
   opts.insert(opts.end(), extra_options.begin(), extra_options.end());
@@ -227,8 +235,7 @@ absl::StatusOr<std::string> LinkCubin(const std::vector<LinkInput>& inputs,
   if ((r = nvJitLinkComplete(h.get())) != NVJITLINK_SUCCESS) {
     std::string info = LinkInfoLog(h.get());
     absl::Status s = LinkError(h.get(), r, "link");
-    return absl::InternalError(
-        StrCat(s.message(), info.empty() ? "" : "\ninfo log:\n", info));
+    return absl::InternalError(StrCat(s.message(), info.empty() ? "" : "\ninfo log:\n", info));
   }
   size_t size = 0;
   if ((r = nvJitLinkGetLinkedCubinSize(h.get(), &size)) != NVJITLINK_SUCCESS) {

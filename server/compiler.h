@@ -34,7 +34,7 @@ struct CompileOutput {
 };
 
 struct CompileSettings {
-  bool pch = true;                          // NVRTC automatic precompiled headers
+  bool pch = true;                            // NVRTC automatic precompiled headers
   size_t pch_heap_bytes = size_t{256} << 20;  // must exceed ~195 MB for the full prelude
 };
 
@@ -61,8 +61,7 @@ struct LinkInput {
 
 // Links inputs into a cubin for `arch` (e.g. "sm_90") with LTO. INTERNAL with the full linker
 // log on failure (unresolved symbols, type mismatches, ...).
-absl::StatusOr<std::string> LinkCubin(const std::vector<LinkInput>& inputs,
-                                      const std::string& arch,
+absl::StatusOr<std::string> LinkCubin(const std::vector<LinkInput>& inputs, const std::string& arch,
                                       const std::vector<std::string>& extra_options);
 
 }  // namespace coopd

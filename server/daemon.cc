@@ -5,8 +5,8 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
-#include <sys/un.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -17,11 +17,11 @@
 #include <iostream>
 
 #include "absl/strings/numbers.h"
-#include "server/strings.h"
 #include "coop/paths.h"
 #include "server/cache/memory_cache.h"
 #include "server/cache/sqlite_cache.h"
 #include "server/grpc_service.h"
+#include "server/strings.h"
 
 namespace coopd {
 namespace {
@@ -32,12 +32,14 @@ constexpr char kUsage[] =
     "\n"
     "Serves CUB block/warp primitive specializations over gRPC on a Unix socket.\n"
     "  --socket PATH        Unix socket to listen on (env COOPD_SOCKET;\n"
-    "                       default $XDG_RUNTIME_DIR/coopd/coopd.sock or /tmp/coopd-$UID/coopd.sock)\n"
+    "                       default $XDG_RUNTIME_DIR/coopd/coopd.sock or "
+    "/tmp/coopd-$UID/coopd.sock)\n"
     "  --cache-dir DIR      SQLite cache directory (env COOPD_CACHE_DIR;\n"
     "                       default $XDG_CACHE_HOME/coopd or ~/.cache/coopd)\n"
     "  --cccl-include DIR   CCCL headers root (env COOPD_CCCL_INCLUDE;\n"
     "                       default $CUDA_HOME/include/cccl or /usr/local/cuda/include/cccl)\n"
-    "  --memory-cache-mb N  in-memory cache budget in MiB (env COOPD_MEMORY_CACHE_MB; default 256)\n"
+    "  --memory-cache-mb N  in-memory cache budget in MiB (env COOPD_MEMORY_CACHE_MB; default "
+    "256)\n"
     "  --no-pch             disable NVRTC automatic precompiled headers\n"
     "  --log-level LEVEL    trace, debug, info, warn, error (env COOPD_LOG_LEVEL; default info)\n";
 
@@ -59,9 +61,9 @@ class SocketLock {
       ssize_t n = pread(fd_, buf, sizeof(buf) - 1, 0);
       std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "unknown";
       while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
-      return absl::FailedPreconditionError(StrCat(
-          "another coopd (pid ", pid, ") already owns ", socket_path,
-          "; stop it first or choose another --socket"));
+      return absl::FailedPreconditionError(StrCat("another coopd (pid ", pid, ") already owns ",
+                                                  socket_path,
+                                                  "; stop it first or choose another --socket"));
     }
     std::string pid = StrCat(getpid(), "\n");
     if (ftruncate(fd_, 0) != 0 || pwrite(fd_, pid.data(), pid.size(), 0) < 0) {
@@ -150,21 +152,21 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
   if (!mem.empty()) {
     uint64_t mb = 0;
     if (!absl::SimpleAtoi(mem, &mb) || mb > (uint64_t{1} << 20)) {
-      return absl::InvalidArgumentError(StrCat(
-          mem_source, ": must be a whole number of MiB 0..1048576, got \"", mem, "\""));
+      return absl::InvalidArgumentError(
+          StrCat(mem_source, ": must be a whole number of MiB 0..1048576, got \"", mem, "\""));
     }
     config->memory_cache_bytes = mb << 20;
   }
   auto level = spdlog::level::from_str(config->log_level);
   if (level == spdlog::level::off && config->log_level != "off") {
-    return absl::InvalidArgumentError(StrCat(
-        "log level must be one of trace, debug, info, warn, error, off; got \"",
-        config->log_level, "\""));
+    return absl::InvalidArgumentError(
+        StrCat("log level must be one of trace, debug, info, warn, error, off; got \"",
+               config->log_level, "\""));
   }
   if (config->socket_path.size() >= sizeof(sockaddr_un{}.sun_path)) {
     return absl::InvalidArgumentError(StrCat("socket path is too long (",
-                                                   config->socket_path.size(), " bytes, max ",
-                                                   sizeof(sockaddr_un{}.sun_path) - 1, ")"));
+                                             config->socket_path.size(), " bytes, max ",
+                                             sizeof(sockaddr_un{}.sun_path) - 1, ")"));
   }
   return absl::OkStatus();
 }
@@ -193,12 +195,12 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   const auto probe_start = std::chrono::steady_clock::now();
   auto toolchain = ProbeToolchain(tc_options);
   if (!toolchain.ok()) return toolchain.status();
-  spdlog::info("toolchain: NVRTC {}, nvJitLink {}, CCCL {} at {}, header digest {} ({:.0f} ms)",
-               toolchain->NvrtcVersion(), toolchain->NvJitLinkVersion(), toolchain->cccl_version,
-               toolchain->cccl_include, toolchain->header_digest.substr(0, 16),
-               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                         probe_start)
-                   .count());
+  spdlog::info(
+      "toolchain: NVRTC {}, nvJitLink {}, CCCL {} at {}, header digest {} ({:.0f} ms)",
+      toolchain->NvrtcVersion(), toolchain->NvJitLinkVersion(), toolchain->cccl_version,
+      toolchain->cccl_include, toolchain->header_digest.substr(0, 16),
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - probe_start)
+          .count());
 
   auto disk = SqliteCache::Open(config.cache_dir);
   if (!disk.ok()) return disk.status();
@@ -225,8 +227,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   umask(old_umask);
   if (!server) {
-    return absl::UnavailableError(
-        StrCat("cannot listen on unix:", config.socket_path));
+    return absl::UnavailableError(StrCat("cannot listen on unix:", config.socket_path));
   }
   chmod(config.socket_path.c_str(), 0600);
   spdlog::info("ready: listening on unix:{} (cache {})", config.socket_path, cache_path);

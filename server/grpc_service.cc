@@ -29,7 +29,9 @@ Executor::Executor(int threads) {
   }
 }
 
-Executor::~Executor() { Drain(); }
+Executor::~Executor() {
+  Drain();
+}
 
 void Executor::Submit(std::function<void()> task) {
   {

@@ -44,7 +44,8 @@ class Executor {
 
 class CoopService final : public coop::v1::Coop::CallbackService {
  public:
-  CoopService(coopd::Service* service, Executor* executor) : service_(service), executor_(executor) {}
+  CoopService(coopd::Service* service, Executor* executor)
+      : service_(service), executor_(executor) {}
 
   grpc::ServerUnaryReactor* Specialize(grpc::CallbackServerContext* context,
                                        const coop::v1::SpecializeRequest* request,

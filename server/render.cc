@@ -1,8 +1,8 @@
 #include "server/render.h"
 
-#include "server/strings.h"
 #include "server/sha256.h"
 #include "server/spec.h"
+#include "server/strings.h"
 
 namespace coopd {
 namespace {
@@ -32,7 +32,7 @@ std::string PrimitiveType(const PrimitiveSpec& s, std::string_view t) {
   }
   const char* cls = s.family() == "block_reduce" ? "BlockReduce" : "BlockScan";
   return StrCat("::cub::", cls, "<", t, ", ", s.block().x(), ", ", AlgorithmEnum(s), ", ",
-                      s.block().y(), ", ", s.block().z(), ">");
+                s.block().y(), ", ", s.block().z(), ">");
 }
 
 // One entry to render: its C parameter list (after temp_storage), its C result type ("void"
@@ -41,7 +41,7 @@ struct EntryPlan {
   std::string suffix;  // appended to the symbol base ("" or "_aggregate")
   std::string result;  // C result type, or "void"
   std::vector<std::pair<std::string, std::string>> params;  // (type, name) after temp_storage
-  std::string call;        // expression producing the result (or statement when void)
+  std::string call;  // expression producing the result (or statement when void)
   std::string description;
 };
 
@@ -68,14 +68,14 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     if (s.method() == "max") red_op = OperatorExpr("max", t);
     if (s.method() == "min") red_op = OperatorExpr("min", t);
     p.call = StrCat("::coop::device::", fn, tmpl, "(temp_storage, input",
-                          red_op.empty() ? "" : ", " + red_op, ")");
+                    red_op.empty() ? "" : ", " + red_op, ")");
     const std::string who = s.family() == "warp_reduce"
                                 ? "lane 0 of each logical warp"
                                 : "thread 0 of the block (linear thread id 0)";
-    p.description = StrCat(
-        "block_reduce" == s.family() ? "block-wide " : "warp-wide ", s.method(),
-        items ? StrCat(" of ", n, " items per thread (input points to them)") : "",
-        "; the result is valid in ", who, " only");
+    p.description =
+        StrCat("block_reduce" == s.family() ? "block-wide " : "warp-wide ", s.method(),
+               items ? StrCat(" of ", n, " items per thread (input points to them)") : "",
+               "; the result is valid in ", who, " only");
     plans.push_back(std::move(p));
     return plans;
   }
@@ -109,10 +109,11 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     }
     if (!op.empty()) args += ", " + op;
     p.call = StrCat("::coop::device::", fn, tmpl, "(", args, ")");
-    p.description = StrCat(
-        "block-wide ", m, items ? StrCat(" over ", n, " items per thread (input -> output)")
-                                : " (returns this thread's output)",
-        agg ? "; also writes the block aggregate to *block_aggregate in every thread" : "");
+    p.description =
+        StrCat("block-wide ", m,
+               items ? StrCat(" over ", n, " items per thread (input -> output)")
+                     : " (returns this thread's output)",
+               agg ? "; also writes the block aggregate to *block_aggregate in every thread" : "");
     plans.push_back(std::move(p));
   }
   return plans;
@@ -150,8 +151,7 @@ RenderedUnit Render(const PrimitiveSpec& s) {
       stmt = p.result == "void" ? StrCat("  ", p.call, ";\n  return 0;\n")
                                 : StrCat("  *result = ", p.call, ";\n  return 0;\n");
     } else {
-      stmt = p.result == "void" ? StrCat("  ", p.call, ";\n")
-                                : StrCat("  return ", p.call, ";\n");
+      stmt = p.result == "void" ? StrCat("  ", p.call, ";\n") : StrCat("  return ", p.call, ";\n");
     }
     StrAppend(&body, signature, "\n{\n", "  using Prim = coop_prim_t;\n", stmt, "}\n");
     unit.entries.push_back(std::move(e));
@@ -159,9 +159,10 @@ RenderedUnit Render(const PrimitiveSpec& s) {
 
   unit.source = StrCat(
       "#include <coop/device/prelude.cuh>\n"
-      "// coopd: ", s.family(), " ", s.method(), " ", s.dtype(), "\n",
-      "using coop_prim_t = ", PrimitiveType(s, dt.c_type), ";\n",
-      "COOP_LAYOUT(", unit.symbol_base, ", coop_prim_t)\n", body);
+      "// coopd: ",
+      s.family(), " ", s.method(), " ", s.dtype(), "\n",
+      "using coop_prim_t = ", PrimitiveType(s, dt.c_type), ";\n", "COOP_LAYOUT(", unit.symbol_base,
+      ", coop_prim_t)\n", body);
   return unit;
 }
 

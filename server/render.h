@@ -23,7 +23,7 @@ struct RenderedEntry {
 
 struct RenderedUnit {
   std::string source;
-  std::string symbol_base;       // prefix shared by the entries and the layout globals
+  std::string symbol_base;        // prefix shared by the entries and the layout globals
   std::string temp_bytes_symbol;  // extern "C" global holding sizeof(TempStorage)
   std::string temp_align_symbol;  // extern "C" global holding alignof(TempStorage)
   std::vector<RenderedEntry> entries;

@@ -2,10 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include "server/strings.h"
 #include "server/cache_key.h"
 #include "server/render.h"
 #include "server/spec.h"
+#include "server/strings.h"
 
 namespace coopd {
 
@@ -26,8 +26,7 @@ absl::StatusOr<Artifact> Service::Specialize(const coop::v1::SpecializeRequest& 
   const RenderedUnit unit = Render(*spec);
   const std::vector<std::string> options =
       SemanticOptions(toolchain_, spec->arch(), unit.needs_cuda_include);
-  const KeyComponents key =
-      ComputeKey(CanonicalEncoding(*spec), unit.source, options, toolchain_);
+  const KeyComponents key = ComputeKey(CanonicalEncoding(*spec), unit.source, options, toolchain_);
 
   if (auto hit = cache_->Get(key.key)) {
     Artifact artifact;
@@ -46,9 +45,8 @@ absl::StatusOr<Artifact> Service::Specialize(const coop::v1::SpecializeRequest& 
           artifact.set_origin(coop::v1::ORIGIN_REMOTE);
           break;
       }
-      spdlog::info("[req {}] {} {} {} hit ({}) key {}", request_id, spec->family(),
-                   spec->method(), spec->dtype(),
-                   artifact.origin() == coop::v1::ORIGIN_MEMORY ? "memory" : "disk",
+      spdlog::info("[req {}] {} {} {} hit ({}) key {}", request_id, spec->family(), spec->method(),
+                   spec->dtype(), artifact.origin() == coop::v1::ORIGIN_MEMORY ? "memory" : "disk",
                    key.key.substr(0, 16));
       return artifact;
     }
@@ -119,7 +117,8 @@ absl::StatusOr<Artifact> Service::Compile(const coop::v1::PrimitiveSpec& spec,
   artifact.set_compile_log(out->log);
   artifact.set_source(unit.source);
 
-  cache_->Put(key, artifact.SerializeAsString(), EntryMeta{spec.family(), spec.dtype(), spec.arch()});
+  cache_->Put(key, artifact.SerializeAsString(),
+              EntryMeta{spec.family(), spec.dtype(), spec.arch()});
   artifact.set_origin(coop::v1::ORIGIN_COMPILED);
   return artifact;
 }

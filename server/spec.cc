@@ -5,7 +5,6 @@
 #include "absl/status/status.h"
 #include "server/strings.h"
 
-
 namespace coopd {
 namespace {
 
@@ -18,7 +17,7 @@ struct MethodInfo {
 
 struct FamilyInfo {
   std::string_view name;
-  std::vector<MethodInfo> methods;        // first is the default
+  std::vector<MethodInfo> methods;           // first is the default
   std::vector<std::string_view> algorithms;  // empty: the family has no algorithm choice
   std::string_view default_algorithm;
   bool warp;        // works on a logical warp; block shape does not apply
@@ -76,22 +75,19 @@ absl::Status Invalid(std::string_view context, std::string_view detail) {
   return absl::InvalidArgumentError(StrCat(context, ": ", detail));
 }
 
-std::string Quote(std::string_view s) { return StrCat("\"", s, "\""); }
+std::string Quote(std::string_view s) {
+  return StrCat("\"", s, "\"");
+}
 
 }  // namespace
 
 const std::vector<DType>& DTypes() {
   static const auto* types = new std::vector<DType>{
-      {"int8", "signed char", "i8", true},
-      {"int16", "short", "i16", true},
-      {"int32", "int", "i32", true},
-      {"int64", "long long", "i64", true},
-      {"uint8", "unsigned char", "u8", true},
-      {"uint16", "unsigned short", "u16", true},
-      {"uint32", "unsigned int", "u32", true},
-      {"uint64", "unsigned long long", "u64", true},
-      {"float32", "float", "f32", false},
-      {"float64", "double", "f64", false},
+      {"int8", "signed char", "i8", true},     {"int16", "short", "i16", true},
+      {"int32", "int", "i32", true},           {"int64", "long long", "i64", true},
+      {"uint8", "unsigned char", "u8", true},  {"uint16", "unsigned short", "u16", true},
+      {"uint32", "unsigned int", "u32", true}, {"uint64", "unsigned long long", "u64", true},
+      {"float32", "float", "f32", false},      {"float64", "double", "f64", false},
   };
   return *types;
 }
@@ -120,11 +116,10 @@ std::string_view CallingConventionName(coop::v1::CallingConvention cc) {
 absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const TargetInfo& target) {
   const FamilyInfo* fam = FindFamily(in.family());
   if (fam == nullptr) {
-    return Invalid("spec", StrCat("family must be one of ",
-                                        JoinMapped(Families(), [](const FamilyInfo& f) {
-                                          return f.name;
-                                        }),
-                                        "; got ", Quote(in.family())));
+    return Invalid(
+        "spec", StrCat("family must be one of ",
+                       JoinMapped(Families(), [](const FamilyInfo& f) { return f.name; }), "; got ",
+                       Quote(in.family())));
   }
   const std::string_view ctx = fam->name;
   PrimitiveSpec out;
@@ -139,10 +134,10 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
       if (m.name == in.method()) method = &m;
     }
     if (method == nullptr) {
-      return Invalid(ctx, StrCat("method must be one of ",
-                                       JoinMapped(fam->methods,
-                                                  [](const MethodInfo& m) { return m.name; }),
-                                       "; got ", Quote(in.method())));
+      return Invalid(ctx,
+                     StrCat("method must be one of ",
+                            JoinMapped(fam->methods, [](const MethodInfo& m) { return m.name; }),
+                            "; got ", Quote(in.method())));
     }
   }
   out.set_method(std::string(method->name));
@@ -151,8 +146,8 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
   const DType* dtype = FindDType(in.dtype());
   if (dtype == nullptr) {
     return Invalid(ctx, StrCat("dtype must be one of ",
-                                     JoinMapped(DTypes(), [](const DType& t) { return t.name; }),
-                                     "; got ", Quote(in.dtype())));
+                               JoinMapped(DTypes(), [](const DType& t) { return t.name; }),
+                               "; got ", Quote(in.dtype())));
   }
   out.set_dtype(std::string(dtype->name));
 
@@ -170,7 +165,7 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
   } else {
     if (!in.has_block() || in.block().x() == 0) {
       return Invalid(ctx, StrCat("block.x (threads) must be 1..1024, got ",
-                                       in.has_block() ? in.block().x() : 0));
+                                 in.has_block() ? in.block().x() : 0));
     }
     const uint32_t x = in.block().x();
     const uint32_t y = in.block().y() == 0 ? 1 : in.block().y();
@@ -180,8 +175,8 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
     if (z > 64) return Invalid(ctx, StrCat("block.z must be 1..64, got ", z));
     const uint64_t total = uint64_t{x} * y * z;
     if (total > 1024) {
-      return Invalid(ctx, StrCat("block threads (x*y*z) must be 1..1024, got ", x, "*", y,
-                                       "*", z, " = ", total));
+      return Invalid(ctx, StrCat("block threads (x*y*z) must be 1..1024, got ", x, "*", y, "*", z,
+                                 " = ", total));
     }
     out.mutable_block()->set_x(x);
     out.mutable_block()->set_y(y);
@@ -202,15 +197,13 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
   if (fam->algorithms.empty()) {
     if (!in.algorithm().empty()) {
       return Invalid(ctx, StrCat("algorithm does not apply (this family has none); got ",
-                                       Quote(in.algorithm())));
+                                 Quote(in.algorithm())));
     }
   } else {
     std::string_view algo = in.algorithm().empty() ? fam->default_algorithm : in.algorithm();
-    if (std::find(fam->algorithms.begin(), fam->algorithms.end(), algo) ==
-        fam->algorithms.end()) {
-      return Invalid(ctx, StrCat("algorithm must be one of ",
-                                       StrJoin(fam->algorithms, ", "), "; got ",
-                                       Quote(in.algorithm())));
+    if (std::find(fam->algorithms.begin(), fam->algorithms.end(), algo) == fam->algorithms.end()) {
+      return Invalid(ctx, StrCat("algorithm must be one of ", StrJoin(fam->algorithms, ", "),
+                                 "; got ", Quote(in.algorithm())));
     }
     out.set_algorithm(std::string(algo));
   }
@@ -218,27 +211,28 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
   // operator
   if (method->needs_op) {
     if (in.op().has_user()) {
-      return Invalid(ctx, "op.user: user-defined operators are not supported by this daemon "
-                          "yet; use op.builtin");
+      return Invalid(ctx,
+                     "op.user: user-defined operators are not supported by this daemon "
+                     "yet; use op.builtin");
     }
     if (in.op().builtin().empty()) {
       return Invalid(ctx, StrCat("method ", Quote(method->name),
-                                       " needs an operator: op.builtin must be one of ",
-                                       StrJoin(kBuiltinOps, ", ")));
+                                 " needs an operator: op.builtin must be one of ",
+                                 StrJoin(kBuiltinOps, ", ")));
     }
     const std::string& op = in.op().builtin();
     if (std::find(std::begin(kBuiltinOps), std::end(kBuiltinOps), op) == std::end(kBuiltinOps)) {
-      return Invalid(ctx, StrCat("op.builtin must be one of ",
-                                       StrJoin(kBuiltinOps, ", "), "; got ", Quote(op)));
+      return Invalid(ctx, StrCat("op.builtin must be one of ", StrJoin(kBuiltinOps, ", "), "; got ",
+                                 Quote(op)));
     }
     if (op.rfind("bit_", 0) == 0 && !dtype->is_integer) {
       return Invalid(ctx, StrCat("op.builtin ", Quote(op), " needs an integer dtype; got ",
-                                       Quote(dtype->name)));
+                                 Quote(dtype->name)));
     }
     out.mutable_op()->set_builtin(op);
   } else if (in.has_op()) {
     return Invalid(ctx, StrCat("op applies only to methods that take an operator; method ",
-                                     Quote(method->name), " does not"));
+                               Quote(method->name), " does not"));
   }
 
   // warp_threads
@@ -246,19 +240,19 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
     const uint32_t wt = in.warp_threads() == 0 ? 32 : in.warp_threads();
     if (wt > 32 || (wt & (wt - 1)) != 0) {
       return Invalid(ctx, StrCat("warp_threads must be a power of two 1..32 (1, 2, 4, 8, "
-                                       "16, 32), got ",
-                                       wt));
+                                 "16, 32), got ",
+                                 wt));
     }
     out.set_warp_threads(wt);
   } else if (in.warp_threads() != 0) {
-    return Invalid(ctx, StrCat("warp_threads applies only to warp_* families, got ",
-                                     in.warp_threads()));
+    return Invalid(ctx,
+                   StrCat("warp_threads applies only to warp_* families, got ", in.warp_threads()));
   }
 
   // arch
   {
-    std::string allowed = JoinMapped(target.supported_archs,
-                                     [](int a) { return StrCat("sm_", a); });
+    std::string allowed =
+        JoinMapped(target.supported_archs, [](int a) { return StrCat("sm_", a); });
     const std::string& arch = in.arch();
     int number = -1;
     if (arch.size() > 3 && arch.rfind("sm_", 0) == 0 &&
@@ -269,8 +263,7 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
     if (number < 0 || std::find(target.supported_archs.begin(), target.supported_archs.end(),
                                 number) == target.supported_archs.end()) {
       return Invalid(ctx, StrCat("arch must be one of ", allowed,
-                                       " (the architectures this NVRTC supports); got ",
-                                       Quote(arch)));
+                                 " (the architectures this NVRTC supports); got ", Quote(arch)));
     }
     out.set_arch(StrCat("sm_", number));
   }
@@ -286,7 +279,7 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
       break;
     default:
       return Invalid(ctx, StrCat("calling_convention must be C (1) or NUMBA (2), got ",
-                                       static_cast<int>(in.calling_convention())));
+                                 static_cast<int>(in.calling_convention())));
   }
 
   // family options
@@ -302,13 +295,12 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
 std::string CanonicalEncoding(const PrimitiveSpec& s) {
   // One field per line, always all fields, in a fixed order. Changing this format changes every
   // key; bump kKeySchema in cache_key.cc when you do.
-  return StrCat(
-      "family=", s.family(), "\nmethod=", s.method(), "\ndtype=", s.dtype(), "\nblock=",
-      s.block().x(), "x", s.block().y(), "x", s.block().z(), "\nitems_per_thread=",
-      s.items_per_thread(), "\nalgorithm=", s.algorithm(), "\nop=", s.op().builtin(),
-      "\nwarp_threads=", s.warp_threads(), "\narch=", s.arch(),
-      "\ncalling_convention=", CallingConventionName(s.calling_convention()),
-      "\nscan.with_aggregate=", s.has_scan() && s.scan().with_aggregate() ? 1 : 0, "\n");
+  return StrCat("family=", s.family(), "\nmethod=", s.method(), "\ndtype=", s.dtype(),
+                "\nblock=", s.block().x(), "x", s.block().y(), "x", s.block().z(),
+                "\nitems_per_thread=", s.items_per_thread(), "\nalgorithm=", s.algorithm(),
+                "\nop=", s.op().builtin(), "\nwarp_threads=", s.warp_threads(), "\narch=", s.arch(),
+                "\ncalling_convention=", CallingConventionName(s.calling_convention()),
+                "\nscan.with_aggregate=", s.has_scan() && s.scan().with_aggregate() ? 1 : 0, "\n");
 }
 
 }  // namespace coopd

@@ -18,8 +18,8 @@
 namespace coopd {
 
 struct DType {
-  std::string_view name;    // "float32"
-  std::string_view c_type;  // "float"
+  std::string_view name;        // "float32"
+  std::string_view c_type;      // "float"
   std::string_view short_name;  // "f32", used in symbol names
   bool is_integer;
 };
@@ -37,7 +37,7 @@ struct TargetInfo {
 // received and the values allowed, e.g.
 //   block_reduce: items_per_thread must be 1..64, got 0
 absl::StatusOr<coop::v1::PrimitiveSpec> Canonicalize(const coop::v1::PrimitiveSpec& in,
-                                                    const TargetInfo& target);
+                                                     const TargetInfo& target);
 
 // A deterministic, human-readable encoding of a canonical spec: the "canonical request"
 // component of the cache key. Fields are named, so explain output can diff two of them.

@@ -14,12 +14,22 @@
 namespace coopd {
 namespace strings_internal {
 
-inline void Append(std::string* out, std::string_view s) { out->append(s.data(), s.size()); }
-inline void Append(std::string* out, const char* s) { out->append(s); }
-inline void Append(std::string* out, const std::string& s) { out->append(s); }
-inline void Append(std::string* out, char c) { out->push_back(c); }
+inline void Append(std::string* out, std::string_view s) {
+  out->append(s.data(), s.size());
+}
+inline void Append(std::string* out, const char* s) {
+  out->append(s);
+}
+inline void Append(std::string* out, const std::string& s) {
+  out->append(s);
+}
+inline void Append(std::string* out, char c) {
+  out->push_back(c);
+}
 #ifndef ABSL_USES_STD_STRING_VIEW
-inline void Append(std::string* out, absl::string_view s) { out->append(s.data(), s.size()); }
+inline void Append(std::string* out, absl::string_view s) {
+  out->append(s.data(), s.size());
+}
 #endif
 template <class T, std::enable_if_t<std::is_arithmetic_v<T> && !std::is_same_v<T, char> &&
                                         !std::is_same_v<T, bool>,

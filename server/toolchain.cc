@@ -9,9 +9,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "server/strings.h"
 #include "device/embedded_headers.h"
 #include "server/sha256.h"
+#include "server/strings.h"
 
 namespace coopd {
 namespace fs = std::filesystem;
@@ -22,7 +22,9 @@ std::string DefaultCcclInclude() {
   return root + "/include/cccl";
 }
 
-std::string Toolchain::NvrtcVersion() const { return StrCat(nvrtc_major, ".", nvrtc_minor); }
+std::string Toolchain::NvrtcVersion() const {
+  return StrCat(nvrtc_major, ".", nvrtc_minor);
+}
 std::string Toolchain::NvJitLinkVersion() const {
   return StrCat(nvjitlink_major, ".", nvjitlink_minor);
 }
@@ -42,8 +44,8 @@ absl::StatusOr<std::string> ReadFile(const fs::path& p) {
 absl::StatusOr<std::string> TreeDigest(const fs::path& root) {
   std::vector<std::string> files;
   std::error_code ec;
-  for (fs::recursive_directory_iterator it(root, fs::directory_options::follow_directory_symlink,
-                                           ec),
+  for (fs::recursive_directory_iterator
+           it(root, fs::directory_options::follow_directory_symlink, ec),
        end;
        !ec && it != end; it.increment(ec)) {
     if (it->is_regular_file(ec)) files.push_back(fs::relative(it->path(), root, ec).string());
@@ -91,9 +93,9 @@ absl::StatusOr<Toolchain> ProbeToolchain(const ToolchainOptions& options) {
   const fs::path version_header = fs::path(tc.cccl_include) / "cuda/std/__cccl/version.h";
   auto version_text = ReadFile(version_header);
   if (!version_text.ok()) {
-    return absl::FailedPreconditionError(StrCat(
-        "toolchain: CCCL headers not found: cannot read ", version_header.string(),
-        " (set --cccl-include or CUDA_HOME)"));
+    return absl::FailedPreconditionError(StrCat("toolchain: CCCL headers not found: cannot read ",
+                                                version_header.string(),
+                                                " (set --cccl-include or CUDA_HOME)"));
   }
   const std::string marker = "#define CCCL_VERSION ";
   size_t pos = version_text->find(marker);

@@ -31,8 +31,8 @@ struct Toolchain {
   int nvrtc_major = 0, nvrtc_minor = 0;
   int nvjitlink_major = 0, nvjitlink_minor = 0;
   std::string cccl_include;
-  std::string cccl_version;  // "3.0.1"
-  std::string cccl_digest;   // sha256 over (relative path, contents) of every file in the tree
+  std::string cccl_version;   // "3.0.1"
+  std::string cccl_digest;    // sha256 over (relative path, contents) of every file in the tree
   std::string device_digest;  // sha256 over coopd's embedded device headers
   std::string header_digest;  // sha256 over both of the above
   std::vector<int> supported_archs;

@@ -63,7 +63,8 @@ coop::Dim3 ParseThreads(const std::string& v) {
   size_t start = 0;
   for (;;) {
     size_t comma = v.find(',', start);
-    parts.push_back(v.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    parts.push_back(
+        v.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
@@ -141,7 +142,12 @@ void PrintArtifactJson(const coop::Artifact& a, const std::vector<std::string>& 
   w.Key("family").String(a.spec.family);
   w.Key("method").String(a.spec.method);
   w.Key("dtype").String(a.spec.dtype);
-  w.Key("threads").BeginArray().Uint(a.spec.block.x).Uint(a.spec.block.y).Uint(a.spec.block.z).EndArray();
+  w.Key("threads")
+      .BeginArray()
+      .Uint(a.spec.block.x)
+      .Uint(a.spec.block.y)
+      .Uint(a.spec.block.z)
+      .EndArray();
   w.Key("items_per_thread").Uint(a.spec.items_per_thread);
   w.Key("algorithm").String(a.spec.algorithm);
   w.Key("op").String(a.spec.op);
@@ -162,10 +168,10 @@ void PrintArtifactText(const coop::Artifact& a, const std::vector<std::string>& 
   std::cout << "key:          " << a.key << "\n"
             << "origin:       " << coop::OriginName(a.origin) << "\n"
             << "spec:         " << a.spec.family << " " << a.spec.method << " " << a.spec.dtype
-            << (a.spec.block.x ? " block " + std::to_string(a.spec.block.x) + "x" +
-                                     std::to_string(a.spec.block.y) + "x" +
-                                     std::to_string(a.spec.block.z)
-                               : "")
+            << (a.spec.block.x
+                    ? " block " + std::to_string(a.spec.block.x) + "x" +
+                          std::to_string(a.spec.block.y) + "x" + std::to_string(a.spec.block.z)
+                    : "")
             << " items " << a.spec.items_per_thread
             << (a.spec.algorithm.empty() ? "" : " algorithm " + a.spec.algorithm)
             << (a.spec.op.empty() ? "" : " op " + a.spec.op)
@@ -199,23 +205,38 @@ int Specialize(coop::Client& client, const std::vector<std::string>& args) {
       if (i + 1 >= args.size()) Fail(a + ": missing value", 2);
       return args[++i];
     };
-    if (a == "--method") spec.method = value();
-    else if (a == "--dtype") spec.dtype = value();
-    else if (a == "--threads") spec.block = ParseThreads(value());
-    else if (a == "--items") spec.items_per_thread = ParseUint(a, value());
-    else if (a == "--algorithm") spec.algorithm = value();
-    else if (a == "--op") spec.op = value();
-    else if (a == "--warp-threads") spec.warp_threads = ParseUint(a, value());
-    else if (a == "--arch") spec.arch = value();
-    else if (a == "--with-aggregate") spec.scan_with_aggregate = true;
+    if (a == "--method")
+      spec.method = value();
+    else if (a == "--dtype")
+      spec.dtype = value();
+    else if (a == "--threads")
+      spec.block = ParseThreads(value());
+    else if (a == "--items")
+      spec.items_per_thread = ParseUint(a, value());
+    else if (a == "--algorithm")
+      spec.algorithm = value();
+    else if (a == "--op")
+      spec.op = value();
+    else if (a == "--warp-threads")
+      spec.warp_threads = ParseUint(a, value());
+    else if (a == "--arch")
+      spec.arch = value();
+    else if (a == "--with-aggregate")
+      spec.scan_with_aggregate = true;
     else if (a == "--abi") {
       std::string v = value();
-      if (v == "c") spec.calling_convention = coop::CallingConvention::kC;
-      else if (v == "numba") spec.calling_convention = coop::CallingConvention::kNumba;
-      else Fail("--abi must be c or numba, got \"" + v + "\"", 2);
-    } else if (a == "--json") json = true;
-    else if (a == "--out") out_dir = value();
-    else Fail("specialize: unknown argument \"" + a + "\" (see coopctl --help)", 2);
+      if (v == "c")
+        spec.calling_convention = coop::CallingConvention::kC;
+      else if (v == "numba")
+        spec.calling_convention = coop::CallingConvention::kNumba;
+      else
+        Fail("--abi must be c or numba, got \"" + v + "\"", 2);
+    } else if (a == "--json")
+      json = true;
+    else if (a == "--out")
+      out_dir = value();
+    else
+      Fail("specialize: unknown argument \"" + a + "\" (see coopctl --help)", 2);
   }
   auto artifact = client.Specialize(spec);
   if (!artifact) {
@@ -234,19 +255,24 @@ int Specialize(coop::Client& client, const std::vector<std::string>& args) {
     WriteFile(header, Header(*artifact));
     files = {ltoir.string(), header.string()};
   }
-  if (json) PrintArtifactJson(*artifact, files);
-  else PrintArtifactText(*artifact, files);
+  if (json)
+    PrintArtifactJson(*artifact, files);
+  else
+    PrintArtifactText(*artifact, files);
   return 0;
 }
 
 int Stats(coop::Client& client, const std::vector<std::string>& args) {
   bool json = false;
   for (const auto& a : args) {
-    if (a == "--json") json = true;
-    else Fail("stats: unknown argument \"" + a + "\"", 2);
+    if (a == "--json")
+      json = true;
+    else
+      Fail("stats: unknown argument \"" + a + "\"", 2);
   }
   auto s = client.GetStats();
-  if (!s) Fail(std::string(coop::ErrorCodeName(s.error().code)) + ": " + OneLine(s.error().message));
+  if (!s)
+    Fail(std::string(coop::ErrorCodeName(s.error().code)) + ": " + OneLine(s.error().message));
   if (json) {
     coopctl::JsonWriter w;
     w.BeginObject();
@@ -277,8 +303,8 @@ int Stats(coop::Client& client, const std::vector<std::string>& args) {
     std::cout << "requests:        " << s->requests << " (" << s->invalid_requests << " invalid)\n"
               << "hits:            " << s->memory_hits << " memory, " << s->disk_hits << " disk\n"
               << "misses:          " << s->misses << "\n"
-              << "compiles:        " << s->compiles << " (" << s->compile_failures
-              << " failed), " << s->compile_ms_total << " ms total\n"
+              << "compiles:        " << s->compiles << " (" << s->compile_failures << " failed), "
+              << s->compile_ms_total << " ms total\n"
               << "memory tier:     " << s->memory_entries << " entries, " << s->memory_bytes
               << " bytes\n"
               << "disk tier:       " << s->disk_entries << " entries, " << s->disk_bytes

@@ -72,23 +72,39 @@ Toolchain FromProto(const v1::Toolchain& t) {
 }  // namespace
 
 const char* ErrorCodeName(ErrorCode code) {
-  static const char* const kNames[] = {
-      "OK",           "CANCELLED",         "UNKNOWN",           "INVALID_ARGUMENT",
-      "DEADLINE_EXCEEDED", "NOT_FOUND",    "ALREADY_EXISTS",    "PERMISSION_DENIED",
-      "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",   "OUT_OF_RANGE",
-      "UNIMPLEMENTED", "INTERNAL",         "UNAVAILABLE",       "DATA_LOSS",
-      "UNAUTHENTICATED"};
+  static const char* const kNames[] = {"OK",
+                                       "CANCELLED",
+                                       "UNKNOWN",
+                                       "INVALID_ARGUMENT",
+                                       "DEADLINE_EXCEEDED",
+                                       "NOT_FOUND",
+                                       "ALREADY_EXISTS",
+                                       "PERMISSION_DENIED",
+                                       "RESOURCE_EXHAUSTED",
+                                       "FAILED_PRECONDITION",
+                                       "ABORTED",
+                                       "OUT_OF_RANGE",
+                                       "UNIMPLEMENTED",
+                                       "INTERNAL",
+                                       "UNAVAILABLE",
+                                       "DATA_LOSS",
+                                       "UNAUTHENTICATED"};
   const int i = static_cast<int>(code);
   return i >= 0 && i <= 16 ? kNames[i] : "UNKNOWN";
 }
 
 const char* OriginName(Origin origin) {
   switch (origin) {
-    case Origin::kCompiled: return "compiled";
-    case Origin::kMemory: return "memory";
-    case Origin::kDisk: return "disk";
-    case Origin::kRemote: return "remote";
-    default: return "unspecified";
+    case Origin::kCompiled:
+      return "compiled";
+    case Origin::kMemory:
+      return "memory";
+    case Origin::kDisk:
+      return "disk";
+    case Origin::kRemote:
+      return "remote";
+    default:
+      return "unspecified";
   }
 }
 
@@ -123,7 +139,9 @@ Client::~Client() = default;
 Client::Client(Client&&) noexcept = default;
 Client& Client::operator=(Client&&) noexcept = default;
 
-const std::string& Client::socket_path() const { return impl_->options.socket_path; }
+const std::string& Client::socket_path() const {
+  return impl_->options.socket_path;
+}
 
 Result<Artifact> Client::Specialize(const Spec& spec) {
   v1::SpecializeRequest req;
@@ -138,7 +156,8 @@ Result<Artifact> Client::Specialize(const Spec& spec) {
   Artifact out;
   out.key = a.key();
   out.ltoir = a.ltoir();
-  for (const auto& e : a.entries()) out.entries.push_back({e.symbol(), e.declaration(), e.description()});
+  for (const auto& e : a.entries())
+    out.entries.push_back({e.symbol(), e.declaration(), e.description()});
   out.temp_storage_bytes = a.temp_storage().bytes();
   out.temp_storage_align = a.temp_storage().align();
   out.arch = a.arch();
@@ -148,11 +167,21 @@ Result<Artifact> Client::Specialize(const Spec& spec) {
   out.compile_log = a.compile_log();
   out.source = a.source();
   switch (a.origin()) {
-    case v1::ORIGIN_COMPILED: out.origin = Origin::kCompiled; break;
-    case v1::ORIGIN_MEMORY: out.origin = Origin::kMemory; break;
-    case v1::ORIGIN_DISK: out.origin = Origin::kDisk; break;
-    case v1::ORIGIN_REMOTE: out.origin = Origin::kRemote; break;
-    default: out.origin = Origin::kUnspecified; break;
+    case v1::ORIGIN_COMPILED:
+      out.origin = Origin::kCompiled;
+      break;
+    case v1::ORIGIN_MEMORY:
+      out.origin = Origin::kMemory;
+      break;
+    case v1::ORIGIN_DISK:
+      out.origin = Origin::kDisk;
+      break;
+    case v1::ORIGIN_REMOTE:
+      out.origin = Origin::kRemote;
+      break;
+    default:
+      out.origin = Origin::kUnspecified;
+      break;
   }
   return out;
 }

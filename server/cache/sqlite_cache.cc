@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include "absl/status/status.h"
-#include "server/strings.h"
 #include "server/sha256.h"
+#include "server/strings.h"
 
 namespace coopd {
 namespace {
@@ -37,8 +37,8 @@ int64_t NowSeconds() {
 
 // SQLITE_FULL, SQLITE_READONLY, SQLITE_IOERR...: the disk is the problem, not the request.
 absl::Status SqliteError(sqlite3* db, int rc, std::string_view what) {
-  std::string msg = StrCat("sqlite: ", what, ": ", sqlite3_errmsg(db), " (",
-                                 sqlite3_errstr(rc), ")");
+  std::string msg =
+      StrCat("sqlite: ", what, ": ", sqlite3_errmsg(db), " (", sqlite3_errstr(rc), ")");
   if (rc == SQLITE_FULL || rc == SQLITE_READONLY || (rc & 0xff) == SQLITE_IOERR ||
       rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
     return absl::UnavailableError(msg);
@@ -96,13 +96,13 @@ absl::StatusOr<std::unique_ptr<SqliteCache>> SqliteCache::Open(const std::string
   }
   const std::string path = (std::filesystem::path(dir) / "cache.db").string();
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+  int rc =
+      sqlite3_open_v2(path.c_str(), &raw,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   SqlitePtr db(raw);
   if (rc != SQLITE_OK) {
-    return absl::FailedPreconditionError(StrCat(
-        "cache: cannot open ", path, ": ", raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+    return absl::FailedPreconditionError(
+        StrCat("cache: cannot open ", path, ": ", raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
   }
   sqlite3_busy_timeout(db.get(), 5000);
   std::unique_ptr<SqliteCache> cache(new SqliteCache(std::move(db), path));
@@ -178,8 +178,8 @@ absl::StatusOr<std::string> SqliteCache::Get(const std::string& key) {
       sqlite3_bind_text(del->get(), 1, key.data(), static_cast<int>(key.size()), SQLITE_STATIC);
       sqlite3_step(del->get());
     }
-    return absl::NotFoundError(StrCat("disk: dropped a damaged record (",
-                                            payload.status().message(), ")"));
+    return absl::NotFoundError(
+        StrCat("disk: dropped a damaged record (", payload.status().message(), ")"));
   }
   ++stats_.hits;
   auto touch = Prepare(db_.get(), "UPDATE entries SET last_access = ?2 WHERE key = ?1");
@@ -222,8 +222,7 @@ absl::Status SqliteCache::Put(const std::string& key, const std::string& value,
 TierStats SqliteCache::Stats() {
   std::lock_guard<std::mutex> lock(mu_);
   TierStats s = stats_;
-  auto stmt =
-      Prepare(db_.get(), "SELECT COUNT(*), COALESCE(SUM(LENGTH(record)), 0) FROM entries");
+  auto stmt = Prepare(db_.get(), "SELECT COUNT(*), COALESCE(SUM(LENGTH(record)), 0) FROM entries");
   if (stmt.ok() && sqlite3_step(stmt->get()) == SQLITE_ROW) {
     s.entries = static_cast<uint64_t>(sqlite3_column_int64(stmt->get(), 0));
     s.bytes = static_cast<uint64_t>(sqlite3_column_int64(stmt->get(), 1));

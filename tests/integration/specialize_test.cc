@@ -116,10 +116,14 @@ TEST_F(SharedDaemon, ArtifactLinksIntoAnSm90CubinWithAKernelThatCallsIt) {
   const std::string kernel =
       e.declaration + "\n" +
       "extern \"C\" __global__ void block_sums(const float* in, float* out) {\n"
-      "  __shared__ __align__(" + std::to_string(a->temp_storage_align) + ") unsigned char temp[" +
-      std::to_string(a->temp_storage_bytes) + "];\n"
+      "  __shared__ __align__(" +
+      std::to_string(a->temp_storage_align) + ") unsigned char temp[" +
+      std::to_string(a->temp_storage_bytes) +
+      "];\n"
       "  float v = in[blockIdx.x * 256 + threadIdx.x];\n"
-      "  float r = " + e.symbol + "(temp, v);\n"
+      "  float r = " +
+      e.symbol +
+      "(temp, v);\n"
       "  if (threadIdx.x == 0) out[blockIdx.x] = r;\n"
       "}\n";
   const std::string kernel_ltoir = CompileKernelLtoIr(kernel);
@@ -130,7 +134,9 @@ TEST_F(SharedDaemon, ArtifactLinksIntoAnSm90CubinWithAKernelThatCallsIt) {
                                 "sm_90", {"-optimize-unused-variables"});
   ASSERT_TRUE(cubin.ok()) << cubin.status();
   ASSERT_GT(cubin->size(), 4u);
-  EXPECT_EQ(cubin->substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(cubin->substr(0, 4),
+            "\x7f"
+            "ELF");
   EXPECT_NE(cubin->find("block_sums"), std::string::npos);
 
   // The same link without the artifact must fail on the unresolved entry symbol: this is what
@@ -164,8 +170,9 @@ std::vector<TruthRow> LoadLayoutTruth() {
     f >> r.spec.family >> r.spec.method >> r.spec.dtype >> bx >> by >> bz >> items >> algorithm >>
         warp >> r.bytes >> r.align;
     EXPECT_FALSE(f.fail()) << "bad line: " << line;
-    if (bx > 0) r.spec.block = {static_cast<uint32_t>(bx), static_cast<uint32_t>(by),
-                                static_cast<uint32_t>(bz)};
+    if (bx > 0)
+      r.spec.block = {static_cast<uint32_t>(bx), static_cast<uint32_t>(by),
+                      static_cast<uint32_t>(bz)};
     r.spec.items_per_thread = static_cast<uint32_t>(items);
     if (algorithm != "-") r.spec.algorithm = algorithm;
     r.spec.warp_threads = static_cast<uint32_t>(warp);
@@ -215,7 +222,8 @@ TEST_F(SharedDaemon, EveryFamilyMethodAlgorithmAndDtypeCompiles) {
     s.dtype = "uint64";
     specs.push_back(s);
   }
-  for (const char* method : {"inclusive_sum", "exclusive_sum", "inclusive_scan", "exclusive_scan"}) {
+  for (const char* method :
+       {"inclusive_sum", "exclusive_sum", "inclusive_scan", "exclusive_scan"}) {
     for (const char* algorithm : {"raking", "raking_memoize", "warp_scans"}) {
       for (uint32_t items : {1u, 4u}) {
         coop::Spec s = BlockReduceF32();
@@ -271,7 +279,10 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
        "block_reduce: block.x (threads) must be 1..1024, got 0"},
       {"too many threads", [](coop::Spec& s) { s.block = {1025}; },
        "block_reduce: block.x must be 1..1024, got 1025"},
-      {"too many threads in 3D", [](coop::Spec& s) { s.block = {32, 32, 2}; },
+      {"too many threads in 3D",
+       [](coop::Spec& s) {
+         s.block = {32, 32, 2};
+       },
        "block_reduce: block threads (x*y*z) must be 1..1024, got 32*32*2 = 2048"},
       {"too many items", [](coop::Spec& s) { s.items_per_thread = 65; },
        "block_reduce: items_per_thread must be 1..64, got 65"},
@@ -338,10 +349,10 @@ TEST_F(SharedDaemon, SocketIsPrivate) {
 
 TEST_F(SharedDaemon, CoopctlJsonContract) {
   std::string out, err;
-  int rc = RunCommand({COOPCTL_BINARY, "--socket", daemon_->socket_path(), "specialize",
-                       "block_reduce", "--method", "sum", "--dtype", "float32", "--threads",
-                       "256", "--arch", "sm_90", "--json"},
-                      &out, &err);
+  int rc = RunCommand(
+      {COOPCTL_BINARY, "--socket", daemon_->socket_path(), "specialize", "block_reduce", "--method",
+       "sum", "--dtype", "float32", "--threads", "256", "--arch", "sm_90", "--json"},
+      &out, &err);
   ASSERT_EQ(rc, 0) << err;
   auto reference = Client().Specialize(BlockReduceF32());
   ASSERT_TRUE(reference);
@@ -359,10 +370,10 @@ TEST_F(SharedDaemon, CoopctlJsonContract) {
 
   // --out writes the LTO-IR and a header with the declarations.
   TempDir out_dir;
-  rc = RunCommand({COOPCTL_BINARY, "--socket", daemon_->socket_path(), "specialize",
-                   "block_reduce", "--dtype", "float32", "--threads", "256", "--arch", "sm_90",
-                   "--out", out_dir.path()},
-                  &out, &err);
+  rc = RunCommand(
+      {COOPCTL_BINARY, "--socket", daemon_->socket_path(), "specialize", "block_reduce", "--dtype",
+       "float32", "--threads", "256", "--arch", "sm_90", "--out", out_dir.path()},
+      &out, &err);
   ASSERT_EQ(rc, 0) << err;
   const std::string base = out_dir.path() + "/" + reference->entries[0].symbol;
   std::ifstream ltoir(base + ".ltoir", std::ios::binary), header(base + ".h");
@@ -374,8 +385,8 @@ TEST_F(SharedDaemon, CoopctlJsonContract) {
   EXPECT_NE(h.str().find(reference->entries[0].declaration), std::string::npos) << h.str();
 
   // A bad request exits non-zero with one line on stderr.
-  rc = RunCommand({COOPCTL_BINARY, "--socket", daemon_->socket_path(), "specialize",
-                   "block_reduce", "--dtype", "float32", "--threads", "0", "--arch", "sm_90"},
+  rc = RunCommand({COOPCTL_BINARY, "--socket", daemon_->socket_path(), "specialize", "block_reduce",
+                   "--dtype", "float32", "--threads", "0", "--arch", "sm_90"},
                   &out, &err);
   EXPECT_NE(rc, 0);
   EXPECT_EQ(err,
@@ -385,8 +396,8 @@ TEST_F(SharedDaemon, CoopctlJsonContract) {
 
 TEST_F(SharedDaemon, CoopctlStatsJson) {
   std::string out, err;
-  int rc = RunCommand({COOPCTL_BINARY, "--socket", daemon_->socket_path(), "stats", "--json"},
-                      &out, &err);
+  int rc = RunCommand({COOPCTL_BINARY, "--socket", daemon_->socket_path(), "stats", "--json"}, &out,
+                      &err);
   ASSERT_EQ(rc, 0) << err;
   for (const char* key : {"\"requests\":", "\"memory_hits\":", "\"disk_hits\":", "\"misses\":",
                           "\"compiles\":", "\"disk_entries\":", "\"toolchain\":"}) {
@@ -471,7 +482,8 @@ TEST(Daemon, SigtermFinishesRequestsInFlight) {
     ASSERT_TRUE(d.Start(&error) && d.WaitReady(120s, &error)) << error;
     auto client = d.MakeClient();
     // The first compile in a fresh daemon builds its PCH: seconds of work in flight.
-    auto pending = std::async(std::launch::async, [&] { return client.Specialize(BlockReduceF32()); });
+    auto pending =
+        std::async(std::launch::async, [&] { return client.Specialize(BlockReduceF32()); });
     // Wait until the daemon has accepted the request, then signal it.
     for (;;) {
       auto s = client.GetStats();

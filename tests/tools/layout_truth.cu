@@ -5,12 +5,11 @@
 // Output, one spec per line:
 //   family method dtype bx by bz items algorithm warp_threads bytes align
 // ("-" for fields that do not apply).
+#include <cstdint>
+#include <cstdio>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/warp/warp_reduce.cuh>
-
-#include <cstdint>
-#include <cstdio>
 
 template <class Storage>
 void Row(const char* family, const char* method, const char* dtype, int bx, int by, int bz,
@@ -19,12 +18,12 @@ void Row(const char* family, const char* method, const char* dtype, int bx, int 
               algorithm, warp_threads, sizeof(Storage), alignof(Storage));
 }
 
-#define REDUCE(T, NAME, BX, BY, BZ, ALG, ALGNAME, ITEMS)                                        \
-  Row<cub::BlockReduce<T, BX, cub::ALG, BY, BZ>::TempStorage>("block_reduce", "sum", NAME, BX, \
-                                                             BY, BZ, ITEMS, ALGNAME, 0)
-#define SCAN(T, NAME, BX, BY, BZ, ALG, ALGNAME, ITEMS, METHOD)                                 \
+#define REDUCE(T, NAME, BX, BY, BZ, ALG, ALGNAME, ITEMS)                                           \
+  Row<cub::BlockReduce<T, BX, cub::ALG, BY, BZ>::TempStorage>("block_reduce", "sum", NAME, BX, BY, \
+                                                              BZ, ITEMS, ALGNAME, 0)
+#define SCAN(T, NAME, BX, BY, BZ, ALG, ALGNAME, ITEMS, METHOD)                                  \
   Row<cub::BlockScan<T, BX, cub::ALG, BY, BZ>::TempStorage>("block_scan", METHOD, NAME, BX, BY, \
-                                                           BZ, ITEMS, ALGNAME, 0)
+                                                            BZ, ITEMS, ALGNAME, 0)
 #define WARP(T, NAME, W) \
   Row<cub::WarpReduce<T, W>::TempStorage>("warp_reduce", "sum", NAME, 0, 0, 0, 1, "-", W)
 
@@ -41,8 +40,8 @@ int main() {
          "raking_commutative_only", 8);
   REDUCE(uint16_t, "uint16", 1024, 1, 1, BLOCK_REDUCE_WARP_REDUCTIONS, "warp_reductions", 1);
   REDUCE(uint32_t, "uint32", 32, 1, 1, BLOCK_REDUCE_RAKING, "raking", 1);
-  REDUCE(unsigned long long, "uint64", 256, 1, 1, BLOCK_REDUCE_WARP_REDUCTIONS,
-         "warp_reductions", 1);
+  REDUCE(unsigned long long, "uint64", 256, 1, 1, BLOCK_REDUCE_WARP_REDUCTIONS, "warp_reductions",
+         1);
   REDUCE(float, "float32", 16, 16, 1, BLOCK_REDUCE_RAKING, "raking", 1);
   REDUCE(float, "float32", 8, 8, 4, BLOCK_REDUCE_WARP_REDUCTIONS, "warp_reductions", 3);
   REDUCE(double, "float64", 33, 3, 1, BLOCK_REDUCE_RAKING_COMMUTATIVE_ONLY,
@@ -54,8 +53,7 @@ int main() {
   SCAN(float, "float32", 256, 1, 1, BLOCK_SCAN_WARP_SCANS, "warp_scans", 1, "inclusive_sum");
   SCAN(double, "float64", 16, 8, 2, BLOCK_SCAN_WARP_SCANS, "warp_scans", 2, "exclusive_sum");
   SCAN(uint64_t, "uint64", 100, 1, 1, BLOCK_SCAN_RAKING, "raking", 1, "inclusive_sum");
-  SCAN(int8_t, "int8", 64, 2, 1, BLOCK_SCAN_RAKING_MEMOIZE, "raking_memoize", 1,
-       "exclusive_sum");
+  SCAN(int8_t, "int8", 64, 2, 1, BLOCK_SCAN_RAKING_MEMOIZE, "raking_memoize", 1, "exclusive_sum");
   // warp_reduce: every logical warp size.
   WARP(float, "float32", 1);
   WARP(float, "float32", 2);

@@ -62,7 +62,7 @@ struct Error {
 template <class T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
   Result(Error error) : v_(std::move(error)) {}  // NOLINT
   explicit operator bool() const { return v_.index() == 0; }
   bool ok() const { return v_.index() == 0; }
@@ -87,15 +87,15 @@ enum class CallingConvention { kDefault, kC, kNumba };
 // A primitive specialization request; see proto/coop/v1/coop.proto for every field's allowed
 // values. Empty / zero fields take coopd's documented defaults.
 struct Spec {
-  std::string family;     // "block_reduce", "block_scan", "warp_reduce"
-  std::string method;     // "sum", "inclusive_sum", ... (empty: the family's default)
-  std::string dtype;      // "float32", "int32", ...
-  Dim3 block;             // block_* families
+  std::string family;  // "block_reduce", "block_scan", "warp_reduce"
+  std::string method;  // "sum", "inclusive_sum", ... (empty: the family's default)
+  std::string dtype;   // "float32", "int32", ...
+  Dim3 block;          // block_* families
   uint32_t items_per_thread = 0;
-  std::string algorithm;  // empty: CUB's default
-  std::string op;         // builtin operator for methods that take one: "sum", "max", ...
+  std::string algorithm;      // empty: CUB's default
+  std::string op;             // builtin operator for methods that take one: "sum", "max", ...
   uint32_t warp_threads = 0;  // warp_* families; 0 means 32
-  std::string arch;       // "sm_90"
+  std::string arch;           // "sm_90"
   CallingConvention calling_convention = CallingConvention::kDefault;
   bool scan_with_aggregate = false;  // block_scan: also emit the `_aggregate` entry
 };

@@ -34,16 +34,17 @@ void ExpectDeclarationsMatchDefinitions(const RenderedUnit& u) {
     ASSERT_EQ(e.declaration.back(), ';');
     const std::string signature = e.declaration.substr(0, e.declaration.size() - 1);
     EXPECT_NE(u.source.find(signature + "\n{"), std::string::npos)
-        << "definition of " << e.symbol << " not found in:\n" << u.source;
+        << "definition of " << e.symbol << " not found in:\n"
+        << u.source;
     EXPECT_NE(e.declaration.find(" " + e.symbol + "("), std::string::npos);
     EXPECT_EQ(e.declaration.rfind("extern \"C\" __device__ ", 0), 0u);
   }
 }
 
 TEST(Render, StartsWithTheSharedPrefix) {
-  for (const auto& s : {Spec("block_reduce", "sum", "float32"),
-                        Spec("block_scan", "exclusive_sum", "int64", 4),
-                        Spec("warp_reduce", "max", "uint8")}) {
+  for (const auto& s :
+       {Spec("block_reduce", "sum", "float32"), Spec("block_scan", "exclusive_sum", "int64", 4),
+        Spec("warp_reduce", "max", "uint8")}) {
     RenderedUnit u = Render(s);
     EXPECT_EQ(u.source.rfind("#include <coop/device/prelude.cuh>\n", 0), 0u) << u.source;
   }
@@ -52,11 +53,11 @@ TEST(Render, StartsWithTheSharedPrefix) {
 TEST(Render, BlockReduceScalarEntry) {
   RenderedUnit u = Render(Spec("block_reduce", "sum", "float32"));
   ASSERT_EQ(u.entries.size(), 1u);
-  EXPECT_EQ(u.entries[0].declaration,
-            "extern \"C\" __device__ float " + u.entries[0].symbol +
-                "(void* temp_storage, float input);");
-  EXPECT_NE(u.source.find("::cub::BlockReduce<float, 128, ::cub::BLOCK_REDUCE_WARP_REDUCTIONS, 1, 1>"),
-            std::string::npos)
+  EXPECT_EQ(u.entries[0].declaration, "extern \"C\" __device__ float " + u.entries[0].symbol +
+                                          "(void* temp_storage, float input);");
+  EXPECT_NE(
+      u.source.find("::cub::BlockReduce<float, 128, ::cub::BLOCK_REDUCE_WARP_REDUCTIONS, 1, 1>"),
+      std::string::npos)
       << u.source;
   EXPECT_NE(u.source.find("COOP_LAYOUT(" + u.symbol_base + ", coop_prim_t)"), std::string::npos);
   ExpectDeclarationsMatchDefinitions(u);
@@ -91,8 +92,9 @@ TEST(Render, ScanWithAggregateHasTwoEntries) {
                                           "unsigned int* output, unsigned int initial_value)"),
             std::string::npos)
       << u.entries[0].declaration;
-  EXPECT_NE(u.entries[1].declaration.find("unsigned int initial_value, unsigned int* block_aggregate)"),
-            std::string::npos)
+  EXPECT_NE(
+      u.entries[1].declaration.find("unsigned int initial_value, unsigned int* block_aggregate)"),
+      std::string::npos)
       << u.entries[1].declaration;
   EXPECT_NE(u.source.find("::cub::BlockScan<unsigned int, 64, ::cub::BLOCK_SCAN_WARP_SCANS, 2, 1>"),
             std::string::npos);

@@ -9,7 +9,9 @@ namespace {
 
 using coop::v1::PrimitiveSpec;
 
-TargetInfo Target() { return TargetInfo{{75, 80, 86, 89, 90, 100, 120}}; }
+TargetInfo Target() {
+  return TargetInfo{{75, 80, 86, 89, 90, 100, 120}};
+}
 
 PrimitiveSpec BlockReduce() {
   PrimitiveSpec s;
@@ -103,8 +105,9 @@ TEST(Spec, DistinctSpecsHaveDistinctEncodings) {
 TEST(Spec, RejectsUnknownFamily) {
   auto s = BlockReduce();
   s.set_family("block_sort");
-  EXPECT_EQ(Error(s),
-            "spec: family must be one of block_reduce, block_scan, warp_reduce; got \"block_sort\"");
+  EXPECT_EQ(
+      Error(s),
+      "spec: family must be one of block_reduce, block_scan, warp_reduce; got \"block_sort\"");
 }
 
 TEST(Spec, RejectsUnknownMethod) {
@@ -171,15 +174,18 @@ TEST(Spec, RejectsAlgorithmTheFamilyLacks) {
             "\"warp_reductions\"");
   auto w = WarpReduce();
   w.set_algorithm("raking");
-  EXPECT_EQ(Error(w), "warp_reduce: algorithm does not apply (this family has none); got \"raking\"");
+  EXPECT_EQ(Error(w),
+            "warp_reduce: algorithm does not apply (this family has none); got \"raking\"");
 }
 
 TEST(Spec, RejectsWarpThreads) {
   auto w = WarpReduce();
   for (uint32_t bad : {3u, 48u, 64u, 33u}) {
     w.set_warp_threads(bad);
-    EXPECT_EQ(Error(w), "warp_reduce: warp_threads must be a power of two 1..32 (1, 2, 4, 8, 16, "
-                        "32), got " + std::to_string(bad));
+    EXPECT_EQ(Error(w),
+              "warp_reduce: warp_threads must be a power of two 1..32 (1, 2, 4, 8, 16, "
+              "32), got " +
+                  std::to_string(bad));
   }
   for (uint32_t good : {1u, 2u, 4u, 8u, 16u, 32u}) {
     w.set_warp_threads(good);
@@ -201,7 +207,8 @@ TEST(Spec, OperatorRules) {
             "block_reduce: op.builtin must be one of sum, max, min, bit_and, bit_or, bit_xor; got "
             "\"avg\"");
   s.mutable_op()->set_builtin("bit_xor");
-  EXPECT_EQ(Error(s), "block_reduce: op.builtin \"bit_xor\" needs an integer dtype; got \"float32\"");
+  EXPECT_EQ(Error(s),
+            "block_reduce: op.builtin \"bit_xor\" needs an integer dtype; got \"float32\"");
   s.set_dtype("uint32");
   EXPECT_TRUE(Canonicalize(s, Target()).ok());
   s.mutable_op()->mutable_user()->set_name("my_op");
@@ -210,8 +217,9 @@ TEST(Spec, OperatorRules) {
             "use op.builtin");
   auto sum = BlockReduce();
   sum.mutable_op()->set_builtin("max");
-  EXPECT_EQ(Error(sum), "block_reduce: op applies only to methods that take an operator; method "
-                        "\"sum\" does not");
+  EXPECT_EQ(Error(sum),
+            "block_reduce: op applies only to methods that take an operator; method "
+            "\"sum\" does not");
 }
 
 TEST(Spec, ScanOptionsOnlyForBlockScan) {

@@ -8,9 +8,7 @@
 // Do not include cub/cub.cuh: its device-wide algorithms need the host and fail under NVRTC.
 #pragma once
 
-#include <cuda/functional>
-#include <cuda/std/functional>
-
+#include <coop/device/wrappers.cuh>
 #include <cub/block/block_adjacent_difference.cuh>
 #include <cub/block/block_discontinuity.cuh>
 #include <cub/block/block_exchange.cuh>
@@ -30,5 +28,5 @@
 #include <cub/warp/warp_reduce.cuh>
 #include <cub/warp/warp_scan.cuh>
 #include <cub/warp/warp_store.cuh>
-
-#include <coop/device/wrappers.cuh>
+#include <cuda/functional>
+#include <cuda/std/functional>

@@ -14,29 +14,24 @@ namespace coop {
 namespace device {
 
 template <class Prim>
-__device__ __forceinline__ typename Prim::TempStorage& temp(void* p)
-{
+__device__ __forceinline__ typename Prim::TempStorage& temp(void* p) {
   return *static_cast<typename Prim::TempStorage*>(p);
 }
 
 // Copies N items from a pointer into a register array (N is a compile-time constant, so after
 // inlining the copy disappears into registers).
 template <class T, int N>
-__device__ __forceinline__ void load_items(const T* src, T (&dst)[N])
-{
+__device__ __forceinline__ void load_items(const T* src, T (&dst)[N]) {
 #pragma unroll
-  for (int i = 0; i < N; ++i)
-  {
+  for (int i = 0; i < N; ++i) {
     dst[i] = src[i];
   }
 }
 
 template <class T, int N>
-__device__ __forceinline__ void store_items(const T (&src)[N], T* dst)
-{
+__device__ __forceinline__ void store_items(const T (&src)[N], T* dst) {
 #pragma unroll
-  for (int i = 0; i < N; ++i)
-  {
+  for (int i = 0; i < N; ++i) {
     dst[i] = src[i];
   }
 }
@@ -44,28 +39,24 @@ __device__ __forceinline__ void store_items(const T (&src)[N], T* dst)
 // ---- block_reduce / warp_reduce --------------------------------------------------------------
 
 template <class Prim, class T>
-__device__ __forceinline__ T reduce_sum(void* t, T input)
-{
+__device__ __forceinline__ T reduce_sum(void* t, T input) {
   return Prim(temp<Prim>(t)).Sum(input);
 }
 
 template <class Prim, class T, class Op>
-__device__ __forceinline__ T reduce_op(void* t, T input, Op op)
-{
+__device__ __forceinline__ T reduce_op(void* t, T input, Op op) {
   return Prim(temp<Prim>(t)).Reduce(input, op);
 }
 
 template <class Prim, int N, class T>
-__device__ __forceinline__ T reduce_sum_items(void* t, const T* input)
-{
+__device__ __forceinline__ T reduce_sum_items(void* t, const T* input) {
   T items[N];
   load_items(input, items);
   return Prim(temp<Prim>(t)).Sum(items);
 }
 
 template <class Prim, int N, class T, class Op>
-__device__ __forceinline__ T reduce_op_items(void* t, const T* input, Op op)
-{
+__device__ __forceinline__ T reduce_op_items(void* t, const T* input, Op op) {
   T items[N];
   load_items(input, items);
   return Prim(temp<Prim>(t)).Reduce(items, op);
@@ -76,72 +67,64 @@ __device__ __forceinline__ T reduce_op_items(void* t, const T* input, Op op)
 // the block-wide aggregate (every thread receives it).
 
 template <class Prim, class T>
-__device__ __forceinline__ T inclusive_sum(void* t, T input)
-{
+__device__ __forceinline__ T inclusive_sum(void* t, T input) {
   T out;
   Prim(temp<Prim>(t)).InclusiveSum(input, out);
   return out;
 }
 
 template <class Prim, class T>
-__device__ __forceinline__ T inclusive_sum_agg(void* t, T input, T* aggregate)
-{
+__device__ __forceinline__ T inclusive_sum_agg(void* t, T input, T* aggregate) {
   T out;
   Prim(temp<Prim>(t)).InclusiveSum(input, out, *aggregate);
   return out;
 }
 
 template <class Prim, class T>
-__device__ __forceinline__ T exclusive_sum(void* t, T input)
-{
+__device__ __forceinline__ T exclusive_sum(void* t, T input) {
   T out;
   Prim(temp<Prim>(t)).ExclusiveSum(input, out);
   return out;
 }
 
 template <class Prim, class T>
-__device__ __forceinline__ T exclusive_sum_agg(void* t, T input, T* aggregate)
-{
+__device__ __forceinline__ T exclusive_sum_agg(void* t, T input, T* aggregate) {
   T out;
   Prim(temp<Prim>(t)).ExclusiveSum(input, out, *aggregate);
   return out;
 }
 
 template <class Prim, class T, class Op>
-__device__ __forceinline__ T inclusive_scan(void* t, T input, Op op)
-{
+__device__ __forceinline__ T inclusive_scan(void* t, T input, Op op) {
   T out;
   Prim(temp<Prim>(t)).InclusiveScan(input, out, op);
   return out;
 }
 
 template <class Prim, class T, class Op>
-__device__ __forceinline__ T inclusive_scan_agg(void* t, T input, T* aggregate, Op op)
-{
+__device__ __forceinline__ T inclusive_scan_agg(void* t, T input, T* aggregate, Op op) {
   T out;
   Prim(temp<Prim>(t)).InclusiveScan(input, out, op, *aggregate);
   return out;
 }
 
 template <class Prim, class T, class Op>
-__device__ __forceinline__ T exclusive_scan(void* t, T input, T initial_value, Op op)
-{
+__device__ __forceinline__ T exclusive_scan(void* t, T input, T initial_value, Op op) {
   T out;
   Prim(temp<Prim>(t)).ExclusiveScan(input, out, initial_value, op);
   return out;
 }
 
 template <class Prim, class T, class Op>
-__device__ __forceinline__ T exclusive_scan_agg(void* t, T input, T initial_value, T* aggregate, Op op)
-{
+__device__ __forceinline__ T exclusive_scan_agg(void* t, T input, T initial_value, T* aggregate,
+                                                Op op) {
   T out;
   Prim(temp<Prim>(t)).ExclusiveScan(input, out, initial_value, op, *aggregate);
   return out;
 }
 
 template <class Prim, int N, class T>
-__device__ __forceinline__ void inclusive_sum_items(void* t, const T* input, T* output)
-{
+__device__ __forceinline__ void inclusive_sum_items(void* t, const T* input, T* output) {
   T in[N], out[N];
   load_items(input, in);
   Prim(temp<Prim>(t)).InclusiveSum(in, out);
@@ -149,8 +132,8 @@ __device__ __forceinline__ void inclusive_sum_items(void* t, const T* input, T* 
 }
 
 template <class Prim, int N, class T>
-__device__ __forceinline__ void inclusive_sum_items_agg(void* t, const T* input, T* output, T* aggregate)
-{
+__device__ __forceinline__ void inclusive_sum_items_agg(void* t, const T* input, T* output,
+                                                        T* aggregate) {
   T in[N], out[N];
   load_items(input, in);
   Prim(temp<Prim>(t)).InclusiveSum(in, out, *aggregate);
@@ -158,8 +141,7 @@ __device__ __forceinline__ void inclusive_sum_items_agg(void* t, const T* input,
 }
 
 template <class Prim, int N, class T>
-__device__ __forceinline__ void exclusive_sum_items(void* t, const T* input, T* output)
-{
+__device__ __forceinline__ void exclusive_sum_items(void* t, const T* input, T* output) {
   T in[N], out[N];
   load_items(input, in);
   Prim(temp<Prim>(t)).ExclusiveSum(in, out);
@@ -167,8 +149,8 @@ __device__ __forceinline__ void exclusive_sum_items(void* t, const T* input, T* 
 }
 
 template <class Prim, int N, class T>
-__device__ __forceinline__ void exclusive_sum_items_agg(void* t, const T* input, T* output, T* aggregate)
-{
+__device__ __forceinline__ void exclusive_sum_items_agg(void* t, const T* input, T* output,
+                                                        T* aggregate) {
   T in[N], out[N];
   load_items(input, in);
   Prim(temp<Prim>(t)).ExclusiveSum(in, out, *aggregate);
@@ -176,8 +158,7 @@ __device__ __forceinline__ void exclusive_sum_items_agg(void* t, const T* input,
 }
 
 template <class Prim, int N, class T, class Op>
-__device__ __forceinline__ void inclusive_scan_items(void* t, const T* input, T* output, Op op)
-{
+__device__ __forceinline__ void inclusive_scan_items(void* t, const T* input, T* output, Op op) {
   T in[N], out[N];
   load_items(input, in);
   Prim(temp<Prim>(t)).InclusiveScan(in, out, op);
@@ -185,8 +166,8 @@ __device__ __forceinline__ void inclusive_scan_items(void* t, const T* input, T*
 }
 
 template <class Prim, int N, class T, class Op>
-__device__ __forceinline__ void inclusive_scan_items_agg(void* t, const T* input, T* output, T* aggregate, Op op)
-{
+__device__ __forceinline__ void inclusive_scan_items_agg(void* t, const T* input, T* output,
+                                                         T* aggregate, Op op) {
   T in[N], out[N];
   load_items(input, in);
   Prim(temp<Prim>(t)).InclusiveScan(in, out, op, *aggregate);
@@ -194,8 +175,8 @@ __device__ __forceinline__ void inclusive_scan_items_agg(void* t, const T* input
 }
 
 template <class Prim, int N, class T, class Op>
-__device__ __forceinline__ void exclusive_scan_items(void* t, const T* input, T* output, T initial_value, Op op)
-{
+__device__ __forceinline__ void exclusive_scan_items(void* t, const T* input, T* output,
+                                                     T initial_value, Op op) {
   T in[N], out[N];
   load_items(input, in);
   Prim(temp<Prim>(t)).ExclusiveScan(in, out, initial_value, op);
@@ -203,20 +184,19 @@ __device__ __forceinline__ void exclusive_scan_items(void* t, const T* input, T*
 }
 
 template <class Prim, int N, class T, class Op>
-__device__ __forceinline__ void
-exclusive_scan_items_agg(void* t, const T* input, T* output, T initial_value, T* aggregate, Op op)
-{
+__device__ __forceinline__ void exclusive_scan_items_agg(void* t, const T* input, T* output,
+                                                         T initial_value, T* aggregate, Op op) {
   T in[N], out[N];
   load_items(input, in);
   Prim(temp<Prim>(t)).ExclusiveScan(in, out, initial_value, op, *aggregate);
   store_items(out, output);
 }
 
-} // namespace device
-} // namespace coop
+}  // namespace device
+}  // namespace coop
 
 // Defines the two layout globals the layout query reads back from PTX. SYM is the entry symbol
 // prefix; PRIM the CUB primitive type.
-#define COOP_LAYOUT(SYM, PRIM)                                                                   \
+#define COOP_LAYOUT(SYM, PRIM)                                                                  \
   extern "C" __device__ const unsigned long long SYM##__temp_bytes = sizeof(PRIM::TempStorage); \
   extern "C" __device__ const unsigned long long SYM##__temp_align = alignof(PRIM::TempStorage);

@@ -100,8 +100,7 @@ TEST_F(SqliteCacheTest, RecordDecodeNamesTheFailedCheck) {
 
   std::string bad_payload = good;
   bad_payload.back() ^= 1;
-  EXPECT_EQ(SqliteCache::DecodeRecord(bad_payload).status().message(),
-            "record: checksum mismatch");
+  EXPECT_EQ(SqliteCache::DecodeRecord(bad_payload).status().message(), "record: checksum mismatch");
 }
 
 TEST_F(SqliteCacheTest, RefusesNewerSchema) {
