@@ -123,7 +123,8 @@ std::vector<std::string> SemanticOptions(const Toolchain& tc, const std::string&
   return opts;
 }
 
-absl::StatusOr<CompileOutput> CompileToLtoIr(const Toolchain& tc, const std::string& source,
+absl::StatusOr<CompileOutput> CompileToLtoIr(const std::vector<EmbeddedHeader>& headers,
+                                             const std::string& source,
                                              const std::vector<std::string>& semantic_options,
                                              const CompileSettings& settings) {
   const auto start = std::chrono::steady_clock::now();
@@ -131,7 +132,7 @@ absl::StatusOr<CompileOutput> CompileToLtoIr(const Toolchain& tc, const std::str
     std::call_once(g_pch_heap_once, [&] { nvrtcSetPCHHeapSize(settings.pch_heap_bytes); });
   }
   std::vector<const char*> header_sources, header_names;
-  for (const auto& h : tc.device_headers) {
+  for (const auto& h : headers) {
     header_sources.push_back(h.contents.c_str());
     header_names.push_back(h.name.c_str());
   }
@@ -151,12 +152,19 @@ absl::StatusOr<CompileOutput> CompileToLtoIr(const Toolchain& tc, const std::str
   for (const auto& o : all) argv.push_back(o.c_str());
   r = nvrtcCompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
   CompileOutput out;
-  out.log = StripPchNotes(ProgramLog(prog.get()));
+  const std::string raw_log = ProgramLog(prog.get());
+  out.log = StripPchNotes(raw_log);
   if (r != NVRTC_SUCCESS) {
     return absl::InternalError(
         StrCat("nvrtc: compile failed (", nvrtcGetErrorString(r), "):\n", out.log));
   }
-  if (settings.pch) out.pch_status = PchStatusName(nvrtcGetPCHCreateStatus(prog.get()));
+  if (!settings.pch) {
+    out.pch_status = "off";
+  } else if (raw_log.find("using precompiled header file") != std::string::npos) {
+    out.pch_status = "used";
+  } else {
+    out.pch_status = PchStatusName(nvrtcGetPCHCreateStatus(prog.get()));
+  }
 
   size_t size = 0;
   if ((r = nvrtcGetLTOIRSize(prog.get(), &size)) != NVRTC_SUCCESS || size == 0) {
@@ -171,10 +179,8 @@ absl::StatusOr<CompileOutput> CompileToLtoIr(const Toolchain& tc, const std::str
   return out;
 }
 
-absl::StatusOr<Layout> QueryLayout(const std::string& ltoir, const std::string& arch,
-                                   const std::string& bytes_symbol,
-                                   const std::string& align_symbol) {
-  LinkInput in{LinkInput::kLtoIr, "artifact.ltoir", ltoir};
+absl::StatusOr<std::vector<Layout>> QueryLayouts(const std::string& ltoir, const std::string& arch,
+                                                 const std::vector<LayoutSymbols>& symbols) {
   // Link to PTX: -lto makes nvJitLink run NVVM over the IR; -ptx stops before ptxas.
   const std::string arch_opt = "-arch=" + arch;
   const char* opts[] = {arch_opt.c_str(), "-lto", "-ptx"};
@@ -205,14 +211,15 @@ absl::StatusOr<Layout> QueryLayout(const std::string& ltoir, const std::string& 
     }
     return std::stoull(m[1].str());
   };
-  Layout layout;
-  auto bytes = read(bytes_symbol);
-  if (!bytes.ok()) return bytes.status();
-  auto align = read(align_symbol);
-  if (!align.ok()) return align.status();
-  layout.bytes = *bytes;
-  layout.align = *align;
-  return layout;
+  std::vector<Layout> layouts;
+  for (const auto& s : symbols) {
+    auto bytes = read(s.bytes_symbol);
+    if (!bytes.ok()) return bytes.status();
+    auto align = read(s.align_symbol);
+    if (!align.ok()) return align.status();
+    layouts.push_back(Layout{*bytes, *align});
+  }
+  return layouts;
 }
 
 absl::StatusOr<std::string> LinkCubin(const std::vector<LinkInput>& inputs, const std::string& arch,

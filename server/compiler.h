@@ -1,12 +1,12 @@
 // compiler.h: NVRTC and nvJitLink, wrapped.
 //
-// CompileToLtoIr() compiles one rendered unit to LTO-IR. QueryLayout() reads the TempStorage
+// CompileToLtoIr() compiles one rendered unit to LTO-IR. QueryLayouts() reads the TempStorage
 // layout globals back from the PTX nvJitLink makes of that LTO-IR (tens of milliseconds; no
 // second parse of the CCCL headers). LinkCubin() links LTO-IR/PTX inputs into a cubin.
 //
 // Every failure carries the compiler's or linker's full log in the status message. NVRTC
 // serializes compiles inside one process, so callers gain nothing by calling CompileToLtoIr()
-// from several threads (the compile engine runs separate processes for parallelism); all
+// from several threads (coopd runs them in worker processes, engine/worker_pool.h); all
 // functions here are nevertheless thread-safe.
 #pragma once
 
@@ -28,8 +28,9 @@ struct CompileOutput {
   std::string ltoir;
   std::string log;
   double compile_ms = 0;
-  // NVRTC's automatic-PCH outcome for this compile: "created", "used" (heap hit), or the reason
-  // it was not built (e.g. "heap exhausted").
+  // NVRTC's automatic-PCH outcome for this compile: "created" (this compile built it), "used"
+  // (a PCH from an earlier compile in this process served it), "off", or why none was built
+  // ("not created: PCH heap exhausted").
   std::string pch_status;
 };
 
@@ -38,8 +39,10 @@ struct CompileSettings {
   size_t pch_heap_bytes = size_t{256} << 20;  // must exceed ~195 MB for the full prelude
 };
 
-// INTERNAL with the NVRTC log when the source does not compile.
-absl::StatusOr<CompileOutput> CompileToLtoIr(const Toolchain& tc, const std::string& source,
+// INTERNAL with the NVRTC log when the source does not compile. `headers` are handed to NVRTC
+// as in-memory include files (coopd's embedded device headers).
+absl::StatusOr<CompileOutput> CompileToLtoIr(const std::vector<EmbeddedHeader>& headers,
+                                             const std::string& source,
                                              const std::vector<std::string>& semantic_options,
                                              const CompileSettings& settings);
 
@@ -48,10 +51,14 @@ struct Layout {
   uint64_t align = 0;
 };
 
-// Links `ltoir` to PTX for `arch` and reads the two extern "C" u64 globals.
-absl::StatusOr<Layout> QueryLayout(const std::string& ltoir, const std::string& arch,
-                                   const std::string& bytes_symbol,
-                                   const std::string& align_symbol);
+struct LayoutSymbols {
+  std::string bytes_symbol;  // extern "C" u64 global holding sizeof(TempStorage)
+  std::string align_symbol;  // ... alignof(TempStorage)
+};
+
+// Links `ltoir` to PTX for `arch` once and reads each pair of extern "C" u64 globals.
+absl::StatusOr<std::vector<Layout>> QueryLayouts(const std::string& ltoir, const std::string& arch,
+                                                 const std::vector<LayoutSymbols>& symbols);
 
 struct LinkInput {
   enum Kind { kLtoIr, kPtx, kCubin } kind;

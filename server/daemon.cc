@@ -20,6 +20,7 @@
 #include "coop/paths.h"
 #include "server/cache/memory_cache.h"
 #include "server/cache/sqlite_cache.h"
+#include "server/engine/worker_pool.h"
 #include "server/grpc_service.h"
 #include "server/strings.h"
 
@@ -28,7 +29,9 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: coopd [--socket PATH] [--cache-dir DIR] [--cccl-include DIR]\n"
-    "             [--memory-cache-mb N] [--no-pch] [--log-level LEVEL] [--version]\n"
+    "             [--workers N] [--compile-timeout SECONDS] [--worker-memory-mb N]\n"
+    "             [--prewarm ARCHS] [--memory-cache-mb N] [--no-pch] [--log-level LEVEL]\n"
+    "             [--version]\n"
     "\n"
     "Serves CUB block/warp primitive specializations over gRPC on a Unix socket.\n"
     "  --socket PATH        Unix socket to listen on (env COOPD_SOCKET;\n"
@@ -106,8 +109,16 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
   config->cache_dir = DefaultCacheDir();
   config->cccl_include = EnvOr("COOPD_CCCL_INCLUDE", "");
   config->log_level = EnvOr("COOPD_LOG_LEVEL", "info");
-  std::string mem = EnvOr("COOPD_MEMORY_CACHE_MB", "");
-  std::string mem_source = "COOPD_MEMORY_CACHE_MB";
+  // Numeric settings: value and where it came from, for error messages.
+  struct Setting {
+    std::string value, source;
+  };
+  auto env_setting = [](const char* name) { return Setting{EnvOr(name, ""), name}; };
+  Setting mem = env_setting("COOPD_MEMORY_CACHE_MB");
+  Setting workers = env_setting("COOPD_WORKERS");
+  Setting timeout = env_setting("COOPD_COMPILE_TIMEOUT");
+  Setting worker_mem = env_setting("COOPD_WORKER_MEMORY_MB");
+  Setting prewarm = env_setting("COOPD_PREWARM");
 
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -135,10 +146,15 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
     } else if (arg == "--cccl-include") {
       if (!(v = value("--cccl-include")).ok()) return v.status();
       config->cccl_include = *v;
-    } else if (arg == "--memory-cache-mb") {
-      if (!(v = value("--memory-cache-mb")).ok()) return v.status();
-      mem = *v;
-      mem_source = "--memory-cache-mb";
+    } else if (arg == "--memory-cache-mb" || arg == "--workers" || arg == "--compile-timeout" ||
+               arg == "--worker-memory-mb" || arg == "--prewarm") {
+      if (!(v = value(arg.c_str())).ok()) return v.status();
+      Setting& target = arg == "--memory-cache-mb"    ? mem
+                        : arg == "--workers"          ? workers
+                        : arg == "--compile-timeout"  ? timeout
+                        : arg == "--worker-memory-mb" ? worker_mem
+                                                      : prewarm;
+      target = Setting{*v, arg};
     } else if (arg == "--log-level") {
       if (!(v = value("--log-level")).ok()) return v.status();
       config->log_level = *v;
@@ -149,13 +165,49 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
           StrCat("unknown argument \"", arg, "\" (see coopd --help)"));
     }
   }
-  if (!mem.empty()) {
-    uint64_t mb = 0;
-    if (!absl::SimpleAtoi(mem, &mb) || mb > (uint64_t{1} << 20)) {
+  auto whole = [](const Setting& s, uint64_t max, const char* what, uint64_t* out) -> absl::Status {
+    if (!absl::SimpleAtoi(s.value, out) || *out > max) {
       return absl::InvalidArgumentError(
-          StrCat(mem_source, ": must be a whole number of MiB 0..1048576, got \"", mem, "\""));
+          StrCat(s.source, ": must be ", what, " 0..", max, ", got \"", s.value, "\""));
     }
-    config->memory_cache_bytes = mb << 20;
+    return absl::OkStatus();
+  };
+  uint64_t n = 0;
+  if (!mem.value.empty()) {
+    if (absl::Status s = whole(mem, uint64_t{1} << 20, "a whole number of MiB", &n); !s.ok()) {
+      return s;
+    }
+    config->memory_cache_bytes = n << 20;
+  }
+  if (!workers.value.empty()) {
+    if (absl::Status s = whole(workers, 256, "a number of workers", &n); !s.ok()) return s;
+    config->workers = static_cast<int>(n);
+  }
+  if (!worker_mem.value.empty()) {
+    if (absl::Status s = whole(worker_mem, uint64_t{1} << 24, "a whole number of MiB", &n);
+        !s.ok()) {
+      return s;
+    }
+    config->worker_memory_bytes = n << 20;
+  }
+  if (!timeout.value.empty()) {
+    double seconds = 0;
+    if (!absl::SimpleAtod(timeout.value, &seconds) || !(seconds > 0) || seconds > 86400) {
+      return absl::InvalidArgumentError(StrCat(timeout.source,
+                                               ": must be a number of seconds > 0 and <= 86400, "
+                                               "got \"",
+                                               timeout.value, "\""));
+    }
+    config->compile_timeout =
+        std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(seconds * 1000)));
+  }
+  config->prewarm_archs.clear();
+  for (size_t start = 0; start < prewarm.value.size();) {
+    size_t comma = prewarm.value.find(',', start);
+    if (comma == std::string::npos) comma = prewarm.value.size();
+    std::string arch = prewarm.value.substr(start, comma - start);
+    if (!arch.empty()) config->prewarm_archs.push_back(arch);
+    start = comma + 1;
   }
   auto level = spdlog::level::from_str(config->log_level);
   if (level == spdlog::level::off && config->log_level != "off") {
@@ -209,10 +261,22 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   cache->AddTier(std::make_unique<MemoryCache>(config.memory_cache_bytes), CacheOrigin::kMemory);
   cache->AddTier(std::move(*disk), CacheOrigin::kDisk);
 
+  WorkerPoolOptions pool_options;
+  pool_options.workers = config.workers;
+  pool_options.timeout = config.compile_timeout;
+  pool_options.memory_limit_bytes = config.worker_memory_bytes;
+  WorkerPool pool(pool_options);
+  if (absl::Status s = pool.Start(); !s.ok()) return s;
+  spdlog::info("compile workers: {} (timeout {:.3g} s{})", pool.size(),
+               config.compile_timeout.count() / 1000.0,
+               config.worker_memory_bytes
+                   ? StrCat(", memory limit ", config.worker_memory_bytes >> 20, " MiB")
+                   : std::string());
+
   ServiceOptions options;
   options.compile.pch = config.pch;
   options.cache_path = cache_path;
-  Service service(std::move(*toolchain), std::move(cache), options);
+  Service service(std::move(*toolchain), std::move(cache), &pool, options);
   Executor executor(config.executor_threads);
   CoopService grpc_service(&service, &executor);
 
@@ -231,6 +295,21 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   }
   chmod(config.socket_path.c_str(), 0600);
   spdlog::info("ready: listening on unix:{} (cache {})", config.socket_path, cache_path);
+  if (!config.prewarm_archs.empty()) {
+    for (const auto& arch : config.prewarm_archs) {
+      TargetInfo target = service.toolchain().Target();
+      coop::v1::PrimitiveSpec probe;
+      probe.set_family("block_reduce");
+      probe.set_dtype("float32");
+      probe.mutable_block()->set_x(32);
+      probe.set_arch(arch);
+      if (auto ok = Canonicalize(probe, target); !ok.ok()) {
+        spdlog::warn("--prewarm: skipping {}: {}", arch, std::string(ok.status().message()));
+        continue;
+      }
+      service.Prewarm({arch});
+    }
+  }
 
   int sig = 0;
   sigwait(&signals, &sig);
@@ -246,6 +325,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   server->Wait();
   executor.Drain();
+  pool.Shutdown();
   unlink(config.socket_path.c_str());
   spdlog::info("stopped");
   return absl::OkStatus();

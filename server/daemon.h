@@ -2,7 +2,9 @@
 // server, signals and orderly shutdown.
 #pragma once
 
+#include <chrono>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -15,6 +17,10 @@ struct DaemonConfig {
   uint64_t memory_cache_bytes = uint64_t{256} << 20;
   int executor_threads = 8;
   bool pch = true;
+  int workers = 0;  // compile worker processes; 0: one per core
+  std::chrono::milliseconds compile_timeout{120000};
+  uint64_t worker_memory_bytes = 0;        // RLIMIT_AS per worker; 0: unlimited
+  std::vector<std::string> prewarm_archs;  // build PCHs for these in the background at start
   std::string log_level = "info";
 };
 

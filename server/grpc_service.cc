@@ -53,24 +53,59 @@ void Executor::Drain() {
   threads_.clear();
 }
 
-grpc::ServerUnaryReactor* CoopService::Specialize(grpc::CallbackServerContext* context,
-                                                  const coop::v1::SpecializeRequest* request,
-                                                  coop::v1::SpecializeResponse* response) {
+grpc::ServerUnaryReactor* CoopService::Accept(
+    grpc::CallbackServerContext* context, std::function<void(uint64_t id, Finish finish)> work) {
   auto* reactor = context->DefaultReactor();
-  const uint64_t id = next_request_id_++;
   ++in_flight_;
   if (draining_) {
     --in_flight_;
     reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "coopd is shutting down; retry"));
     return reactor;
   }
-  executor_->Submit([this, reactor, request, response, id] {
-    auto artifact = service_->Specialize(*request, id);
-    if (artifact.ok()) *response->mutable_artifact() = std::move(*artifact);
-    --in_flight_;
-    reactor->Finish(ToGrpcStatus(artifact.status()));
+  const uint64_t id = next_request_id_++;
+  executor_->Submit([this, reactor, id, work = std::move(work)] {
+    work(id, [this, reactor](const absl::Status& status) {
+      --in_flight_;
+      reactor->Finish(ToGrpcStatus(status));
+    });
   });
   return reactor;
+}
+
+grpc::ServerUnaryReactor* CoopService::Specialize(grpc::CallbackServerContext* context,
+                                                  const coop::v1::SpecializeRequest* request,
+                                                  coop::v1::SpecializeResponse* response) {
+  return Accept(context, [this, request, response](uint64_t id, Finish finish) {
+    service_->Specialize({request->spec()}, /*bundle=*/false, id,
+                         [response, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
+                           if (artifact.ok()) *response->mutable_artifact() = std::move(*artifact);
+                           finish(artifact.status());
+                         });
+  });
+}
+
+grpc::ServerUnaryReactor* CoopService::SpecializeBundle(
+    grpc::CallbackServerContext* context, const coop::v1::SpecializeBundleRequest* request,
+    coop::v1::SpecializeResponse* response) {
+  return Accept(context, [this, request, response](uint64_t id, Finish finish) {
+    std::vector<coop::v1::PrimitiveSpec> specs(request->specs().begin(), request->specs().end());
+    service_->Specialize(specs, /*bundle=*/true, id,
+                         [response, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
+                           if (artifact.ok()) *response->mutable_artifact() = std::move(*artifact);
+                           finish(artifact.status());
+                         });
+  });
+}
+
+grpc::ServerUnaryReactor* CoopService::Link(grpc::CallbackServerContext* context,
+                                            const coop::v1::LinkRequest* request,
+                                            coop::v1::LinkResponse* response) {
+  return Accept(context, [this, request, response](uint64_t id, Finish finish) {
+    service_->Link(*request, id, [response, finish](absl::StatusOr<coop::v1::LinkResponse> r) {
+      if (r.ok()) *response = std::move(*r);
+      finish(r.status());
+    });
+  });
 }
 
 bool CoopService::WaitIdle(std::chrono::steady_clock::time_point deadline) const {

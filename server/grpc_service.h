@@ -50,12 +50,26 @@ class CoopService final : public coop::v1::Coop::CallbackService {
   grpc::ServerUnaryReactor* Specialize(grpc::CallbackServerContext* context,
                                        const coop::v1::SpecializeRequest* request,
                                        coop::v1::SpecializeResponse* response) override;
+  grpc::ServerUnaryReactor* SpecializeBundle(grpc::CallbackServerContext* context,
+                                             const coop::v1::SpecializeBundleRequest* request,
+                                             coop::v1::SpecializeResponse* response) override;
+  grpc::ServerUnaryReactor* Link(grpc::CallbackServerContext* context,
+                                 const coop::v1::LinkRequest* request,
+                                 coop::v1::LinkResponse* response) override;
   grpc::ServerUnaryReactor* GetStats(grpc::CallbackServerContext* context,
                                      const coop::v1::GetStatsRequest* request,
                                      coop::v1::Stats* response) override;
 
   int in_flight() const { return in_flight_.load(); }
 
+ private:
+  // Accepts a request (or refuses it while draining) and runs `work` on the executor; `work`
+  // must arrange for `finish` to be called exactly once.
+  using Finish = std::function<void(const absl::Status&)>;
+  grpc::ServerUnaryReactor* Accept(grpc::CallbackServerContext* context,
+                                   std::function<void(uint64_t id, Finish finish)> work);
+
+ public:
   // Shutdown, step 1: from now on new Specialize calls get UNAVAILABLE ("shutting down; retry").
   void BeginDrain() { draining_ = true; }
   // Shutdown, step 2: waits until the requests accepted before BeginDrain() have finished, or

@@ -1,9 +1,26 @@
 // coopd: the daemon's entry point. Everything else lives in the coopd_server library.
+//
+// `coopd --worker-fd N ...` runs a compile worker instead (the daemon starts these itself).
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include "server/daemon.h"
+#include "server/engine/worker.h"
 
 int main(int argc, char** argv) {
+  if (argc >= 3 && std::strcmp(argv[1], "--worker-fd") == 0) {
+    int fd = std::atoi(argv[2]);
+    pid_t parent = 0;
+    uint64_t memory = 0;
+    for (int i = 3; i + 1 < argc; i += 2) {
+      if (std::strcmp(argv[i], "--worker-parent") == 0) parent = std::atoi(argv[i + 1]);
+      if (std::strcmp(argv[i], "--worker-memory-bytes") == 0) {
+        memory = std::strtoull(argv[i + 1], nullptr, 10);
+      }
+    }
+    return coopd::RunWorker(fd, parent, memory);
+  }
   coopd::DaemonConfig config;
   bool exit_now = false;
   if (absl::Status s = coopd::ParseDaemonArgs(argc, argv, &config, &exit_now); !s.ok()) {

@@ -121,48 +121,52 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
 
 }  // namespace
 
-RenderedUnit Render(const PrimitiveSpec& s) {
-  const DType& dt = *FindDType(s.dtype());
+RenderedUnit Render(const std::vector<PrimitiveSpec>& specs) {
   RenderedUnit unit;
-  // The symbol names the spec, so distinct specs linked into one kernel never collide, and the
-  // same spec always gets the same name (independent of toolchain).
-  const std::string spec_digest = Sha256::Hex(CanonicalEncoding(s)).substr(0, 16);
-  unit.symbol_base =
-      StrCat("coop_", s.family(), "_", s.method(), "_", dt.short_name, "_", spec_digest);
-  unit.temp_bytes_symbol = unit.symbol_base + "__temp_bytes";
-  unit.temp_align_symbol = unit.symbol_base + "__temp_align";
-
-  const bool numba = s.calling_convention() == coop::v1::CALLING_CONVENTION_NUMBA;
   std::string body;
-  for (const EntryPlan& p : PlanEntries(s, dt)) {
-    RenderedEntry e;
-    e.symbol = unit.symbol_base + p.suffix;
-    std::string params;
-    if (numba && p.result != "void") params = StrCat(p.result, "* result, ");
-    params += "void* temp_storage";
-    for (const auto& [type, name] : p.params) StrAppend(&params, ", ", type, " ", name);
-    const std::string ret = numba ? "int" : p.result;
-    const std::string signature =
-        StrCat("extern \"C\" __device__ ", ret, " ", e.symbol, "(", params, ")");
-    e.declaration = signature + ";";
-    e.description = p.description;
-    std::string stmt;
-    if (numba) {
-      stmt = p.result == "void" ? StrCat("  ", p.call, ";\n  return 0;\n")
-                                : StrCat("  *result = ", p.call, ";\n  return 0;\n");
-    } else {
-      stmt = p.result == "void" ? StrCat("  ", p.call, ";\n") : StrCat("  return ", p.call, ";\n");
-    }
-    StrAppend(&body, signature, "\n{\n", "  using Prim = coop_prim_t;\n", stmt, "}\n");
-    unit.entries.push_back(std::move(e));
-  }
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const PrimitiveSpec& s = specs[i];
+    const DType& dt = *FindDType(s.dtype());
+    RenderedPart part;
+    // The symbol names the spec, so distinct specs linked into one kernel never collide, and
+    // the same spec always gets the same name (independent of toolchain and of bundling).
+    const std::string spec_digest = Sha256::Hex(CanonicalEncoding(s)).substr(0, 16);
+    part.symbol_base =
+        StrCat("coop_", s.family(), "_", s.method(), "_", dt.short_name, "_", spec_digest);
+    part.temp_bytes_symbol = part.symbol_base + "__temp_bytes";
+    part.temp_align_symbol = part.symbol_base + "__temp_align";
+    const std::string alias = StrCat("coop_prim_", i, "_t");
+    StrAppend(&body, "\n// ", s.family(), " ", s.method(), " ", s.dtype(), "\n", "using ", alias,
+              " = ", PrimitiveType(s, dt.c_type), ";\n", "COOP_LAYOUT(", part.symbol_base, ", ",
+              alias, ")\n");
 
-  unit.source = StrCat(
-      "#include <coop/device/prelude.cuh>\n"
-      "// coopd: ",
-      s.family(), " ", s.method(), " ", s.dtype(), "\n",
-      "using coop_prim_t = ", PrimitiveType(s, dt.c_type), ";\n", "COOP_LAYOUT(", unit.symbol_base,
-      ", coop_prim_t)\n", body);
+    const bool numba = s.calling_convention() == coop::v1::CALLING_CONVENTION_NUMBA;
+    for (const EntryPlan& p : PlanEntries(s, dt)) {
+      RenderedEntry e;
+      e.symbol = part.symbol_base + p.suffix;
+      std::string params;
+      if (numba && p.result != "void") params = StrCat(p.result, "* result, ");
+      params += "void* temp_storage";
+      for (const auto& [type, name] : p.params) StrAppend(&params, ", ", type, " ", name);
+      const std::string ret = numba ? "int" : p.result;
+      const std::string signature =
+          StrCat("extern \"C\" __device__ ", ret, " ", e.symbol, "(", params, ")");
+      e.declaration = signature + ";";
+      e.description = p.description;
+      std::string stmt;
+      if (numba) {
+        stmt = p.result == "void" ? StrCat("  ", p.call, ";\n  return 0;\n")
+                                  : StrCat("  *result = ", p.call, ";\n  return 0;\n");
+      } else {
+        stmt =
+            p.result == "void" ? StrCat("  ", p.call, ";\n") : StrCat("  return ", p.call, ";\n");
+      }
+      StrAppend(&body, signature, "\n{\n", "  using Prim = ", alias, ";\n", stmt, "}\n");
+      part.entries.push_back(std::move(e));
+    }
+    unit.parts.push_back(std::move(part));
+  }
+  unit.source = StrCat("#include <coop/device/prelude.cuh>\n", body);
   return unit;
 }
 

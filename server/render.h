@@ -21,16 +21,25 @@ struct RenderedEntry {
   std::string description;
 };
 
-struct RenderedUnit {
-  std::string source;
+// One spec's part of a unit.
+struct RenderedPart {
   std::string symbol_base;        // prefix shared by the entries and the layout globals
   std::string temp_bytes_symbol;  // extern "C" global holding sizeof(TempStorage)
   std::string temp_align_symbol;  // extern "C" global holding alignof(TempStorage)
   std::vector<RenderedEntry> entries;
+};
+
+struct RenderedUnit {
+  std::string source;
+  std::vector<RenderedPart> parts;  // one per spec, in order
   bool needs_cuda_include = false;  // fp16/bf16 need -I<cuda>/include (none in this catalogue yet)
 };
 
-// `spec` must come from Canonicalize().
-RenderedUnit Render(const coop::v1::PrimitiveSpec& spec);
+// Renders one translation unit holding every spec (a bundle). Specs must come from
+// Canonicalize() and be distinct.
+RenderedUnit Render(const std::vector<coop::v1::PrimitiveSpec>& specs);
+inline RenderedUnit Render(const coop::v1::PrimitiveSpec& spec) {
+  return Render(std::vector<coop::v1::PrimitiveSpec>{spec});
+}
 
 }  // namespace coopd

@@ -1,57 +1,85 @@
 // service.h: coopd's request logic, independent of gRPC.
 //
-// Specialize(): validate -> canonical spec -> render -> key -> tiered cache -> compile ->
-// layout query -> store -> artifact. Errors are absl::Status values with the codes of BRIEF.md
-// section 5; the gRPC layer (grpc_service.cc) converts them in one place.
+// Specialize(): validate -> canonical specs -> render one unit -> key -> tiered cache ->
+// single-flight -> compile in a worker (NVRTC + layout query) -> store -> artifact.
+// Link(): fetch artifacts by key -> key over every input -> cache -> single-flight -> nvJitLink
+// in a worker -> store -> cubin.
 //
-// Thread-safe. Compiles are serialized inside this process (NVRTC serializes them anyway); the
-// compile engine's worker pool replaces this with parallel worker processes.
+// Errors are absl::Status values with the codes of BRIEF.md section 5; the gRPC layer converts
+// them in one place. Thread-safe. Specialize() and Link() do cache I/O on the calling thread
+// (call them from an executor, not a gRPC thread) and deliver their result through `done`,
+// exactly once, possibly on a worker-pool thread.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "coop/v1/coop.pb.h"
 #include "server/cache/cache.h"
 #include "server/compiler.h"
+#include "server/engine/worker_pool.h"
+#include "server/single_flight.h"
 #include "server/toolchain.h"
 
 namespace coopd {
 
 struct ServiceOptions {
-  CompileSettings compile;
-  std::string cache_path;  // reported in stats
+  CompileSettings compile;  // PCH on/off and heap size, sent to the workers
+  std::string cache_path;   // reported in stats
 };
 
 class Service {
  public:
-  Service(Toolchain toolchain, std::unique_ptr<TieredCache> cache, ServiceOptions options);
+  using ArtifactDone = std::function<void(absl::StatusOr<coop::v1::Artifact>)>;
+  using LinkDone = std::function<void(absl::StatusOr<coop::v1::LinkResponse>)>;
 
-  // `request_id` tags log lines.
-  absl::StatusOr<coop::v1::Artifact> Specialize(const coop::v1::SpecializeRequest& request,
-                                                uint64_t request_id);
+  // `pool` must outlive the service.
+  Service(Toolchain toolchain, std::unique_ptr<TieredCache> cache, WorkerPool* pool,
+          ServiceOptions options);
+
+  // One spec (`bundle` false: errors are prefixed by the family) or a bundle (errors are
+  // prefixed by "specs[i]: "). `request_id` tags log lines.
+  void Specialize(const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
+                  uint64_t request_id, ArtifactDone done);
+  void Link(const coop::v1::LinkRequest& request, uint64_t request_id, LinkDone done);
   coop::v1::Stats GetStats();
+
+  // Queues a background PCH build for each arch on every worker (never delays requests).
+  void Prewarm(const std::vector<std::string>& archs);
+
   const Toolchain& toolchain() const { return toolchain_; }
 
  private:
-  absl::StatusOr<coop::v1::Artifact> Compile(const coop::v1::PrimitiveSpec& spec,
-                                             const RenderedUnit& unit,
-                                             const std::vector<std::string>& options,
-                                             const std::string& key, uint64_t request_id);
+  absl::StatusOr<std::vector<coop::v1::PrimitiveSpec>> Validate(
+      const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle);
+  std::optional<coop::v1::Artifact> LookupArtifact(const std::string& key);
+  void StartCompile(const std::vector<coop::v1::PrimitiveSpec>& specs, const RenderedUnit& unit,
+                    const std::vector<std::string>& options, const std::string& key,
+                    uint64_t request_id);
+  void RecordCompileTime(double ms);
 
   const Toolchain toolchain_;
   const std::unique_ptr<TieredCache> cache_;
+  WorkerPool* const pool_;
   const ServiceOptions options_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-  std::mutex compile_mu_;  // serializes NVRTC within this process
+  SingleFlight<coop::v1::Artifact> compiles_in_flight_;
+  SingleFlight<coop::v1::LinkResponse> links_in_flight_;
 
   std::atomic<uint64_t> requests_{0}, invalid_{0}, memory_hits_{0}, disk_hits_{0}, misses_{0},
-      compiles_{0}, compile_failures_{0};
+      compiles_{0}, compile_failures_{0}, pch_warm_{0}, links_{0}, link_failures_{0}, link_hits_{0},
+      bundles_{0};
   std::atomic<uint64_t> compile_us_total_{0};
+  std::mutex times_mu_;
+  std::deque<double> recent_compile_ms_ ABSL_GUARDED_BY(times_mu_);  // last 1024
 };
 
 }  // namespace coopd

@@ -29,15 +29,18 @@ PrimitiveSpec Spec(const std::string& family, const std::string& method, const s
 
 // The declaration handed to the frontend must be exactly the definition's signature.
 void ExpectDeclarationsMatchDefinitions(const RenderedUnit& u) {
-  ASSERT_FALSE(u.entries.empty());
-  for (const auto& e : u.entries) {
-    ASSERT_EQ(e.declaration.back(), ';');
-    const std::string signature = e.declaration.substr(0, e.declaration.size() - 1);
-    EXPECT_NE(u.source.find(signature + "\n{"), std::string::npos)
-        << "definition of " << e.symbol << " not found in:\n"
-        << u.source;
-    EXPECT_NE(e.declaration.find(" " + e.symbol + "("), std::string::npos);
-    EXPECT_EQ(e.declaration.rfind("extern \"C\" __device__ ", 0), 0u);
+  ASSERT_FALSE(u.parts.empty());
+  for (const auto& part : u.parts) {
+    ASSERT_FALSE(part.entries.empty());
+    for (const auto& e : part.entries) {
+      ASSERT_EQ(e.declaration.back(), ';');
+      const std::string signature = e.declaration.substr(0, e.declaration.size() - 1);
+      EXPECT_NE(u.source.find(signature + "\n{"), std::string::npos)
+          << "definition of " << e.symbol << " not found in:\n"
+          << u.source;
+      EXPECT_NE(e.declaration.find(" " + e.symbol + "("), std::string::npos);
+      EXPECT_EQ(e.declaration.rfind("extern \"C\" __device__ ", 0), 0u);
+    }
   }
 }
 
@@ -52,21 +55,23 @@ TEST(Render, StartsWithTheSharedPrefix) {
 
 TEST(Render, BlockReduceScalarEntry) {
   RenderedUnit u = Render(Spec("block_reduce", "sum", "float32"));
-  ASSERT_EQ(u.entries.size(), 1u);
-  EXPECT_EQ(u.entries[0].declaration, "extern \"C\" __device__ float " + u.entries[0].symbol +
-                                          "(void* temp_storage, float input);");
+  ASSERT_EQ(u.parts[0].entries.size(), 1u);
+  EXPECT_EQ(u.parts[0].entries[0].declaration, "extern \"C\" __device__ float " +
+                                                   u.parts[0].entries[0].symbol +
+                                                   "(void* temp_storage, float input);");
   EXPECT_NE(
       u.source.find("::cub::BlockReduce<float, 128, ::cub::BLOCK_REDUCE_WARP_REDUCTIONS, 1, 1>"),
       std::string::npos)
       << u.source;
-  EXPECT_NE(u.source.find("COOP_LAYOUT(" + u.symbol_base + ", coop_prim_t)"), std::string::npos);
+  EXPECT_NE(u.source.find("COOP_LAYOUT(" + u.parts[0].symbol_base + ", coop_prim_0_t)"),
+            std::string::npos);
   ExpectDeclarationsMatchDefinitions(u);
 }
 
 TEST(Render, ItemsPerThreadTakesAPointer) {
   RenderedUnit u = Render(Spec("block_reduce", "max", "int16", 4));
-  ASSERT_EQ(u.entries.size(), 1u);
-  EXPECT_NE(u.entries[0].declaration.find("(void* temp_storage, const short* input)"),
+  ASSERT_EQ(u.parts[0].entries.size(), 1u);
+  EXPECT_NE(u.parts[0].entries[0].declaration.find("(void* temp_storage, const short* input)"),
             std::string::npos);
   EXPECT_NE(u.source.find("reduce_op_items<Prim, 4>"), std::string::npos);
   EXPECT_NE(u.source.find("::cuda::maximum<short>{}"), std::string::npos);
@@ -86,16 +91,17 @@ TEST(Render, ScanWithAggregateHasTwoEntries) {
   s.set_arch("sm_90");
   s.mutable_scan()->set_with_aggregate(true);
   RenderedUnit u = Render(Canonical(s));
-  ASSERT_EQ(u.entries.size(), 2u);
-  EXPECT_EQ(u.entries[1].symbol, u.entries[0].symbol + "_aggregate");
-  EXPECT_NE(u.entries[0].declaration.find("(void* temp_storage, const unsigned int* input, "
-                                          "unsigned int* output, unsigned int initial_value)"),
-            std::string::npos)
-      << u.entries[0].declaration;
+  ASSERT_EQ(u.parts[0].entries.size(), 2u);
+  EXPECT_EQ(u.parts[0].entries[1].symbol, u.parts[0].entries[0].symbol + "_aggregate");
   EXPECT_NE(
-      u.entries[1].declaration.find("unsigned int initial_value, unsigned int* block_aggregate)"),
+      u.parts[0].entries[0].declaration.find("(void* temp_storage, const unsigned int* input, "
+                                             "unsigned int* output, unsigned int initial_value)"),
       std::string::npos)
-      << u.entries[1].declaration;
+      << u.parts[0].entries[0].declaration;
+  EXPECT_NE(u.parts[0].entries[1].declaration.find(
+                "unsigned int initial_value, unsigned int* block_aggregate)"),
+            std::string::npos)
+      << u.parts[0].entries[1].declaration;
   EXPECT_NE(u.source.find("::cub::BlockScan<unsigned int, 64, ::cub::BLOCK_SCAN_WARP_SCANS, 2, 1>"),
             std::string::npos);
   ExpectDeclarationsMatchDefinitions(u);
@@ -122,23 +128,43 @@ TEST(Render, NumbaConventionReturnsStatusAndWritesResult) {
   s.set_arch("sm_90");
   s.set_calling_convention(coop::v1::CALLING_CONVENTION_NUMBA);
   RenderedUnit u = Render(Canonical(s));
-  ASSERT_EQ(u.entries.size(), 1u);
-  EXPECT_EQ(u.entries[0].declaration, "extern \"C\" __device__ int " + u.entries[0].symbol +
-                                          "(float* result, void* temp_storage, float input);");
+  ASSERT_EQ(u.parts[0].entries.size(), 1u);
+  EXPECT_EQ(u.parts[0].entries[0].declaration,
+            "extern \"C\" __device__ int " + u.parts[0].entries[0].symbol +
+                "(float* result, void* temp_storage, float input);");
   EXPECT_NE(u.source.find("*result = "), std::string::npos);
   ExpectDeclarationsMatchDefinitions(u);
 }
 
 TEST(Render, SymbolsAreStableAndDistinct) {
   auto a = Spec("block_reduce", "sum", "float32");
-  EXPECT_EQ(Render(a).symbol_base, Render(a).symbol_base);
+  EXPECT_EQ(Render(a).parts[0].symbol_base, Render(a).parts[0].symbol_base);
   auto b = a;
   b.mutable_block()->set_x(256);
-  EXPECT_NE(Render(a).symbol_base, Render(b).symbol_base);
+  EXPECT_NE(Render(a).parts[0].symbol_base, Render(b).parts[0].symbol_base);
   auto c = a;
   c.set_arch("sm_80");
-  EXPECT_NE(Render(a).symbol_base, Render(c).symbol_base);
-  EXPECT_EQ(Render(a).symbol_base.rfind("coop_block_reduce_sum_f32_", 0), 0u);
+  EXPECT_NE(Render(a).parts[0].symbol_base, Render(c).parts[0].symbol_base);
+  EXPECT_EQ(Render(a).parts[0].symbol_base.rfind("coop_block_reduce_sum_f32_", 0), 0u);
+}
+
+TEST(Render, BundleHoldsEveryPartWithItsOwnSymbolsAndLayout) {
+  auto a = Spec("block_reduce", "sum", "float32");
+  auto b = Spec("block_scan", "inclusive_sum", "int32", 4);
+  auto c = Spec("warp_reduce", "min", "uint16");
+  RenderedUnit u = Render(std::vector<PrimitiveSpec>{a, b, c});
+  ASSERT_EQ(u.parts.size(), 3u);
+  EXPECT_EQ(u.source.rfind("#include <coop/device/prelude.cuh>\n", 0), 0u);
+  EXPECT_EQ(u.source.find("#include", 1), std::string::npos) << "one include, at the top";
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_NE(u.source.find("COOP_LAYOUT(" + u.parts[i].symbol_base + ", coop_prim_" +
+                            std::to_string(i) + "_t)"),
+              std::string::npos);
+  }
+  // A part's symbols do not depend on bundling.
+  EXPECT_EQ(u.parts[1].symbol_base, Render(b).parts[0].symbol_base);
+  EXPECT_EQ(u.parts[1].entries[0].declaration, Render(b).parts[0].entries[0].declaration);
+  ExpectDeclarationsMatchDefinitions(u);
 }
 
 }  // namespace

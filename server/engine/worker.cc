@@ -1,0 +1,100 @@
+#include "server/engine/worker.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "coop/v1/worker.pb.h"
+#include "device/embedded_headers.h"
+#include "server/compiler.h"
+#include "server/engine/framing.h"
+
+namespace coopd {
+namespace {
+
+namespace wv1 = coop::worker::v1;
+
+void Fail(wv1::Reply* reply, const absl::Status& s) {
+  reply->set_code(static_cast<int>(s.code()));
+  reply->set_message(std::string(s.message()));
+}
+
+void Compile(const std::vector<EmbeddedHeader>& headers, const wv1::CompileJob& job,
+             wv1::Reply* reply) {
+  CompileSettings settings;
+  settings.pch = job.pch();
+  if (job.pch_heap_bytes() > 0) settings.pch_heap_bytes = job.pch_heap_bytes();
+  std::vector<std::string> options(job.options().begin(), job.options().end());
+  auto out = CompileToLtoIr(headers, job.source(), options, settings);
+  if (!out.ok()) return Fail(reply, out.status());
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<LayoutSymbols> symbols;
+  for (const auto& q : job.layouts()) symbols.push_back({q.bytes_symbol(), q.align_symbol()});
+  auto layouts = QueryLayouts(out->ltoir, job.arch(), symbols);
+  if (!layouts.ok()) return Fail(reply, layouts.status());
+  reply->set_layout_ms(
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  for (const Layout& l : *layouts) {
+    auto* pb = reply->add_layouts();
+    pb->set_bytes(l.bytes);
+    pb->set_align(l.align);
+  }
+  reply->set_ltoir(std::move(out->ltoir));
+  reply->set_log(out->log);
+  reply->set_compile_ms(out->compile_ms);
+  reply->set_pch_status(out->pch_status);
+}
+
+void Link(const wv1::LinkJob& job, wv1::Reply* reply) {
+  std::vector<LinkInput> inputs;
+  for (const auto& in : job.inputs()) {
+    LinkInput::Kind kind = in.kind() == wv1::LinkInput::PTX     ? LinkInput::kPtx
+                           : in.kind() == wv1::LinkInput::CUBIN ? LinkInput::kCubin
+                                                                : LinkInput::kLtoIr;
+    inputs.push_back({kind, in.name(), in.data()});
+  }
+  std::vector<std::string> options(job.options().begin(), job.options().end());
+  const auto start = std::chrono::steady_clock::now();
+  auto cubin = LinkCubin(inputs, job.arch(), options);
+  reply->set_link_ms(
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  if (!cubin.ok()) return Fail(reply, cubin.status());
+  reply->set_cubin(std::move(*cubin));
+}
+
+}  // namespace
+
+int RunWorker(int fd, pid_t parent, uint64_t memory_limit_bytes) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) return 1;  // the daemon died before we got here
+  if (memory_limit_bytes > 0) {
+    rlimit limit{memory_limit_bytes, memory_limit_bytes};
+    setrlimit(RLIMIT_AS, &limit);
+  }
+  signal(SIGINT, SIG_IGN);  // the daemon decides when workers stop
+  signal(SIGPIPE, SIG_IGN);
+  std::vector<EmbeddedHeader> headers;
+  for (const auto& f : coop_device::EmbeddedHeaders()) {
+    headers.push_back({std::string(f.name), std::string(f.contents)});
+  }
+  for (;;) {
+    wv1::Request request;
+    absl::Status s = ReadFrame(fd, &request, std::nullopt);
+    if (!s.ok()) return absl::IsUnavailable(s) ? 0 : 3;  // closed: the daemon is done with us
+    wv1::Reply reply;
+    reply.set_id(request.id());
+    if (request.has_compile()) {
+      Compile(headers, request.compile(), &reply);
+    } else if (request.has_link()) {
+      Link(request.link(), &reply);
+    } else {
+      Fail(&reply, absl::InvalidArgumentError("worker: empty request"));
+    }
+    if (!WriteFrame(fd, reply).ok()) return 0;
+  }
+}
+
+}  // namespace coopd

@@ -1,0 +1,290 @@
+#include "server/engine/worker_pool.h"
+
+#include <signal.h>
+#include <spawn.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "server/engine/framing.h"
+#include "server/strings.h"
+
+extern char** environ;
+
+namespace coopd {
+
+namespace {
+
+std::string DescribeExit(int status) {
+  if (WIFSIGNALED(status)) {
+    return StrCat("killed by signal ", WTERMSIG(status), " (", strsignal(WTERMSIG(status)), ")");
+  }
+  if (WIFEXITED(status)) return StrCat("exited with status ", WEXITSTATUS(status));
+  return "stopped";
+}
+
+}  // namespace
+
+WorkerPool::WorkerPool(WorkerPoolOptions options) : options_(std::move(options)) {
+  if (options_.workers <= 0) {
+    options_.workers = std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  }
+  if (options_.executable.empty()) options_.executable = "/proc/self/exe";
+  slots_.resize(static_cast<size_t>(options_.workers));
+}
+
+WorkerPool::~WorkerPool() {
+  Shutdown();
+}
+
+absl::Status WorkerPool::Start() {
+  int started = 0;
+  absl::Status last;
+  for (int i = 0; i < options_.workers; ++i) {
+    absl::Status s = Spawn(i);
+    if (s.ok())
+      ++started;
+    else
+      last = s;
+  }
+  if (started == 0) {
+    return absl::FailedPreconditionError(StrCat("cannot start compile workers: ", last.message()));
+  }
+  for (int i = 0; i < options_.workers; ++i) threads_.emplace_back([this, i] { SlotLoop(i); });
+  return absl::OkStatus();
+}
+
+absl::Status WorkerPool::Spawn(int index) {
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    return absl::ResourceExhaustedError(StrCat("socketpair: ", std::strerror(errno)));
+  }
+  // posix_spawn: no code of ours runs between fork and exec in this multithreaded process.
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 3);  // dup2 clears FD_CLOEXEC on fd 3
+  std::vector<std::string> args = {options_.executable, "--worker-fd", "3", "--worker-parent",
+                                   std::to_string(getpid())};
+  if (options_.memory_limit_bytes > 0) {
+    args.push_back("--worker-memory-bytes");
+    args.push_back(std::to_string(options_.memory_limit_bytes));
+  }
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, options_.executable.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    return absl::FailedPreconditionError(
+        StrCat("cannot start ", options_.executable, ": ", std::strerror(rc)));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  Slot& slot = slots_[static_cast<size_t>(index)];
+  if (slot.started_once) ++restarts_;
+  slot.started_once = true;
+  slot.pid = pid;
+  slot.fd = fds[0];
+  slot.affinity.clear();
+  spdlog::debug("worker {} started (pid {})", index, pid);
+  return absl::OkStatus();
+}
+
+void WorkerPool::Reap(int index, bool kill_first, std::string* cause) {
+  pid_t pid;
+  int fd;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Slot& slot = slots_[static_cast<size_t>(index)];
+    pid = slot.pid;
+    fd = slot.fd;
+    slot.pid = 0;
+    slot.fd = -1;
+    slot.affinity.clear();
+  }
+  if (fd >= 0) close(fd);
+  if (pid <= 0) return;
+  if (kill_first) kill(pid, SIGKILL);
+  int status = 0;
+  // The worker closed its end or was killed; if it is somehow still running, make sure.
+  for (int i = 0; i < 200; ++i) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) {
+      if (cause) *cause = DescribeExit(status);
+      return;
+    }
+    if (r < 0) break;
+    usleep(10000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  if (cause) *cause = DescribeExit(status);
+}
+
+void WorkerPool::Submit(coop::worker::v1::Request request, std::string affinity,
+                        std::string description, Done done) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!stopping_) {
+      queue_.push_back(
+          Job{std::move(request), std::move(affinity), std::move(description), std::move(done)});
+      cv_.notify_all();
+      return;
+    }
+  }
+  done(absl::UnavailableError("coopd is shutting down; retry"));
+}
+
+void WorkerPool::SubmitBackground(int worker, coop::worker::v1::Request request,
+                                  std::string affinity, Done done) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_ || worker < 0 || worker >= static_cast<int>(slots_.size())) return;
+  queue_.push_back(
+      Job{std::move(request), std::move(affinity), "pre-warm", std::move(done), worker});
+  cv_.notify_all();
+}
+
+bool WorkerPool::PickJob(int index, Job* job) {
+  const std::string& mine = slots_[static_cast<size_t>(index)].affinity;
+  auto take = [&](std::deque<Job>::iterator it) {
+    *job = std::move(*it);
+    queue_.erase(it);
+    return true;
+  };
+  bool requests_waiting = false;
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if (it->pinned >= 0) continue;
+    requests_waiting = true;
+    if (!mine.empty() && it->affinity == mine) return take(it);
+  }
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if (it->pinned < 0) return take(it);
+  }
+  if (!requests_waiting) {
+    for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+      if (it->pinned == index) return take(it);
+    }
+  }
+  return false;
+}
+
+absl::StatusOr<WorkerPool::Reply> WorkerPool::Run(int index, const Job& job) {
+  int fd;
+  pid_t pid;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    fd = slots_[static_cast<size_t>(index)].fd;
+    pid = slots_[static_cast<size_t>(index)].pid;
+  }
+  if (fd < 0) {
+    if (absl::Status s = Spawn(index); !s.ok()) return absl::UnavailableError(s.message());
+    std::lock_guard<std::mutex> lock(mu_);
+    fd = slots_[static_cast<size_t>(index)].fd;
+    pid = slots_[static_cast<size_t>(index)].pid;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
+  Reply reply;
+  absl::Status s = WriteFrame(fd, job.request);
+  if (s.ok()) s = ReadFrame(fd, &reply, deadline);
+  if (s.ok()) {
+    if (reply.code() != 0) {
+      return absl::Status(static_cast<absl::StatusCode>(reply.code()), reply.message());
+    }
+    return reply;
+  }
+  std::string cause;
+  if (absl::IsDeadlineExceeded(s)) {
+    Reap(index, /*kill_first=*/true, &cause);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++timeouts_;
+    }
+    spdlog::warn("worker {} (pid {}) exceeded the {:.3g} s timeout on {}; killed", index, pid,
+                 options_.timeout.count() / 1000.0, job.description);
+    s = absl::DeadlineExceededError(
+        StrCat(job.description, ": compile exceeded the ", options_.timeout.count() / 1000.0,
+               " s timeout (--compile-timeout); its worker was stopped and restarted"));
+  } else {
+    Reap(index, /*kill_first=*/false, &cause);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++crashes_;
+    }
+    spdlog::error("worker {} (pid {}) died during {}: {}", index, pid, job.description, cause);
+    s = absl::UnavailableError(StrCat(job.description, ": compile worker (pid ", pid,
+                                      ") died while working on it (", cause,
+                                      "); it was restarted, retry"));
+  }
+  // Restart now, so the next request finds a live worker.
+  if (absl::Status spawn = Spawn(index); !spawn.ok()) {
+    spdlog::error("worker {} could not be restarted: {}", index, std::string(spawn.message()));
+  }
+  return s;
+}
+
+void WorkerPool::SlotLoop(int index) {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || PickJob(index, &job); });
+      if (!job.done) return;  // stopping and nothing picked
+      Slot& slot = slots_[static_cast<size_t>(index)];
+      slot.busy = true;
+    }
+    absl::StatusOr<Reply> result = Run(index, job);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Slot& slot = slots_[static_cast<size_t>(index)];
+      slot.busy = false;
+      ++slot.jobs;
+      if (result.ok() && job.request.has_compile() && slot.pid != 0) slot.affinity = job.affinity;
+    }
+    cv_.notify_all();
+    job.done(std::move(result));
+  }
+}
+
+void WorkerPool::Shutdown() {
+  std::deque<Job> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ && threads_.empty()) return;
+    stopping_ = true;
+    dropped.swap(queue_);
+  }
+  cv_.notify_all();
+  for (auto& job : dropped) {
+    if (job.pinned < 0) job.done(absl::UnavailableError("coopd is shutting down; retry"));
+  }
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+  for (int i = 0; i < static_cast<int>(slots_.size()); ++i) Reap(i, /*kill_first=*/false, nullptr);
+}
+
+PoolStats WorkerPool::Stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  PoolStats s;
+  s.workers = static_cast<int>(slots_.size());
+  for (const Slot& slot : slots_) {
+    if (slot.busy) ++s.busy;
+    s.info.push_back(WorkerInfo{slot.pid, slot.busy, slot.jobs, slot.affinity});
+  }
+  for (const Job& j : queue_) {
+    if (j.pinned < 0) ++s.queue_depth;
+  }
+  s.restarts = restarts_;
+  s.crashes = crashes_;
+  s.timeouts = timeouts_;
+  return s;
+}
+
+}  // namespace coopd

@@ -1,0 +1,123 @@
+// worker_pool.h: supervises coopd's compile-worker processes.
+//
+// NVRTC serializes compiles within a process and keeps its automatic PCH inside the process
+// that built it, so parallel, warm compiles need long-lived processes. Each worker runs
+// `coopd --worker-fd 3 ...` (worker.h) on one end of a socketpair; one thread per worker slot
+// feeds it jobs and waits for replies.
+//
+// Routing: a job carries an affinity key (its header set: arch and option list). An idle worker
+// takes the oldest job whose key matches the PCH it holds; failing that, the oldest job (every
+// idle worker is equally loaded). Background jobs (pre-warm) are pinned to one worker and taken
+// only when no request is waiting, so they never delay requests or readiness.
+//
+// Supervision: a worker that dies mid-job fails that job with UNAVAILABLE naming the cause
+// (signal or exit status) and is restarted at once; a job that exceeds the timeout kills its
+// worker (SIGKILL), fails with DEADLINE_EXCEEDED, and the worker is restarted. An optional
+// address-space limit (RLIMIT_AS) bounds each worker's memory.
+//
+// Thread-safe. Completion callbacks run on the slot's thread, never under the pool's lock.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "coop/v1/worker.pb.h"
+
+namespace coopd {
+
+struct WorkerPoolOptions {
+  int workers = 0;         // 0: one per core
+  std::string executable;  // coopd itself; default /proc/self/exe
+  std::chrono::milliseconds timeout{120000};
+  uint64_t memory_limit_bytes = 0;  // RLIMIT_AS per worker; 0: unlimited
+};
+
+struct WorkerInfo {
+  pid_t pid = 0;  // 0 when not running
+  bool busy = false;
+  uint64_t jobs = 0;
+  std::string affinity;  // header set of the PCH it holds ("" before its first compile)
+};
+
+struct PoolStats {
+  int workers = 0;
+  int busy = 0;
+  uint64_t queue_depth = 0;
+  uint64_t restarts = 0;
+  uint64_t crashes = 0;
+  uint64_t timeouts = 0;
+  std::vector<WorkerInfo> info;
+};
+
+class WorkerPool {
+ public:
+  using Reply = coop::worker::v1::Reply;
+  using Done = std::function<void(absl::StatusOr<Reply>)>;
+
+  explicit WorkerPool(WorkerPoolOptions options);
+  ~WorkerPool();
+
+  // Spawns the workers. FAILED_PRECONDITION when none can be started.
+  absl::Status Start();
+
+  // Queues a job. `description` names it in errors ("block_reduce sum float32 sm_90").
+  // `done` is called exactly once: with the reply, or with the error (a job the worker answered
+  // with an error status carries that status).
+  void Submit(coop::worker::v1::Request request, std::string affinity, std::string description,
+              Done done);
+  // A low-priority job for one worker (pre-warm). Dropped silently if the pool stops first.
+  void SubmitBackground(int worker, coop::worker::v1::Request request, std::string affinity,
+                        Done done);
+
+  // Fails queued jobs with UNAVAILABLE, waits for running ones, stops the workers.
+  void Shutdown();
+
+  PoolStats Stats();
+  int size() const { return static_cast<int>(slots_.size()); }
+
+ private:
+  struct Job {
+    coop::worker::v1::Request request;
+    std::string affinity;
+    std::string description;
+    Done done;
+    int pinned = -1;  // background job for this slot only
+  };
+  struct Slot {
+    pid_t pid = 0;
+    int fd = -1;
+    bool busy = false;
+    uint64_t jobs = 0;
+    bool started_once = false;
+    std::string affinity;
+  };
+
+  void SlotLoop(int index);
+  bool PickJob(int index, Job* job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status Spawn(int index);  // requires slot not running; takes mu_ itself
+  void Reap(int index, bool kill_first, std::string* cause);
+  absl::StatusOr<Reply> Run(int index, const Job& job);
+
+  WorkerPoolOptions options_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Job> queue_ ABSL_GUARDED_BY(mu_);
+  std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t restarts_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t crashes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t timeouts_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace coopd
