@@ -5,6 +5,7 @@
 // string views, C strings, characters and arithmetic values.
 #pragma once
 
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -36,8 +37,9 @@ template <class T, std::enable_if_t<std::is_arithmetic_v<T> && !std::is_same_v<T
                                     int> = 0>
 void Append(std::string* out, T v) {
   if constexpr (std::is_floating_point_v<T>) {
-    std::string s = std::to_string(v);
-    out->append(s);
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.6g", static_cast<double>(v));
+    out->append(buf);
   } else {
     out->append(std::to_string(v));
   }

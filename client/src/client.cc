@@ -143,16 +143,24 @@ const std::string& Client::socket_path() const {
   return impl_->options.socket_path;
 }
 
-Result<Artifact> Client::Specialize(const Spec& spec) {
-  v1::SpecializeRequest req;
-  *req.mutable_spec() = ToProto(spec);
-  req.set_client(impl_->options.client_name);
-  v1::SpecializeResponse resp;
-  grpc::ClientContext ctx;
-  impl_->Deadline(&ctx);
-  grpc::Status s = impl_->stub->Specialize(&ctx, req, &resp);
-  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
-  const v1::Artifact& a = resp.artifact();
+namespace {
+
+Origin FromProto(v1::Origin o) {
+  switch (o) {
+    case v1::ORIGIN_COMPILED:
+      return Origin::kCompiled;
+    case v1::ORIGIN_MEMORY:
+      return Origin::kMemory;
+    case v1::ORIGIN_DISK:
+      return Origin::kDisk;
+    case v1::ORIGIN_REMOTE:
+      return Origin::kRemote;
+    default:
+      return Origin::kUnspecified;
+  }
+}
+
+Artifact FromProto(const v1::Artifact& a) {
   Artifact out;
   out.key = a.key();
   out.ltoir = a.ltoir();
@@ -166,23 +174,73 @@ Result<Artifact> Client::Specialize(const Spec& spec) {
   out.compile_ms = a.compile_ms();
   out.compile_log = a.compile_log();
   out.source = a.source();
-  switch (a.origin()) {
-    case v1::ORIGIN_COMPILED:
-      out.origin = Origin::kCompiled;
-      break;
-    case v1::ORIGIN_MEMORY:
-      out.origin = Origin::kMemory;
-      break;
-    case v1::ORIGIN_DISK:
-      out.origin = Origin::kDisk;
-      break;
-    case v1::ORIGIN_REMOTE:
-      out.origin = Origin::kRemote;
-      break;
-    default:
-      out.origin = Origin::kUnspecified;
-      break;
+  out.origin = FromProto(a.origin());
+  for (const auto& p : a.parts()) {
+    ArtifactPart part;
+    part.spec = FromProto(p.spec());
+    for (const auto& e : p.entries()) {
+      part.entries.push_back({e.symbol(), e.declaration(), e.description()});
+    }
+    part.temp_storage_bytes = p.temp_storage().bytes();
+    part.temp_storage_align = p.temp_storage().align();
+    out.parts.push_back(std::move(part));
   }
+  out.pch_status = a.pch_status();
+  out.layout_ms = a.layout_ms();
+  return out;
+}
+
+}  // namespace
+
+Result<Artifact> Client::Specialize(const Spec& spec) {
+  v1::SpecializeRequest req;
+  *req.mutable_spec() = ToProto(spec);
+  req.set_client(impl_->options.client_name);
+  v1::SpecializeResponse resp;
+  grpc::ClientContext ctx;
+  impl_->Deadline(&ctx);
+  grpc::Status s = impl_->stub->Specialize(&ctx, req, &resp);
+  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  return FromProto(resp.artifact());
+}
+
+Result<Artifact> Client::SpecializeBundle(const std::vector<Spec>& specs) {
+  v1::SpecializeBundleRequest req;
+  for (const auto& spec : specs) *req.add_specs() = ToProto(spec);
+  req.set_client(impl_->options.client_name);
+  v1::SpecializeResponse resp;
+  grpc::ClientContext ctx;
+  impl_->Deadline(&ctx);
+  grpc::Status s = impl_->stub->SpecializeBundle(&ctx, req, &resp);
+  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  return FromProto(resp.artifact());
+}
+
+Result<LinkResult> Client::Link(const LinkRequest& request) {
+  v1::LinkRequest req;
+  req.set_arch(request.arch);
+  for (const auto& m : request.modules) {
+    auto* pm = req.add_modules();
+    pm->set_kind(m.kind == LinkInputKind::kPtx ? v1::LinkModule::KIND_PTX
+                                               : v1::LinkModule::KIND_LTOIR);
+    pm->set_name(m.name);
+    pm->set_data(m.data);
+  }
+  for (const auto& k : request.artifact_keys) req.add_artifact_keys(k);
+  for (const auto& o : request.options) req.add_options(o);
+  req.set_keep_unused_variables(request.keep_unused_variables);
+  req.set_client(impl_->options.client_name);
+  v1::LinkResponse resp;
+  grpc::ClientContext ctx;
+  impl_->Deadline(&ctx);
+  grpc::Status s = impl_->stub->Link(&ctx, req, &resp);
+  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  LinkResult out;
+  out.cubin = resp.cubin();
+  out.key = resp.key();
+  out.origin = FromProto(resp.origin());
+  out.link_ms = resp.link_ms();
+  out.options.assign(resp.options().begin(), resp.options().end());
   return out;
 }
 
@@ -210,6 +268,24 @@ Result<Stats> Client::GetStats() {
   out.uptime_s = resp.uptime_s();
   out.toolchain = FromProto(resp.toolchain());
   out.cache_path = resp.cache_path();
+  out.pch_warm_compiles = resp.pch_warm_compiles();
+  out.joined_requests = resp.joined_requests();
+  out.worker_restarts = resp.worker_restarts();
+  out.worker_crashes = resp.worker_crashes();
+  out.compile_timeouts = resp.compile_timeouts();
+  out.queue_depth = resp.queue_depth();
+  out.workers = resp.workers();
+  out.workers_busy = resp.workers_busy();
+  out.compile_ms_p50 = resp.compile_ms_p50();
+  out.compile_ms_p90 = resp.compile_ms_p90();
+  out.compile_ms_p99 = resp.compile_ms_p99();
+  for (const auto& w : resp.worker_status()) {
+    out.worker_status.push_back({w.pid(), w.busy(), w.jobs(), w.header_set()});
+  }
+  out.links = resp.links();
+  out.link_failures = resp.link_failures();
+  out.link_hits = resp.link_hits();
+  out.bundles = resp.bundles();
   return out;
 }
 

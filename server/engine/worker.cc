@@ -17,9 +17,19 @@ namespace {
 
 namespace wv1 = coop::worker::v1;
 
+uint64_t g_memory_limit_bytes = 0;
+
 void Fail(wv1::Reply* reply, const absl::Status& s) {
   reply->set_code(static_cast<int>(s.code()));
-  reply->set_message(std::string(s.message()));
+  std::string message(s.message());
+  if (g_memory_limit_bytes > 0) {
+    // NVRTC and nvJitLink report a failed allocation in many guises (even "failed to open
+    // libnvrtc-builtins"); say that a limit was in force.
+    message += "\n(note: this worker's address space is limited to " +
+               std::to_string(g_memory_limit_bytes >> 20) +
+               " MiB by --worker-memory-mb; the failure may be that limit)";
+  }
+  reply->set_message(message);
 }
 
 void Compile(const std::vector<EmbeddedHeader>& headers, const wv1::CompileJob& job,
@@ -71,6 +81,7 @@ int RunWorker(int fd, pid_t parent, uint64_t memory_limit_bytes) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) return 1;  // the daemon died before we got here
   if (memory_limit_bytes > 0) {
+    g_memory_limit_bytes = memory_limit_bytes;
     rlimit limit{memory_limit_bytes, memory_limit_bytes};
     setrlimit(RLIMIT_AS, &limit);
   }

@@ -13,21 +13,12 @@
 #include "coop/client.h"
 #include "coopd_process.h"
 #include "server/compiler.h"
+#include "test_util.h"
 
 namespace coopd_test {
 namespace {
 
 using namespace std::chrono_literals;
-
-coop::Spec BlockReduceF32() {
-  coop::Spec s;
-  s.family = "block_reduce";
-  s.method = "sum";
-  s.dtype = "float32";
-  s.block = {256};
-  s.arch = "sm_90";
-  return s;
-}
 
 // One daemon shared by the tests of this suite (its worker PCH is built once).
 class SharedDaemon : public ::testing::Test {
@@ -55,26 +46,6 @@ class SharedDaemon : public ::testing::Test {
 };
 TempDir* SharedDaemon::dir_ = nullptr;
 CoopdProcess* SharedDaemon::daemon_ = nullptr;
-
-// Compiles a kernel to LTO-IR with NVRTC (no CCCL: it only declares and calls the entry).
-std::string CompileKernelLtoIr(const std::string& source) {
-  nvrtcProgram prog = nullptr;
-  EXPECT_EQ(nvrtcCreateProgram(&prog, source.c_str(), "kernel.cu", 0, nullptr, nullptr),
-            NVRTC_SUCCESS);
-  const char* opts[] = {"-dlto", "-rdc=true", "-arch=sm_90"};
-  nvrtcResult r = nvrtcCompileProgram(prog, 3, opts);
-  size_t log_size = 0;
-  nvrtcGetProgramLogSize(prog, &log_size);
-  std::string log(log_size, '\0');
-  nvrtcGetProgramLog(prog, log.data());
-  EXPECT_EQ(r, NVRTC_SUCCESS) << log;
-  size_t size = 0;
-  nvrtcGetLTOIRSize(prog, &size);
-  std::string ltoir(size, '\0');
-  nvrtcGetLTOIR(prog, ltoir.data());
-  nvrtcDestroyProgram(&prog);
-  return ltoir;
-}
 
 TEST_F(SharedDaemon, ReturnsAnArtifactThenServesItFromCache) {
   auto client = Client();
@@ -113,20 +84,8 @@ TEST_F(SharedDaemon, ArtifactLinksIntoAnSm90CubinWithAKernelThatCallsIt) {
   auto a = client.Specialize(BlockReduceF32());
   ASSERT_TRUE(a) << a.error().message;
   const auto& e = a->entries[0];
-  const std::string kernel =
-      e.declaration + "\n" +
-      "extern \"C\" __global__ void block_sums(const float* in, float* out) {\n"
-      "  __shared__ __align__(" +
-      std::to_string(a->temp_storage_align) + ") unsigned char temp[" +
-      std::to_string(a->temp_storage_bytes) +
-      "];\n"
-      "  float v = in[blockIdx.x * 256 + threadIdx.x];\n"
-      "  float r = " +
-      e.symbol +
-      "(temp, v);\n"
-      "  if (threadIdx.x == 0) out[blockIdx.x] = r;\n"
-      "}\n";
-  const std::string kernel_ltoir = CompileKernelLtoIr(kernel);
+  const std::string kernel = BlockSumKernel(*a);
+  const std::string kernel_ltoir = CompileKernel(kernel);
   ASSERT_FALSE(kernel_ltoir.empty());
 
   auto cubin = coopd::LinkCubin({{coopd::LinkInput::kLtoIr, "kernel", kernel_ltoir},

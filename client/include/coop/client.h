@@ -116,19 +116,62 @@ struct Toolchain {
 enum class Origin { kUnspecified, kCompiled, kMemory, kDisk, kRemote };
 const char* OriginName(Origin origin);  // "compiled", "memory", "disk", "remote"
 
+// One spec's share of an artifact (a bundle has several, in request order).
+struct ArtifactPart {
+  Spec spec;  // resolved: defaults filled in
+  std::vector<Entry> entries;
+  uint64_t temp_storage_bytes = 0;
+  uint64_t temp_storage_align = 0;
+};
+
 struct Artifact {
   std::string key;
-  std::string ltoir;  // bytes
-  std::vector<Entry> entries;
+  std::string ltoir;           // bytes
+  std::vector<Entry> entries;  // every part's entries
+  // For a single-spec artifact, parts[0]'s values (0 for a bundle: see parts).
   uint64_t temp_storage_bytes = 0;
   uint64_t temp_storage_align = 0;
   std::string arch;
   Toolchain toolchain;
-  Spec spec;  // resolved: defaults filled in
+  Spec spec;  // single-spec artifact: the resolved spec
   double compile_ms = 0;
   std::string compile_log;
   std::string source;
   Origin origin = Origin::kUnspecified;
+  std::vector<ArtifactPart> parts;
+  std::string pch_status;  // "created", "used" (warm worker), "off", ...
+  double layout_ms = 0;    // the layout query's cost on top of compile_ms
+};
+
+enum class LinkInputKind { kLtoIr, kPtx };
+
+struct LinkModule {
+  LinkInputKind kind = LinkInputKind::kLtoIr;
+  std::string name;  // for the linker log
+  std::string data;  // bytes
+};
+
+struct LinkRequest {
+  std::string arch;                        // "sm_90"
+  std::vector<LinkModule> modules;         // the frontend's kernel(s)
+  std::vector<std::string> artifact_keys;  // artifacts in coopd's cache (Artifact::key)
+  std::vector<std::string> options;        // extra nvJitLink options, e.g. "-lineinfo"
+  bool keep_unused_variables = false;      // default links with -optimize-unused-variables
+};
+
+struct LinkResult {
+  std::string cubin;  // bytes
+  std::string key;
+  Origin origin = Origin::kUnspecified;
+  double link_ms = 0;
+  std::vector<std::string> options;  // the full nvJitLink option list used
+};
+
+struct WorkerStatus {
+  int pid = 0;
+  bool busy = false;
+  uint64_t jobs = 0;
+  std::string header_set;
 };
 
 struct Stats {
@@ -148,6 +191,23 @@ struct Stats {
   double uptime_s = 0;
   Toolchain toolchain;
   std::string cache_path;
+  // Compile engine.
+  uint64_t pch_warm_compiles = 0;
+  uint64_t joined_requests = 0;
+  uint64_t worker_restarts = 0;
+  uint64_t worker_crashes = 0;
+  uint64_t compile_timeouts = 0;
+  uint64_t queue_depth = 0;
+  uint32_t workers = 0;
+  uint32_t workers_busy = 0;
+  double compile_ms_p50 = 0;
+  double compile_ms_p90 = 0;
+  double compile_ms_p99 = 0;
+  std::vector<WorkerStatus> worker_status;
+  uint64_t links = 0;
+  uint64_t link_failures = 0;
+  uint64_t link_hits = 0;
+  uint64_t bundles = 0;
 };
 
 struct ClientOptions {
@@ -169,6 +229,10 @@ class Client {
   const std::string& socket_path() const;
 
   Result<Artifact> Specialize(const Spec& spec);
+  // Several specs compiled into one LTO-IR (one round trip); parts follow `specs`' order.
+  Result<Artifact> SpecializeBundle(const std::vector<Spec>& specs);
+  // Links kernel modules with cached artifacts into a cubin.
+  Result<LinkResult> Link(const LinkRequest& request);
   Result<Stats> GetStats();
 
  private:

@@ -1,0 +1,62 @@
+#include "test_util.h"
+
+#include <gtest/gtest.h>
+#include <nvrtc.h>
+
+namespace coopd_test {
+
+coop::Spec BlockReduceF32() {
+  coop::Spec s;
+  s.family = "block_reduce";
+  s.method = "sum";
+  s.dtype = "float32";
+  s.block = {256};
+  s.arch = "sm_90";
+  return s;
+}
+
+std::string CompileKernel(const std::string& source, bool ptx) {
+  nvrtcProgram prog = nullptr;
+  EXPECT_EQ(nvrtcCreateProgram(&prog, source.c_str(), "kernel.cu", 0, nullptr, nullptr),
+            NVRTC_SUCCESS);
+  std::vector<const char*> opts = {"-rdc=true", "-arch=sm_90"};
+  if (!ptx) opts.push_back("-dlto");
+  nvrtcResult r = nvrtcCompileProgram(prog, static_cast<int>(opts.size()), opts.data());
+  size_t log_size = 0;
+  nvrtcGetProgramLogSize(prog, &log_size);
+  std::string log(log_size, '\0');
+  nvrtcGetProgramLog(prog, log.data());
+  EXPECT_EQ(r, NVRTC_SUCCESS) << log;
+  std::string out;
+  size_t size = 0;
+  if (ptx) {
+    nvrtcGetPTXSize(prog, &size);
+    out.resize(size);
+    nvrtcGetPTX(prog, out.data());
+    if (!out.empty() && out.back() == '\0') out.pop_back();
+  } else {
+    nvrtcGetLTOIRSize(prog, &size);
+    out.resize(size);
+    nvrtcGetLTOIR(prog, out.data());
+  }
+  nvrtcDestroyProgram(&prog);
+  return out;
+}
+
+std::string BlockSumKernel(const coop::Artifact& a) {
+  const auto& e = a.parts.at(0).entries.at(0);
+  return e.declaration + "\n" +
+         "extern \"C\" __global__ void block_sums(const float* in, float* out) {\n"
+         "  __shared__ __align__(" +
+         std::to_string(a.parts[0].temp_storage_align) + ") unsigned char temp[" +
+         std::to_string(a.parts[0].temp_storage_bytes) +
+         "];\n"
+         "  float v = in[blockIdx.x * 256 + threadIdx.x];\n"
+         "  float r = " +
+         e.symbol +
+         "(temp, v);\n"
+         "  if (threadIdx.x == 0) out[blockIdx.x] = r;\n"
+         "}\n";
+}
+
+}  // namespace coopd_test
