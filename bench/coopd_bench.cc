@@ -1,0 +1,225 @@
+// coopd_bench: the compile engine's speed, measured side by side in one run. Prints ratios
+// against baselines taken in the same run; see docs/benchmarks.md.
+//
+//   A. latency of one new specialization: a fresh process running NVRTC once (what a frontend
+//      without coopd pays) vs coopd's first compile on a cold worker vs a new specialization
+//      on a warm worker;
+//   B. throughput of distinct compiles with 1 worker vs 2 workers (workers pre-warmed);
+//   C. 32 identical cold requests at once: how many compiles, and the slowest reply vs one
+//      request alone.
+//
+// usage: coopd_bench [--rounds N]   (binaries are found next to this one in the build tree)
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coop/client.h"
+#include "integration/coopd_process.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+using coopd_test::CoopdProcess;
+using coopd_test::RunCommand;
+using coopd_test::TempDir;
+
+double Ms(Clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "coopd_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+// Distinct specializations: every one a new compile (different dtype / shape / family).
+std::vector<coop::Spec> DistinctSpecs(int n, int salt) {
+  const char* dtypes[] = {"int8",   "int16",  "int32",  "int64",   "uint8",
+                          "uint16", "uint32", "uint64", "float32", "float64"};
+  std::vector<coop::Spec> out;
+  for (int i = 0; i < n; ++i) {
+    coop::Spec s;
+    s.family = i % 3 == 2 ? "block_scan" : "block_reduce";
+    s.method = s.family == "block_scan" ? "exclusive_sum" : "sum";
+    s.dtype = dtypes[i % 10];
+    s.block = {static_cast<uint32_t>(32 * (1 + (i + salt) % 16)), 1, 1};
+    s.items_per_thread = static_cast<uint32_t>(1 + (i / 10) + salt % 5);
+    s.arch = "sm_90";
+    out.push_back(s);
+  }
+  return out;
+}
+
+struct Daemon {
+  explicit Daemon(std::vector<std::string> args)
+      : process(dir.path() + "/coopd.sock", dir.path() + "/cache", std::move(args)) {
+    std::string error;
+    if (!process.Start(&error) || !process.WaitReady(120s, &error)) Die(error);
+  }
+  ~Daemon() { process.Stop(SIGTERM); }
+  coop::Stats Stats() {
+    auto s = process.MakeClient().GetStats();
+    if (!s) Die(s.error().message);
+    return *s;
+  }
+  void WaitWarm() {
+    for (;;) {
+      coop::Stats s = Stats();
+      bool warm = !s.worker_status.empty();
+      for (const auto& w : s.worker_status) warm = warm && !w.header_set.empty();
+      if (warm && s.queue_depth == 0 && s.workers_busy == 0) return;
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  TempDir dir;
+  CoopdProcess process;
+};
+
+coop::Artifact MustSpecialize(coop::Client& client, const coop::Spec& s) {
+  auto a = client.Specialize(s);
+  if (!a) Die(a.error().message);
+  return *a;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = 3;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--rounds") rounds = std::max(1, std::atoi(argv[++i]));
+  }
+  std::printf("coopd_bench: %d round(s) per measurement, %u cores\n\n", rounds,
+              std::thread::hardware_concurrency());
+
+  // ---- A: one new specialization -------------------------------------------------------------
+  std::vector<double> oneshot_wall, oneshot_compile, minimal_wall, cold_ms, cold_wall, warm_ms,
+      warm_wall, layout_ms;
+  for (int r = 0; r < rounds; ++r) {
+    Daemon d({"--workers", "1"});
+    auto client = d.process.MakeClient();
+    std::vector<coop::Spec> specs = DistinctSpecs(4, 100 + r);
+    auto t0 = Clock::now();
+    coop::Artifact cold = MustSpecialize(client, specs[0]);
+    cold_wall.push_back(Ms(Clock::now() - t0));
+    cold_ms.push_back(cold.compile_ms);
+    for (size_t i = 1; i < specs.size(); ++i) {
+      t0 = Clock::now();
+      coop::Artifact warm = MustSpecialize(client, specs[i]);
+      warm_wall.push_back(Ms(Clock::now() - t0));
+      warm_ms.push_back(warm.compile_ms);
+      layout_ms.push_back(warm.layout_ms);
+      if (warm.pch_status != "used") Die("a warm compile did not use the PCH: " + warm.pch_status);
+      if (i == 1) {
+        // The same rendered source, compiled once in a fresh process.
+        const std::string path = d.dir.path() + "/unit.cu";
+        std::ofstream(path) << warm.source;
+        std::string out, err;
+        t0 = Clock::now();
+        int rc = RunCommand({NVRTC_ONESHOT_BINARY, path, "sm_90"}, &out, &err);
+        oneshot_wall.push_back(Ms(Clock::now() - t0));
+        if (rc != 0) Die("nvrtc_oneshot failed: " + err);
+        oneshot_compile.push_back(std::atof(out.c_str()));
+        t0 = Clock::now();
+        rc = RunCommand({NVRTC_ONESHOT_BINARY, path, "sm_90", "--minimal"}, &out, &err);
+        minimal_wall.push_back(Ms(Clock::now() - t0));
+        if (rc != 0) Die("nvrtc_oneshot --minimal failed: " + err);
+      }
+    }
+  }
+  const double base = Median(oneshot_wall);
+  std::printf("A. one new specialization (median ms; ratio vs one-shot fresh-process NVRTC)\n");
+  std::printf("  %-48s %9.0f  1.00\n", "one-shot NVRTC, fresh process (wall)", base);
+  std::printf("  %-48s %9.0f  %.2f\n", "  of which the NVRTC compile itself",
+              Median(oneshot_compile), Median(oneshot_compile) / base);
+  std::printf("  %-48s %9.0f  %.2f\n", "one-shot NVRTC, only the needed headers (wall)",
+              Median(minimal_wall), Median(minimal_wall) / base);
+  std::printf("  %-48s %9.0f  %.2f\n", "coopd, cold worker: first compile (client wall)",
+              Median(cold_wall), Median(cold_wall) / base);
+  std::printf("  %-48s %9.0f  %.2f\n", "coopd, warm worker: new spec (client wall)",
+              Median(warm_wall), Median(warm_wall) / base);
+  std::printf("  %-48s %9.0f  %.2f\n", "  of which the NVRTC compile (worker)", Median(warm_ms),
+              Median(warm_ms) / base);
+  std::printf("  %-48s %9.1f\n", "  layout query on top (nvJitLink -ptx)", Median(layout_ms));
+  std::printf("  %-48s %12.2f\n", "warm new spec vs one-shot with only needed headers",
+              Median(warm_wall) / Median(minimal_wall));
+
+  // ---- B: throughput of distinct compiles ----------------------------------------------------
+  const int kDistinct = 12;
+  std::vector<double> per_worker_count_ms[2];
+  for (int workers : {1, 2}) {
+    for (int r = 0; r < rounds; ++r) {
+      Daemon d({"--workers", std::to_string(workers), "--prewarm", "sm_90"});
+      d.WaitWarm();
+      std::vector<coop::Spec> specs = DistinctSpecs(kDistinct, 200 + r);
+      std::vector<std::future<void>> done;
+      auto t0 = Clock::now();
+      for (const auto& s : specs) {
+        done.push_back(std::async(std::launch::async, [&d, s] {
+          auto client = d.process.MakeClient();
+          MustSpecialize(client, s);
+        }));
+      }
+      for (auto& f : done) f.get();
+      per_worker_count_ms[workers - 1].push_back(Ms(Clock::now() - t0));
+      if (d.Stats().compiles != static_cast<uint64_t>(kDistinct)) Die("expected distinct compiles");
+    }
+  }
+  const double t1 = Median(per_worker_count_ms[0]), t2 = Median(per_worker_count_ms[1]);
+  std::printf("\nB. %d distinct compiles on pre-warmed workers (median ms; throughput ratio)\n",
+              kDistinct);
+  std::printf("  %-48s %9.0f  %.2f compiles/s  1.00\n", "1 worker", t1, kDistinct / (t1 / 1000));
+  std::printf("  %-48s %9.0f  %.2f compiles/s  %.2f\n", "2 workers", t2, kDistinct / (t2 / 1000),
+              t1 / t2);
+
+  // ---- C: 32 identical cold requests ---------------------------------------------------------
+  std::vector<double> single, slowest;
+  uint64_t compiles = 0;
+  for (int r = 0; r < rounds; ++r) {
+    coop::Spec s = DistinctSpecs(1, 300 + r)[0];
+    {
+      Daemon d({"--workers", "2"});
+      auto client = d.process.MakeClient();
+      auto t0 = Clock::now();
+      MustSpecialize(client, s);
+      single.push_back(Ms(Clock::now() - t0));
+    }
+    Daemon d({"--workers", "2"});
+    std::vector<std::future<double>> replies;
+    std::promise<void> go;
+    std::shared_future<void> start = go.get_future().share();
+    for (int i = 0; i < 32; ++i) {
+      replies.push_back(std::async(std::launch::async, [&d, s, start] {
+        auto client = d.process.MakeClient();
+        start.wait();
+        auto t0 = Clock::now();
+        MustSpecialize(client, s);
+        return Ms(Clock::now() - t0);
+      }));
+    }
+    go.set_value();
+    double worst = 0;
+    for (auto& f : replies) worst = std::max(worst, f.get());
+    slowest.push_back(worst);
+    compiles = std::max(compiles, d.Stats().compiles);
+  }
+  std::printf("\nC. 32 identical cold requests at once (median ms)\n");
+  std::printf("  %-48s %9.0f  1.00\n", "one request alone, cold daemon", Median(single));
+  std::printf("  %-48s %9.0f  %.2f\n", "slowest of 32 identical requests", Median(slowest),
+              Median(slowest) / Median(single));
+  std::printf("  %-48s %9llu\n", "compiles (max over rounds)",
+              static_cast<unsigned long long>(compiles));
+  return 0;
+}
