@@ -1,5 +1,7 @@
 #include "server/cache_key.h"
 
+#include <map>
+
 #include "server/sha256.h"
 #include "server/strings.h"
 
@@ -15,6 +17,8 @@ KeyComponents ComputeKey(const std::string& canonical_request, const std::string
   k.nvrtc_version = tc.NvrtcVersion();
   k.nvjitlink_version = tc.NvJitLinkVersion();
   k.header_digest = tc.header_digest;
+  k.cccl_digest = tc.cccl_digest;
+  k.device_digest = tc.device_digest;
 
   Sha256 h;
   h.UpdateField(k.schema);
@@ -27,6 +31,43 @@ KeyComponents ComputeKey(const std::string& canonical_request, const std::string
   h.UpdateField(k.header_digest);
   k.key = h.FinishHex();
   return k;
+}
+
+std::string KeyComponents::RequestDigest() const {
+  return Sha256::Hex(canonical_request);
+}
+
+coop::v1::KeyComponents KeyComponents::ToProto() const {
+  coop::v1::KeyComponents out;
+  auto add = [&](const char* name, const std::string& value, const std::string& digest) {
+    auto* c = out.add_components();
+    c->set_name(name);
+    c->set_value(value);
+    c->set_digest(digest);
+  };
+  add("schema", schema, Sha256::Hex(schema));
+  add("canonical_request", canonical_request, Sha256::Hex(canonical_request));
+  add("source", "", source_digest);
+  add("options", options, Sha256::Hex(options));
+  add("nvrtc", nvrtc_version, Sha256::Hex(nvrtc_version));
+  add("nvjitlink", nvjitlink_version, Sha256::Hex(nvjitlink_version));
+  add("cccl_headers", "", cccl_digest);
+  add("device_headers", "", device_digest);
+  return out;
+}
+
+std::vector<std::string> DifferingComponents(const coop::v1::KeyComponents& a,
+                                             const coop::v1::KeyComponents& b) {
+  std::map<std::string, std::string> left;
+  for (const auto& c : a.components()) left[c.name()] = c.digest();
+  std::vector<std::string> out;
+  for (const auto& c : b.components()) {
+    auto it = left.find(c.name());
+    if (it == left.end() || it->second != c.digest()) out.push_back(c.name());
+    if (it != left.end()) left.erase(it);
+  }
+  for (const auto& [name, digest] : left) out.push_back(name);
+  return out;
 }
 
 }  // namespace coopd

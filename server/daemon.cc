@@ -30,7 +30,8 @@ namespace {
 constexpr char kUsage[] =
     "usage: coopd [--socket PATH] [--cache-dir DIR] [--cccl-include DIR]\n"
     "             [--workers N] [--compile-timeout SECONDS] [--worker-memory-mb N]\n"
-    "             [--prewarm ARCHS] [--memory-cache-mb N] [--no-pch] [--log-level LEVEL]\n"
+    "             [--prewarm ARCHS] [--memory-cache-mb N] [--cache-max-mb N] [--no-pch]\n"
+    "             [--log-level LEVEL]\n"
     "             [--version]\n"
     "\n"
     "Serves CUB block/warp primitive specializations over gRPC on a Unix socket.\n"
@@ -43,6 +44,8 @@ constexpr char kUsage[] =
     "                       default $CUDA_HOME/include/cccl or /usr/local/cuda/include/cccl)\n"
     "  --memory-cache-mb N  in-memory cache budget in MiB (env COOPD_MEMORY_CACHE_MB; default "
     "256)\n"
+    "  --cache-max-mb N     disk cache budget in MiB; least recently used entries are evicted\n"
+    "                       beyond it (env COOPD_CACHE_MAX_MB; default 5120)\n"
     "  --no-pch             disable NVRTC automatic precompiled headers\n"
     "  --log-level LEVEL    trace, debug, info, warn, error (env COOPD_LOG_LEVEL; default info)\n";
 
@@ -115,6 +118,7 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
   };
   auto env_setting = [](const char* name) { return Setting{EnvOr(name, ""), name}; };
   Setting mem = env_setting("COOPD_MEMORY_CACHE_MB");
+  Setting disk_mem = env_setting("COOPD_CACHE_MAX_MB");
   Setting workers = env_setting("COOPD_WORKERS");
   Setting timeout = env_setting("COOPD_COMPILE_TIMEOUT");
   Setting worker_mem = env_setting("COOPD_WORKER_MEMORY_MB");
@@ -147,9 +151,10 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
       if (!(v = value("--cccl-include")).ok()) return v.status();
       config->cccl_include = *v;
     } else if (arg == "--memory-cache-mb" || arg == "--workers" || arg == "--compile-timeout" ||
-               arg == "--worker-memory-mb" || arg == "--prewarm") {
+               arg == "--worker-memory-mb" || arg == "--prewarm" || arg == "--cache-max-mb") {
       if (!(v = value(arg.c_str())).ok()) return v.status();
-      Setting& target = arg == "--memory-cache-mb"    ? mem
+      Setting& target = arg == "--cache-max-mb"       ? disk_mem
+                        : arg == "--memory-cache-mb"  ? mem
                         : arg == "--workers"          ? workers
                         : arg == "--compile-timeout"  ? timeout
                         : arg == "--worker-memory-mb" ? worker_mem
@@ -178,6 +183,16 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
       return s;
     }
     config->memory_cache_bytes = n << 20;
+  }
+  if (!disk_mem.value.empty()) {
+    if (absl::Status s = whole(disk_mem, uint64_t{1} << 30, "a whole number of MiB", &n); !s.ok()) {
+      return s;
+    }
+    if (n == 0) {
+      return absl::InvalidArgumentError(
+          StrCat(disk_mem.source, ": must be at least 1 MiB, got \"", disk_mem.value, "\""));
+    }
+    config->disk_cache_bytes = n << 20;
   }
   if (!workers.value.empty()) {
     if (absl::Status s = whole(workers, 256, "a number of workers", &n); !s.ok()) return s;
@@ -244,22 +259,45 @@ absl::Status RunDaemon(const DaemonConfig& config) {
 
   ToolchainOptions tc_options;
   tc_options.cccl_include = config.cccl_include;
+  {
+    std::error_code ec;
+    std::filesystem::create_directories(config.cache_dir, ec);
+    if (!ec) tc_options.manifest_path = config.cache_dir + "/headers.manifest";
+  }
   const auto probe_start = std::chrono::steady_clock::now();
   auto toolchain = ProbeToolchain(tc_options);
   if (!toolchain.ok()) return toolchain.status();
   spdlog::info(
-      "toolchain: NVRTC {}, nvJitLink {}, CCCL {} at {}, header digest {} ({:.0f} ms)",
+      "toolchain: NVRTC {}, nvJitLink {}, CCCL {} at {}, header digest {} ({} of {} header files "
+      "hashed, {:.0f} ms)",
       toolchain->NvrtcVersion(), toolchain->NvJitLinkVersion(), toolchain->cccl_version,
-      toolchain->cccl_include, toolchain->header_digest.substr(0, 16),
+      toolchain->cccl_include, toolchain->header_digest.substr(0, 16), toolchain->headers_hashed,
+      toolchain->headers_total,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - probe_start)
           .count());
 
-  auto disk = SqliteCache::Open(config.cache_dir);
-  if (!disk.ok()) return disk.status();
-  const std::string cache_path = (*disk)->path();
+  SqliteCacheOptions disk_options;
+  disk_options.dir = config.cache_dir;
+  disk_options.budget_bytes = config.disk_cache_bytes;
+  auto disk = SqliteCache::Open(disk_options);
   auto cache = std::make_unique<TieredCache>();
   cache->AddTier(std::make_unique<MemoryCache>(config.memory_cache_bytes), CacheOrigin::kMemory);
-  cache->AddTier(std::move(*disk), CacheOrigin::kDisk);
+  SqliteCache* disk_tier = nullptr;
+  std::string cache_path;
+  if (disk.ok()) {
+    disk_tier = disk->get();
+    cache_path = (*disk)->path();
+    cache->AddTier(std::move(*disk), CacheOrigin::kDisk);
+  } else {
+    // A newer schema is a decision for the user; anything else (unwritable directory, full
+    // disk) must not stop coopd from serving: run on the memory tier alone.
+    if (std::string(disk.status().message()).find("newer than this coopd") != std::string::npos) {
+      return disk.status();
+    }
+    spdlog::error("{}; serving WITHOUT a disk cache (memory tier only)",
+                  std::string(disk.status().message()));
+    cache_path = StrCat("(none: ", disk.status().message(), ")");
+  }
 
   WorkerPoolOptions pool_options;
   pool_options.workers = config.workers;
@@ -276,7 +314,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   ServiceOptions options;
   options.compile.pch = config.pch;
   options.cache_path = cache_path;
-  Service service(std::move(*toolchain), std::move(cache), &pool, options);
+  Service service(std::move(*toolchain), std::move(cache), disk_tier, &pool, options);
   Executor executor(config.executor_threads);
   CoopService grpc_service(&service, &executor);
 

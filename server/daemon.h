@@ -15,6 +15,7 @@ struct DaemonConfig {
   std::string cache_dir;     // default: DefaultCacheDir()
   std::string cccl_include;  // default: DefaultCcclInclude()
   uint64_t memory_cache_bytes = uint64_t{256} << 20;
+  uint64_t disk_cache_bytes = uint64_t{5} << 30;  // disk tier budget
   int executor_threads = 8;
   bool pch = true;
   int workers = 0;  // compile worker processes; 0: one per core

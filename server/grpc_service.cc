@@ -108,6 +108,44 @@ grpc::ServerUnaryReactor* CoopService::Link(grpc::CallbackServerContext* context
   });
 }
 
+grpc::ServerUnaryReactor* CoopService::Explain(grpc::CallbackServerContext* context,
+                                               const coop::v1::SpecializeRequest* request,
+                                               coop::v1::ExplainResponse* response) {
+  return AcceptSync(context, response,
+                    [this, request] { return service_->Explain(request->spec()); });
+}
+
+grpc::ServerUnaryReactor* CoopService::ResetStats(grpc::CallbackServerContext* context,
+                                                  const coop::v1::GetStatsRequest* /*request*/,
+                                                  coop::v1::Stats* response) {
+  return AcceptSync(context, response,
+                    [this] { return absl::StatusOr<coop::v1::Stats>(service_->ResetStats()); });
+}
+
+grpc::ServerUnaryReactor* CoopService::ListEntries(grpc::CallbackServerContext* context,
+                                                   const coop::v1::ListEntriesRequest* request,
+                                                   coop::v1::ListEntriesResponse* response) {
+  return AcceptSync(context, response, [this, request] { return service_->ListEntries(*request); });
+}
+
+grpc::ServerUnaryReactor* CoopService::Purge(grpc::CallbackServerContext* context,
+                                             const coop::v1::PurgeRequest* request,
+                                             coop::v1::PurgeResponse* response) {
+  return AcceptSync(context, response, [this, request] { return service_->Purge(*request); });
+}
+
+grpc::ServerUnaryReactor* CoopService::Verify(grpc::CallbackServerContext* context,
+                                              const coop::v1::VerifyRequest* /*request*/,
+                                              coop::v1::VerifyResponse* response) {
+  return AcceptSync(context, response, [this] { return service_->Verify(); });
+}
+
+grpc::ServerUnaryReactor* CoopService::Vacuum(grpc::CallbackServerContext* context,
+                                              const coop::v1::VacuumRequest* /*request*/,
+                                              coop::v1::VacuumResponse* response) {
+  return AcceptSync(context, response, [this] { return service_->Vacuum(); });
+}
+
 bool CoopService::WaitIdle(std::chrono::steady_clock::time_point deadline) const {
   while (in_flight_.load() > 0) {
     if (std::chrono::steady_clock::now() >= deadline) return false;

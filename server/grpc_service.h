@@ -56,6 +56,24 @@ class CoopService final : public coop::v1::Coop::CallbackService {
   grpc::ServerUnaryReactor* Link(grpc::CallbackServerContext* context,
                                  const coop::v1::LinkRequest* request,
                                  coop::v1::LinkResponse* response) override;
+  grpc::ServerUnaryReactor* Explain(grpc::CallbackServerContext* context,
+                                    const coop::v1::SpecializeRequest* request,
+                                    coop::v1::ExplainResponse* response) override;
+  grpc::ServerUnaryReactor* ResetStats(grpc::CallbackServerContext* context,
+                                       const coop::v1::GetStatsRequest* request,
+                                       coop::v1::Stats* response) override;
+  grpc::ServerUnaryReactor* ListEntries(grpc::CallbackServerContext* context,
+                                        const coop::v1::ListEntriesRequest* request,
+                                        coop::v1::ListEntriesResponse* response) override;
+  grpc::ServerUnaryReactor* Purge(grpc::CallbackServerContext* context,
+                                  const coop::v1::PurgeRequest* request,
+                                  coop::v1::PurgeResponse* response) override;
+  grpc::ServerUnaryReactor* Verify(grpc::CallbackServerContext* context,
+                                   const coop::v1::VerifyRequest* request,
+                                   coop::v1::VerifyResponse* response) override;
+  grpc::ServerUnaryReactor* Vacuum(grpc::CallbackServerContext* context,
+                                   const coop::v1::VacuumRequest* request,
+                                   coop::v1::VacuumResponse* response) override;
   grpc::ServerUnaryReactor* GetStats(grpc::CallbackServerContext* context,
                                      const coop::v1::GetStatsRequest* request,
                                      coop::v1::Stats* response) override;
@@ -68,6 +86,16 @@ class CoopService final : public coop::v1::Coop::CallbackService {
   using Finish = std::function<void(const absl::Status&)>;
   grpc::ServerUnaryReactor* Accept(grpc::CallbackServerContext* context,
                                    std::function<void(uint64_t id, Finish finish)> work);
+  // For blocking calls that produce their response on the executor thread.
+  template <class Response, class Fn>
+  grpc::ServerUnaryReactor* AcceptSync(grpc::CallbackServerContext* context, Response* response,
+                                       Fn fn) {
+    return Accept(context, [response, fn](uint64_t, Finish finish) {
+      auto result = fn();
+      if (result.ok()) *response = std::move(*result);
+      finish(result.status());
+    });
+  }
 
  public:
   // Shutdown, step 1: from now on new Specialize calls get UNAVAILABLE ("shutting down; retry").

@@ -55,10 +55,11 @@ bool IsHexKey(const std::string& k) {
 
 }  // namespace
 
-Service::Service(Toolchain toolchain, std::unique_ptr<TieredCache> cache, WorkerPool* pool,
-                 ServiceOptions options)
+Service::Service(Toolchain toolchain, std::unique_ptr<TieredCache> cache, SqliteCache* disk,
+                 WorkerPool* pool, ServiceOptions options)
     : toolchain_(std::move(toolchain)),
       cache_(std::move(cache)),
+      disk_(disk),
       pool_(pool),
       options_(std::move(options)) {}
 
@@ -96,10 +97,12 @@ std::optional<Artifact> Service::LookupArtifact(const std::string& key) {
   if (!hit) return std::nullopt;
   Artifact artifact;
   // A value that does not parse, or names another key, is never served: recompile instead.
-  if (!artifact.ParseFromString(hit->value) || artifact.key() != key) {
+  if (!artifact.ParseFromString(hit->value.meta) || artifact.key() != key ||
+      hit->value.blob.empty()) {
     spdlog::warn("cache value for {} is not its artifact; ignoring it", key.substr(0, 16));
     return std::nullopt;
   }
+  artifact.set_ltoir(std::move(hit->value.blob));
   switch (hit->origin) {
     case CacheOrigin::kMemory:
       ++memory_hits_;
@@ -145,13 +148,17 @@ void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool b
     spdlog::info("[req {}] joined the compile in flight for key {}", request_id,
                  key.key.substr(0, 16));
   } else if (joined == SingleFlight<Artifact>::Joined::kLeader) {
-    StartCompile(*specs, unit, options, key.key, request_id);
+    StartCompile(*specs, unit, options, key, request_id);
   }
 }
 
 void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const RenderedUnit& unit,
-                           const std::vector<std::string>& options, const std::string& key,
+                           const std::vector<std::string>& options, const KeyComponents& components,
                            uint64_t request_id) {
+  const std::string& key = components.key;
+  EntryMeta meta{specs.size() == 1 ? specs[0].family() : "bundle",
+                 specs.size() == 1 ? specs[0].dtype() : "", specs[0].arch(),
+                 components.RequestDigest(), components.ToProto().SerializeAsString()};
   wv1::Request request;
   auto* job = request.mutable_compile();
   job->set_source(unit.source);
@@ -168,7 +175,7 @@ void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const Render
   spdlog::info("[req {}] compiling {} key {}", request_id, description, key.substr(0, 16));
   pool_->Submit(
       std::move(request), StrJoin(options, " "), description,
-      [this, specs, unit, key, request_id, description](absl::StatusOr<wv1::Reply> reply) {
+      [this, specs, unit, key, meta, request_id, description](absl::StatusOr<wv1::Reply> reply) {
         if (!reply.ok()) {
           ++compile_failures_;
           spdlog::error("[req {}] compile of {} failed: {}", request_id, description,
@@ -227,9 +234,12 @@ void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const Render
         artifact.set_layout_ms(reply->layout_ms());
         // Store before completing the flight, so a request arriving after the flight ends
         // finds the entry (SingleFlight's re-check relies on this order).
-        cache_->Put(key, artifact.SerializeAsString(),
-                    EntryMeta{specs.size() == 1 ? specs[0].family() : "bundle",
-                              specs.size() == 1 ? specs[0].dtype() : "", specs[0].arch()});
+        CacheValue value;
+        value.blob = std::move(*artifact.mutable_ltoir());
+        artifact.clear_ltoir();
+        value.meta = artifact.SerializeAsString();
+        cache_->Put(key, value, meta);
+        artifact.set_ltoir(std::move(value.blob));
         artifact.set_origin(coop::v1::ORIGIN_COMPILED);
         compiles_in_flight_.Complete(key, artifact);
       });
@@ -312,7 +322,9 @@ void Service::Link(const coop::v1::LinkRequest& request, uint64_t request_id, Li
 
   if (auto hit = cache_->Get(key)) {
     LinkResponse response;
-    if (response.ParseFromString(hit->value) && response.key() == key) {
+    if (response.ParseFromString(hit->value.meta) && response.key() == key &&
+        !hit->value.blob.empty()) {
+      response.set_cubin(std::move(hit->value.blob));
       ++link_hits_;
       response.set_origin(hit->origin == CacheOrigin::kMemory ? coop::v1::ORIGIN_MEMORY
                                                               : coop::v1::ORIGIN_DISK);
@@ -381,7 +393,12 @@ void Service::Link(const coop::v1::LinkRequest& request, uint64_t request_id, Li
                   response.set_key(key);
                   response.set_link_ms(reply->link_ms());
                   for (const auto& o : options) response.add_options(o);
-                  cache_->Put(key, response.SerializeAsString(), EntryMeta{"link", "", arch});
+                  CacheValue value;
+                  value.blob = response.cubin();
+                  response.clear_cubin();
+                  value.meta = response.SerializeAsString();
+                  response.set_cubin(value.blob);
+                  cache_->Put(key, value, EntryMeta{"link", "", arch, "", ""});
                   response.set_origin(coop::v1::ORIGIN_COMPILED);
                   links_in_flight_.Complete(key, response);
                 });
@@ -431,7 +448,22 @@ coop::v1::Stats Service::GetStats() {
       s.set_disk_entries(t.stats.entries);
       s.set_disk_bytes(t.stats.bytes);
       s.set_disk_write_failures(t.stats.write_failures);
+      s.set_cache_degraded(t.stats.degraded);
     }
+    auto* ts = s.add_tiers();
+    ts->set_name(t.name);
+    ts->set_hits(t.stats.hits);
+    ts->set_misses(t.stats.misses);
+    ts->set_entries(t.stats.entries);
+    ts->set_bytes(t.stats.bytes);
+    ts->set_raw_bytes(t.stats.raw_bytes);
+    ts->set_budget_bytes(t.stats.budget_bytes);
+    ts->set_evictions(t.stats.evictions);
+    ts->set_corruptions(t.stats.corruptions);
+    ts->set_write_failures(t.stats.write_failures);
+    ts->set_degraded(t.stats.degraded);
+    s.set_corruptions(s.corruptions() + t.stats.corruptions);
+    s.set_evictions(s.evictions() + t.stats.evictions);
   }
   s.set_uptime_s(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count());
@@ -474,6 +506,127 @@ coop::v1::Stats Service::GetStats() {
     s.set_compile_ms_p99(pct(0.99));
   }
   return s;
+}
+
+coop::v1::Stats Service::ResetStats() {
+  coop::v1::Stats before = GetStats();
+  for (auto* c :
+       {&requests_, &invalid_, &memory_hits_, &disk_hits_, &misses_, &compiles_, &compile_failures_,
+        &pch_warm_, &links_, &link_failures_, &link_hits_, &bundles_, &compile_us_total_}) {
+    *c = 0;
+  }
+  {
+    std::lock_guard<std::mutex> lock(times_mu_);
+    recent_compile_ms_.clear();
+  }
+  compiles_in_flight_.ZeroStats();
+  links_in_flight_.ZeroStats();
+  cache_->ZeroStats();
+  pool_->ZeroStats();
+  spdlog::info("stats zeroed");
+  return before;
+}
+
+absl::StatusOr<coop::v1::ExplainResponse> Service::Explain(const PrimitiveSpec& request_spec) {
+  auto specs = Validate({request_spec}, /*bundle=*/false);
+  if (!specs.ok()) return specs.status();
+  const RenderedUnit unit = Render(*specs);
+  const std::vector<std::string> options =
+      SemanticOptions(toolchain_, (*specs)[0].arch(), unit.needs_cuda_include);
+  const KeyComponents key = ComputeKey(BundleEncoding(*specs), unit.source, options, toolchain_);
+  coop::v1::ExplainResponse out;
+  out.set_key(key.key);
+  const coop::v1::KeyComponents mine = key.ToProto();
+  *out.mutable_components() = mine.components();
+  // Peek without counting a hit or promoting: the memory tier first, then the disk index.
+  bool cached = false;
+  if (disk_ != nullptr) {
+    auto stored = disk_->FindByRequest(key.RequestDigest());
+    if (!stored.ok()) return stored.status();
+    for (const auto& other : *stored) {
+      if (other.key == key.key) {
+        cached = true;
+        continue;
+      }
+      coop::v1::KeyComponents theirs;
+      theirs.ParseFromString(other.components);
+      auto* o = out.add_others();
+      o->set_key(other.key);
+      o->set_created_at(other.created_at);
+      for (const auto& name : DifferingComponents(mine, theirs)) o->add_differing(name);
+    }
+  }
+  out.set_cached(cached);
+  return out;
+}
+
+absl::StatusOr<coop::v1::ListEntriesResponse> Service::ListEntries(
+    const coop::v1::ListEntriesRequest& request) {
+  if (disk_ == nullptr) return absl::FailedPreconditionError("ls: coopd runs without a disk cache");
+  CacheFilter filter{request.filter().family(), request.filter().dtype(), request.filter().arch()};
+  auto entries = disk_->List(filter, request.limit());
+  if (!entries.ok()) return entries.status();
+  coop::v1::ListEntriesResponse out;
+  for (const auto& e : *entries) {
+    auto* pe = out.add_entries();
+    pe->set_key(e.key);
+    pe->set_family(e.meta.family);
+    pe->set_dtype(e.meta.dtype);
+    pe->set_arch(e.meta.arch);
+    pe->set_raw_bytes(e.raw_bytes);
+    pe->set_stored_bytes(e.stored_bytes);
+    pe->set_created_at(e.created_at);
+    pe->set_last_access(e.last_access);
+  }
+  return out;
+}
+
+absl::StatusOr<coop::v1::PurgeResponse> Service::Purge(const coop::v1::PurgeRequest& request) {
+  CacheFilter filter{request.filter().family(), request.filter().dtype(), request.filter().arch()};
+  if (filter.empty() && !request.all()) {
+    return absl::InvalidArgumentError(
+        "purge: give a filter (family, dtype, arch) or set all to purge everything");
+  }
+  coop::v1::PurgeResponse out;
+  out.set_entries_removed(cache_->Purge(filter));
+  spdlog::info("purged {} entries (family \"{}\", dtype \"{}\", arch \"{}\")",
+               out.entries_removed(), filter.family, filter.dtype, filter.arch);
+  return out;
+}
+
+absl::StatusOr<coop::v1::VerifyResponse> Service::Verify() {
+  if (disk_ == nullptr) {
+    return absl::FailedPreconditionError("verify: coopd runs without a disk cache");
+  }
+  auto report = disk_->Verify();
+  if (!report.ok()) return report.status();
+  // A bad disk record may have been promoted into memory before it went bad on disk: drop the
+  // memory copies of the removed keys too (cheapest: drop the whole memory tier if any).
+  if (report->bad_removed > 0) {
+    if (CacheTier* memory = cache_->tier(CacheOrigin::kMemory)) {
+      memory->Purge(CacheFilter{}).IgnoreError();
+    }
+  }
+  coop::v1::VerifyResponse out;
+  out.set_entries_checked(report->entries_checked);
+  out.set_blobs_checked(report->blobs_checked);
+  out.set_bad_removed(report->bad_removed);
+  for (const auto& k : report->bad_keys) out.add_bad_keys(k);
+  spdlog::info("verify: {} entries and {} blobs checked, {} bad entries removed",
+               out.entries_checked(), out.blobs_checked(), out.bad_removed());
+  return out;
+}
+
+absl::StatusOr<coop::v1::VacuumResponse> Service::Vacuum() {
+  if (disk_ == nullptr) {
+    return absl::FailedPreconditionError("vacuum: coopd runs without a disk cache");
+  }
+  auto report = disk_->Vacuum();
+  if (!report.ok()) return report.status();
+  coop::v1::VacuumResponse out;
+  out.set_file_bytes_before(report->file_bytes_before);
+  out.set_file_bytes_after(report->file_bytes_after);
+  return out;
 }
 
 }  // namespace coopd

@@ -24,6 +24,8 @@
 #include "absl/status/statusor.h"
 #include "coop/v1/coop.pb.h"
 #include "server/cache/cache.h"
+#include "server/cache/sqlite_cache.h"
+#include "server/cache_key.h"
 #include "server/compiler.h"
 #include "server/engine/worker_pool.h"
 #include "server/single_flight.h"
@@ -41,9 +43,10 @@ class Service {
   using ArtifactDone = std::function<void(absl::StatusOr<coop::v1::Artifact>)>;
   using LinkDone = std::function<void(absl::StatusOr<coop::v1::LinkResponse>)>;
 
-  // `pool` must outlive the service.
-  Service(Toolchain toolchain, std::unique_ptr<TieredCache> cache, WorkerPool* pool,
-          ServiceOptions options);
+  // `pool` must outlive the service. `disk` is the cache's disk tier (for maintenance), or
+  // nullptr when coopd runs without one.
+  Service(Toolchain toolchain, std::unique_ptr<TieredCache> cache, SqliteCache* disk,
+          WorkerPool* pool, ServiceOptions options);
 
   // One spec (`bundle` false: errors are prefixed by the family) or a bundle (errors are
   // prefixed by "specs[i]: "). `request_id` tags log lines.
@@ -51,6 +54,16 @@ class Service {
                   uint64_t request_id, ArtifactDone done);
   void Link(const coop::v1::LinkRequest& request, uint64_t request_id, LinkDone done);
   coop::v1::Stats GetStats();
+  // Stats as they were, then every counter zeroed.
+  coop::v1::Stats ResetStats();
+
+  // Cache maintenance. These run on the calling thread (an executor thread).
+  absl::StatusOr<coop::v1::ExplainResponse> Explain(const coop::v1::PrimitiveSpec& spec);
+  absl::StatusOr<coop::v1::ListEntriesResponse> ListEntries(
+      const coop::v1::ListEntriesRequest& request);
+  absl::StatusOr<coop::v1::PurgeResponse> Purge(const coop::v1::PurgeRequest& request);
+  absl::StatusOr<coop::v1::VerifyResponse> Verify();
+  absl::StatusOr<coop::v1::VacuumResponse> Vacuum();
 
   // Queues a background PCH build for each arch on every worker (never delays requests).
   void Prewarm(const std::vector<std::string>& archs);
@@ -62,12 +75,13 @@ class Service {
       const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle);
   std::optional<coop::v1::Artifact> LookupArtifact(const std::string& key);
   void StartCompile(const std::vector<coop::v1::PrimitiveSpec>& specs, const RenderedUnit& unit,
-                    const std::vector<std::string>& options, const std::string& key,
+                    const std::vector<std::string>& options, const KeyComponents& key,
                     uint64_t request_id);
   void RecordCompileTime(double ms);
 
   const Toolchain toolchain_;
   const std::unique_ptr<TieredCache> cache_;
+  SqliteCache* const disk_;
   WorkerPool* const pool_;
   const ServiceOptions options_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();

@@ -64,6 +64,11 @@ class SingleFlight {
     for (auto& w : waiters) w(result);
   }
 
+  void ZeroStats() {
+    std::lock_guard<std::mutex> lock(mu_);
+    joined_ = 0;
+  }
+
   uint64_t joined() {
     std::lock_guard<std::mutex> lock(mu_);
     return joined_;

@@ -4,9 +4,11 @@
 #include <nvrtc.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "device/embedded_headers.h"
@@ -39,9 +41,48 @@ absl::StatusOr<std::string> ReadFile(const fs::path& p) {
   return ss.str();
 }
 
+struct ManifestEntry {
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  std::string digest;
+};
+
+std::map<std::string, ManifestEntry> LoadManifest(const std::string& path,
+                                                  const std::string& root) {
+  std::map<std::string, ManifestEntry> out;
+  std::ifstream in(path);
+  std::string line;
+  // First line names the tree it describes; a manifest for another root is ignored.
+  if (!std::getline(in, line) || line != "coopd-header-manifest-v1\t" + root) return out;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string rel;
+    ManifestEntry e;
+    if (std::getline(f, rel, '\t') && f >> e.size >> e.mtime_ns >> e.digest) out[rel] = e;
+  }
+  return out;
+}
+
+void SaveManifest(const std::string& path, const std::string& root,
+                  const std::map<std::string, ManifestEntry>& entries) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << "coopd-header-manifest-v1\t" << root << "\n";
+    for (const auto& [rel, e] : entries) {
+      out << rel << "\t" << e.size << " " << e.mtime_ns << " " << e.digest << "\n";
+    }
+    if (!out) return;  // best effort: the next start re-hashes
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+}
+
 // Digest of a directory tree: every regular file, in sorted relative-path order, contributes its
-// path and contents. Symlinks are followed (NVRTC follows them too).
-absl::StatusOr<std::string> TreeDigest(const fs::path& root) {
+// path and its content digest. Symlinks are followed (NVRTC follows them too). A file whose
+// size and mtime match the manifest reuses the digest recorded there.
+absl::StatusOr<std::string> TreeDigest(const fs::path& root, const std::string& manifest_path,
+                                       size_t* hashed, size_t* total) {
   std::vector<std::string> files;
   std::error_code ec;
   for (fs::recursive_directory_iterator
@@ -55,12 +96,36 @@ absl::StatusOr<std::string> TreeDigest(const fs::path& root) {
         StrCat("cannot scan CCCL headers in ", root.string(), ": ", ec.message()));
   }
   std::sort(files.begin(), files.end());
+  const std::string root_name = root.string();
+  std::map<std::string, ManifestEntry> old;
+  if (!manifest_path.empty()) old = LoadManifest(manifest_path, root_name);
+  std::map<std::string, ManifestEntry> fresh;
   Sha256 h;
+  *hashed = 0;
+  *total = files.size();
   for (const auto& rel : files) {
-    auto contents = ReadFile(root / rel);
-    if (!contents.ok()) return contents.status();
+    const fs::path p = root / rel;
+    ManifestEntry e;
+    e.size = fs::file_size(p, ec);
+    if (ec) return absl::FailedPreconditionError(StrCat("cannot stat ", p.string()));
+    e.mtime_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     fs::last_write_time(p, ec).time_since_epoch())
+                     .count();
+    auto it = old.find(rel);
+    if (it != old.end() && it->second.size == e.size && it->second.mtime_ns == e.mtime_ns) {
+      e.digest = it->second.digest;
+    } else {
+      auto contents = ReadFile(p);
+      if (!contents.ok()) return contents.status();
+      e.digest = Sha256::Hex(*contents);
+      ++*hashed;
+    }
     h.UpdateField(rel);
-    h.UpdateField(*contents);
+    h.UpdateField(e.digest);
+    fresh[rel] = std::move(e);
+  }
+  if (!manifest_path.empty() && (*hashed > 0 || old.size() != fresh.size())) {
+    SaveManifest(manifest_path, root_name, fresh);
   }
   return h.FinishHex();
 }
@@ -106,7 +171,8 @@ absl::StatusOr<Toolchain> ProbeToolchain(const ToolchainOptions& options) {
   long v = std::strtol(version_text->c_str() + pos + marker.size(), nullptr, 10);
   tc.cccl_version = StrCat(v / 1000000, ".", (v / 1000) % 1000, ".", v % 1000);
 
-  auto cccl_digest = TreeDigest(tc.cccl_include);
+  auto cccl_digest =
+      TreeDigest(tc.cccl_include, options.manifest_path, &tc.headers_hashed, &tc.headers_total);
   if (!cccl_digest.ok()) return cccl_digest.status();
   tc.cccl_digest = *cccl_digest;
 

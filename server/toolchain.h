@@ -25,6 +25,9 @@ struct ToolchainOptions {
   // Root of the CCCL headers (holds cub/, thrust/, cuda/). Default: $CUDA_HOME/include/cccl,
   // else /usr/local/cuda/include/cccl.
   std::string cccl_include;
+  // Where to keep the header manifest (relative path, size, mtime, sha256 per file), so a
+  // restart re-hashes only files that changed. Empty: hash everything every time.
+  std::string manifest_path;
 };
 
 struct Toolchain {
@@ -37,6 +40,8 @@ struct Toolchain {
   std::string header_digest;  // sha256 over both of the above
   std::vector<int> supported_archs;
   std::vector<EmbeddedHeader> device_headers;
+  size_t headers_hashed = 0;  // files read at start-up (the rest came from the manifest)
+  size_t headers_total = 0;
 
   std::string NvrtcVersion() const;
   std::string NvJitLinkVersion() const;

@@ -27,8 +27,18 @@ constexpr char kUsage[] =
     "  link --arch sm_XX (--ltoir FILE | --ptx FILE)... [--artifact KEY]...\n"
     "       [--option OPT]... [--keep-unused-variables] --out FILE [--json]\n"
     "      Link a kernel with cached artifacts (by key) into a cubin.\n"
-    "  stats [--json]\n"
-    "      Counters of the running coopd.\n"
+    "  explain SPEC [--json]\n"
+    "      The cache key's components (same arguments as specialize); on a miss, which\n"
+    "      components differ from entries stored for the same request.\n"
+    "  stats [--zero] [--json]\n"
+    "      Counters of the running coopd; --zero prints them, then zeroes them.\n"
+    "  ls [--family F] [--dtype T] [--arch A] [--limit N] [--json]\n"
+    "      Disk cache entries, most recently used first.\n"
+    "  purge (--all | [--family F] [--dtype T] [--arch A]) [--json]\n"
+    "  verify [--json]\n"
+    "      Read and check every stored record; remove bad ones.\n"
+    "  vacuum [--json]\n"
+    "      Compact the database file.\n"
     "\n"
     "The socket defaults to $COOPD_SOCKET, else $XDG_RUNTIME_DIR/coopd/coopd.sock, else\n"
     "/tmp/coopd-$UID/coopd.sock. Exit status is 0 on success; otherwise one line on stderr.\n";
@@ -379,14 +389,18 @@ int Link(coop::Client& client, const std::vector<std::string>& args) {
 }
 
 int Stats(coop::Client& client, const std::vector<std::string>& args) {
-  bool json = false;
+  bool json = false, zero = false;
   for (const auto& a : args) {
-    if (a == "--json")
+    if (a == "--json") {
       json = true;
-    else
-      Fail("stats: unknown argument \"" + a + "\"", 2);
+    } else if (a == "--zero") {
+      zero = true;
+    } else {
+      Fail("stats: unknown argument \"" + a + "\" (--json, --zero)", 2);
+    }
   }
-  auto s = client.GetStats();
+  // --zero prints the counters as they were, then zeroes them.
+  auto s = zero ? client.ResetStats() : client.GetStats();
   if (!s)
     Fail(std::string(coop::ErrorCodeName(s.error().code)) + ": " + OneLine(s.error().message));
   if (json) {
@@ -422,6 +436,26 @@ int Stats(coop::Client& client, const std::vector<std::string>& args) {
     w.Key("link_failures").Uint(s->link_failures);
     w.Key("link_hits").Uint(s->link_hits);
     w.Key("bundles").Uint(s->bundles);
+    w.Key("corruptions").Uint(s->corruptions);
+    w.Key("evictions").Uint(s->evictions);
+    w.Key("cache_degraded").Bool(s->cache_degraded);
+    w.Key("tiers").BeginArray();
+    for (const auto& t : s->tiers) {
+      w.BeginObject();
+      w.Key("name").String(t.name);
+      w.Key("hits").Uint(t.hits);
+      w.Key("misses").Uint(t.misses);
+      w.Key("entries").Uint(t.entries);
+      w.Key("bytes").Uint(t.bytes);
+      w.Key("raw_bytes").Uint(t.raw_bytes);
+      w.Key("budget_bytes").Uint(t.budget_bytes);
+      w.Key("evictions").Uint(t.evictions);
+      w.Key("corruptions").Uint(t.corruptions);
+      w.Key("write_failures").Uint(t.write_failures);
+      w.Key("degraded").Bool(t.degraded);
+      w.EndObject();
+    }
+    w.EndArray();
     w.Key("worker_status").BeginArray();
     for (const auto& ws : s->worker_status) {
       w.BeginObject();
@@ -446,12 +480,16 @@ int Stats(coop::Client& client, const std::vector<std::string>& args) {
               << "misses:          " << s->misses << "\n"
               << "compiles:        " << s->compiles << " (" << s->compile_failures << " failed), "
               << s->compile_ms_total << " ms total\n"
-              << "memory tier:     " << s->memory_entries << " entries, " << s->memory_bytes
-              << " bytes\n"
-              << "disk tier:       " << s->disk_entries << " entries, " << s->disk_bytes
-              << " bytes, " << s->disk_write_failures << " write failures (" << s->cache_path
-              << ")\n"
-              << "compile times:   p50 " << s->compile_ms_p50 << " ms, p90 " << s->compile_ms_p90
+              << "cache:           " << s->cache_path
+              << (s->cache_degraded ? "  DEGRADED: cannot store, compiling without caching" : "")
+              << "\n";
+    for (const auto& t : s->tiers) {
+      std::cout << "  " << t.name << ": " << t.entries << " entries, " << t.bytes
+                << " bytes stored (" << t.raw_bytes << " raw, budget " << t.budget_bytes << "), "
+                << t.hits << " hits, " << t.misses << " misses, " << t.evictions << " evictions, "
+                << t.corruptions << " corruptions, " << t.write_failures << " write failures\n";
+    }
+    std::cout << "compile times:   p50 " << s->compile_ms_p50 << " ms, p90 " << s->compile_ms_p90
               << " ms, p99 " << s->compile_ms_p99 << " ms; " << s->pch_warm_compiles
               << " on a warm PCH\n"
               << "single-flight:   " << s->joined_requests
@@ -464,6 +502,205 @@ int Stats(coop::Client& client, const std::vector<std::string>& args) {
               << "toolchain:       NVRTC " << s->toolchain.nvrtc_version << ", CCCL "
               << s->toolchain.cccl_version << "\n"
               << "uptime:          " << s->uptime_s << " s\n";
+  }
+  return 0;
+}
+
+// Shared by ls and purge: --family/--dtype/--arch; returns the remaining arguments.
+std::vector<std::string> ParseFilter(const std::string& command,
+                                     const std::vector<std::string>& args,
+                                     coop::CacheFilter* filter) {
+  std::vector<std::string> rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) Fail(command + ": " + a + ": missing value", 2);
+      return args[++i];
+    };
+    if (a == "--family") {
+      filter->family = value();
+    } else if (a == "--dtype") {
+      filter->dtype = value();
+    } else if (a == "--arch") {
+      filter->arch = value();
+    } else if (a == "--limit") {
+      rest.push_back(a);
+      rest.push_back(value());
+    } else {
+      rest.push_back(a);
+    }
+  }
+  return rest;
+}
+
+[[noreturn]] void FailWith(const coop::Error& e) {
+  Fail(std::string(coop::ErrorCodeName(e.code)) + ": " + OneLine(e.message));
+}
+
+int Explain(coop::Client& client, const std::vector<std::string>& args) {
+  bool json = false;
+  std::string out_dir;
+  size_t i = 0;
+  coop::Spec spec = ParseSpec(args, &i, &json, &out_dir);
+  if (i < args.size()) Fail("explain: takes one spec (no \"+\" bundles)", 2);
+  if (!out_dir.empty()) Fail("explain: --out does not apply", 2);
+  auto e = client.Explain(spec);
+  if (!e) FailWith(e.error());
+  if (json) {
+    coopctl::JsonWriter w;
+    w.BeginObject();
+    w.Key("key").String(e->key);
+    w.Key("cached").Bool(e->cached);
+    w.Key("components").BeginArray();
+    for (const auto& c : e->components) {
+      w.BeginObject();
+      w.Key("name").String(c.name);
+      w.Key("value").String(c.value);
+      w.Key("digest").String(c.digest);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("others").BeginArray();
+    for (const auto& o : e->others) {
+      w.BeginObject();
+      w.Key("key").String(o.key);
+      w.Key("created_at").Uint(static_cast<uint64_t>(o.created_at));
+      w.Key("differing").BeginArray();
+      for (const auto& d : o.differing) w.String(d);
+      w.EndArray();
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+    std::cout << w.str() << "\n";
+    return 0;
+  }
+  std::cout << "key:    " << e->key << (e->cached ? "  (cached)" : "  (not cached)") << "\n";
+  for (const auto& c : e->components) {
+    std::string value = c.value;
+    for (auto& ch : value) {
+      if (ch == '\n') ch = ' ';
+    }
+    std::cout << "  " << c.name << std::string(c.name.size() < 18 ? 18 - c.name.size() : 1, ' ')
+              << c.digest.substr(0, 16) << (value.empty() ? "" : "  " + value) << "\n";
+  }
+  if (e->others.empty() && !e->cached) {
+    std::cout << "no other entries for this request: it has never been compiled with this cache\n";
+  }
+  for (const auto& o : e->others) {
+    std::cout << "other key " << o.key.substr(0, 16) << " for the same request differs in: ";
+    for (size_t k = 0; k < o.differing.size(); ++k) {
+      std::cout << (k ? ", " : "") << o.differing[k];
+    }
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+int Ls(coop::Client& client, const std::vector<std::string>& args) {
+  coop::CacheFilter filter;
+  bool json = false;
+  uint32_t limit = 0;
+  auto rest = ParseFilter("ls", args, &filter);
+  for (size_t i = 0; i < rest.size(); ++i) {
+    if (rest[i] == "--json") {
+      json = true;
+    } else if (rest[i] == "--limit") {
+      limit = ParseUint("--limit", rest[++i]);
+    } else {
+      Fail("ls: unknown argument \"" + rest[i] + "\" (--family, --dtype, --arch, --limit, --json)",
+           2);
+    }
+  }
+  auto entries = client.ListEntries(filter, limit);
+  if (!entries) FailWith(entries.error());
+  if (json) {
+    coopctl::JsonWriter w;
+    w.BeginArray();
+    for (const auto& e : *entries) {
+      w.BeginObject();
+      w.Key("key").String(e.key);
+      w.Key("family").String(e.family);
+      w.Key("dtype").String(e.dtype);
+      w.Key("arch").String(e.arch);
+      w.Key("raw_bytes").Uint(e.raw_bytes);
+      w.Key("stored_bytes").Uint(e.stored_bytes);
+      w.Key("created_at").Uint(static_cast<uint64_t>(e.created_at));
+      w.Key("last_access").Uint(static_cast<uint64_t>(e.last_access));
+      w.EndObject();
+    }
+    w.EndArray();
+    std::cout << w.str() << "\n";
+    return 0;
+  }
+  for (const auto& e : *entries) {
+    std::cout << e.key.substr(0, 16) << "  " << e.family << " " << e.dtype << " " << e.arch << "  "
+              << e.stored_bytes << " bytes stored (" << e.raw_bytes << " raw)\n";
+  }
+  std::cout << entries->size() << " entries\n";
+  return 0;
+}
+
+int Purge(coop::Client& client, const std::vector<std::string>& args) {
+  coop::CacheFilter filter;
+  bool json = false, all = false;
+  for (const auto& a : ParseFilter("purge", args, &filter)) {
+    if (a == "--json") {
+      json = true;
+    } else if (a == "--all") {
+      all = true;
+    } else {
+      Fail("purge: unknown argument \"" + a + "\" (--all, --family, --dtype, --arch, --json)", 2);
+    }
+  }
+  if (!all && filter.family.empty() && filter.dtype.empty() && filter.arch.empty()) {
+    Fail("purge: give --all, or a filter (--family, --dtype, --arch)", 2);
+  }
+  auto n = client.Purge(filter, all);
+  if (!n) FailWith(n.error());
+  if (json) {
+    std::cout << "{\"entries_removed\":" << *n << "}\n";
+  } else {
+    std::cout << "removed " << *n << " entries\n";
+  }
+  return 0;
+}
+
+int Verify(coop::Client& client, const std::vector<std::string>& args) {
+  bool json = !args.empty() && args[0] == "--json";
+  if (args.size() > (json ? 1u : 0u)) Fail("verify: takes only --json", 2);
+  auto r = client.Verify();
+  if (!r) FailWith(r.error());
+  if (json) {
+    coopctl::JsonWriter w;
+    w.BeginObject();
+    w.Key("entries_checked").Uint(r->entries_checked);
+    w.Key("blobs_checked").Uint(r->blobs_checked);
+    w.Key("bad_removed").Uint(r->bad_removed);
+    w.Key("bad_keys").BeginArray();
+    for (const auto& k : r->bad_keys) w.String(k);
+    w.EndArray();
+    w.EndObject();
+    std::cout << w.str() << "\n";
+  } else {
+    std::cout << "checked " << r->entries_checked << " entries and " << r->blobs_checked
+              << " blobs; removed " << r->bad_removed << " bad entries\n";
+    for (const auto& k : r->bad_keys) std::cout << "  removed " << k << "\n";
+  }
+  return 0;
+}
+
+int Vacuum(coop::Client& client, const std::vector<std::string>& args) {
+  bool json = !args.empty() && args[0] == "--json";
+  if (args.size() > (json ? 1u : 0u)) Fail("vacuum: takes only --json", 2);
+  auto r = client.Vacuum();
+  if (!r) FailWith(r.error());
+  if (json) {
+    std::cout << "{\"file_bytes_before\":" << r->file_bytes_before
+              << ",\"file_bytes_after\":" << r->file_bytes_after << "}\n";
+  } else {
+    std::cout << "database file: " << r->file_bytes_before << " -> " << r->file_bytes_after
+              << " bytes\n";
   }
   return 0;
 }
@@ -489,12 +726,24 @@ int main(int argc, char** argv) {
       break;
     }
   }
-  if (i >= argc) Fail("missing COMMAND (specialize, stats); see coopctl --help", 2);
+  if (i >= argc) {
+    Fail(
+        "missing COMMAND (specialize, link, explain, stats, ls, purge, verify, vacuum); see "
+        "coopctl --help",
+        2);
+  }
   const std::string command = argv[i];
   std::vector<std::string> rest(argv + i + 1, argv + argc);
   coop::Client client(options);
   if (command == "specialize") return Specialize(client, rest);
   if (command == "stats") return Stats(client, rest);
   if (command == "link") return Link(client, rest);
-  Fail("unknown command \"" + command + "\" (specialize, link, stats); see coopctl --help", 2);
+  if (command == "explain") return Explain(client, rest);
+  if (command == "ls") return Ls(client, rest);
+  if (command == "purge") return Purge(client, rest);
+  if (command == "verify") return Verify(client, rest);
+  if (command == "vacuum") return Vacuum(client, rest);
+  Fail("unknown command \"" + command +
+           "\" (specialize, link, explain, stats, ls, purge, verify, vacuum); see coopctl --help",
+       2);
 }

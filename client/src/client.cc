@@ -244,13 +244,9 @@ Result<LinkResult> Client::Link(const LinkRequest& request) {
   return out;
 }
 
-Result<Stats> Client::GetStats() {
-  v1::GetStatsRequest req;
-  v1::Stats resp;
-  grpc::ClientContext ctx;
-  impl_->Deadline(&ctx);
-  grpc::Status s = impl_->stub->GetStats(&ctx, req, &resp);
-  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+namespace {
+
+Stats FromProto(const v1::Stats& resp) {
   Stats out;
   out.requests = resp.requests();
   out.invalid_requests = resp.invalid_requests();
@@ -286,7 +282,115 @@ Result<Stats> Client::GetStats() {
   out.link_failures = resp.link_failures();
   out.link_hits = resp.link_hits();
   out.bundles = resp.bundles();
+  for (const auto& t : resp.tiers()) {
+    out.tiers.push_back({t.name(), t.hits(), t.misses(), t.entries(), t.bytes(), t.raw_bytes(),
+                         t.budget_bytes(), t.evictions(), t.corruptions(), t.write_failures(),
+                         t.degraded()});
+  }
+  out.corruptions = resp.corruptions();
+  out.evictions = resp.evictions();
+  out.cache_degraded = resp.cache_degraded();
   return out;
+}
+
+v1::CacheFilter ToProto(const CacheFilter& f) {
+  v1::CacheFilter out;
+  out.set_family(f.family);
+  out.set_dtype(f.dtype);
+  out.set_arch(f.arch);
+  return out;
+}
+
+}  // namespace
+
+// Runs one unary call with the client's deadline; converts the status.
+template <class Request, class Response, class Method>
+static grpc::Status Call(Method method, v1::Coop::Stub* stub, const Request& req, Response* resp,
+                         std::chrono::milliseconds timeout) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + timeout);
+  return (stub->*method)(&ctx, req, resp);
+}
+
+Result<Stats> Client::GetStats() {
+  v1::Stats resp;
+  grpc::Status s = Call(&v1::Coop::Stub::GetStats, impl_->stub.get(), v1::GetStatsRequest(), &resp,
+                        impl_->options.timeout);
+  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  return FromProto(resp);
+}
+
+Result<Stats> Client::ResetStats() {
+  v1::Stats resp;
+  grpc::Status s = Call(&v1::Coop::Stub::ResetStats, impl_->stub.get(), v1::GetStatsRequest(),
+                        &resp, impl_->options.timeout);
+  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  return FromProto(resp);
+}
+
+Result<Explanation> Client::Explain(const Spec& spec) {
+  v1::SpecializeRequest req;
+  *req.mutable_spec() = ToProto(spec);
+  req.set_client(impl_->options.client_name);
+  v1::ExplainResponse resp;
+  grpc::Status s =
+      Call(&v1::Coop::Stub::Explain, impl_->stub.get(), req, &resp, impl_->options.timeout);
+  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  Explanation out;
+  out.key = resp.key();
+  out.cached = resp.cached();
+  for (const auto& c : resp.components())
+    out.components.push_back({c.name(), c.value(), c.digest()});
+  for (const auto& o : resp.others()) {
+    out.others.push_back({o.key(),
+                          std::vector<std::string>(o.differing().begin(), o.differing().end()),
+                          o.created_at()});
+  }
+  return out;
+}
+
+Result<std::vector<CacheEntry>> Client::ListEntries(const CacheFilter& filter, uint32_t limit) {
+  v1::ListEntriesRequest req;
+  *req.mutable_filter() = ToProto(filter);
+  req.set_limit(limit);
+  v1::ListEntriesResponse resp;
+  grpc::Status s =
+      Call(&v1::Coop::Stub::ListEntries, impl_->stub.get(), req, &resp, impl_->options.timeout);
+  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  std::vector<CacheEntry> out;
+  for (const auto& e : resp.entries()) {
+    out.push_back({e.key(), e.family(), e.dtype(), e.arch(), e.raw_bytes(), e.stored_bytes(),
+                   e.created_at(), e.last_access()});
+  }
+  return out;
+}
+
+Result<uint64_t> Client::Purge(const CacheFilter& filter, bool all) {
+  v1::PurgeRequest req;
+  *req.mutable_filter() = ToProto(filter);
+  req.set_all(all);
+  v1::PurgeResponse resp;
+  grpc::Status s =
+      Call(&v1::Coop::Stub::Purge, impl_->stub.get(), req, &resp, impl_->options.timeout);
+  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  return resp.entries_removed();
+}
+
+Result<VerifyReport> Client::Verify() {
+  v1::VerifyResponse resp;
+  grpc::Status s = Call(&v1::Coop::Stub::Verify, impl_->stub.get(), v1::VerifyRequest(), &resp,
+                        impl_->options.timeout);
+  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  return VerifyReport{resp.entries_checked(), resp.blobs_checked(), resp.bad_removed(),
+                      std::vector<std::string>(resp.bad_keys().begin(), resp.bad_keys().end())};
+}
+
+Result<VacuumReport> Client::Vacuum() {
+  v1::VacuumResponse resp;
+  grpc::Status s = Call(&v1::Coop::Stub::Vacuum, impl_->stub.get(), v1::VacuumRequest(), &resp,
+                        impl_->options.timeout);
+  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  return VacuumReport{resp.file_bytes_before(), resp.file_bytes_after()};
 }
 
 }  // namespace coop

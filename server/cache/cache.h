@@ -1,17 +1,20 @@
 // cache.h: the cache-tier interface and the tiered cache in front of it.
 //
-// A tier stores opaque values (serialized artifacts) under content-hash keys. Tiers: memory LRU
-// (memory_cache.h), SQLite on local disk (sqlite_cache.h), later a shared tier for build farms.
-// TieredCache looks tiers up in order, promotes hits to the faster tiers, and writes new entries
-// to every tier. A tier that fails to store keeps serving reads: a write failure is counted and
-// logged, never returned to the caller (the caller still gets its artifact).
+// A value is split in two: `meta`, a small serialized message (an artifact without its LTO-IR,
+// a link response without its cubin), and `blob`, the large payload. Tiers store both under a
+// content-hash key; the disk tier stores blobs once per content digest (deduplicated) and
+// zstd-compressed.
+//
+// Tiers: memory LRU (memory_cache.h), SQLite on local disk (sqlite_cache.h), later a shared tier
+// for build farms. TieredCache looks tiers up in order, promotes hits to the faster tiers, and
+// writes new entries to every tier. A tier that fails to store keeps serving reads: the failure
+// is counted and logged, never returned to the caller (who still gets the artifact).
 //
 // Thread safety: tiers and TieredCache are safe to call from any thread.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,39 +23,64 @@
 
 namespace coopd {
 
-// Searchable attributes stored beside a value (for listing and maintenance).
+struct CacheValue {
+  std::string meta;
+  std::string blob;
+};
+
+// Searchable attributes stored beside a value (listing, maintenance, explain).
 struct EntryMeta {
+  std::string family;  // "block_reduce", "bundle", "link"
+  std::string dtype;   // "" when not one dtype
+  std::string arch;
+  std::string request_digest;  // sha256 of the canonical request: finds other keys for it
+  std::string components;      // serialized key components (coop.v1.KeyComponents)
+};
+
+// Selects entries for listing and purging; empty fields match everything.
+struct CacheFilter {
   std::string family;
   std::string dtype;
   std::string arch;
+  bool Matches(const EntryMeta& m) const {
+    return (family.empty() || family == m.family) && (dtype.empty() || dtype == m.dtype) &&
+           (arch.empty() || arch == m.arch);
+  }
+  bool empty() const { return family.empty() && dtype.empty() && arch.empty(); }
 };
 
 struct TierStats {
   uint64_t hits = 0;
   uint64_t misses = 0;
   uint64_t entries = 0;
-  uint64_t bytes = 0;
-  uint64_t write_failures = 0;
-  uint64_t corruptions = 0;  // records that failed verification and were dropped
+  uint64_t bytes = 0;      // stored (after compression and deduplication)
+  uint64_t raw_bytes = 0;  // what the entries would take uncompressed, one copy per entry
+  uint64_t budget_bytes = 0;
   uint64_t evictions = 0;
+  uint64_t corruptions = 0;  // records that failed verification and were dropped
+  uint64_t write_failures = 0;
+  bool degraded = false;  // the last write failed: serving without storing
 };
 
 class CacheTier {
  public:
   virtual ~CacheTier() = default;
   virtual const char* name() const = 0;
-  // The value, NOT_FOUND when absent (or when a stored record failed verification: it is then
-  // deleted and counted, never returned), or another error when the tier cannot be read.
-  virtual absl::StatusOr<std::string> Get(const std::string& key) = 0;
-  virtual absl::Status Put(const std::string& key, const std::string& value,
+  // The value; NOT_FOUND when absent (or when a stored record failed verification: it is then
+  // deleted and counted, never returned); another error when the tier cannot be read.
+  virtual absl::StatusOr<CacheValue> Get(const std::string& key) = 0;
+  virtual absl::Status Put(const std::string& key, const CacheValue& value,
                            const EntryMeta& meta) = 0;
+  // Removes matching entries; returns how many.
+  virtual absl::StatusOr<uint64_t> Purge(const CacheFilter& filter) = 0;
   virtual TierStats Stats() = 0;
+  virtual void ZeroStats() = 0;  // hit/miss/eviction/corruption/failure counters
 };
 
 enum class CacheOrigin { kMemory, kDisk, kRemote };
 
 struct CacheHit {
-  std::string value;
+  CacheValue value;
   CacheOrigin origin;
 };
 
@@ -62,8 +90,10 @@ class TieredCache {
   void AddTier(std::unique_ptr<CacheTier> tier, CacheOrigin origin);
 
   std::optional<CacheHit> Get(const std::string& key);
-  // Stores in every tier; failures are counted per tier (TierStats::write_failures) and logged.
-  void Put(const std::string& key, const std::string& value, const EntryMeta& meta);
+  // Stores in every tier; failures are counted per tier and logged.
+  void Put(const std::string& key, const CacheValue& value, const EntryMeta& meta);
+  // Purges every tier; returns the largest count removed from any one tier.
+  uint64_t Purge(const CacheFilter& filter);
 
   struct NamedStats {
     std::string name;
@@ -71,6 +101,10 @@ class TieredCache {
     TierStats stats;
   };
   std::vector<NamedStats> Stats();
+  void ZeroStats();
+
+  // The tier with `origin`, or nullptr.
+  CacheTier* tier(CacheOrigin origin);
 
  private:
   struct Tier {

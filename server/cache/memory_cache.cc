@@ -2,7 +2,13 @@
 
 namespace coopd {
 
-absl::StatusOr<std::string> MemoryCache::Get(const std::string& key) {
+void MemoryCache::EraseLocked(Lru::iterator it) {
+  bytes_ -= it->Size();
+  index_.erase(it->key);
+  lru_.erase(it);
+}
+
+absl::StatusOr<CacheValue> MemoryCache::Get(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = index_.find(key);
   if (it == index_.end()) {
@@ -11,30 +17,40 @@ absl::StatusOr<std::string> MemoryCache::Get(const std::string& key) {
   }
   lru_.splice(lru_.begin(), lru_, it->second);
   ++stats_.hits;
-  return it->second->second;
+  return it->second->value;
 }
 
-absl::Status MemoryCache::Put(const std::string& key, const std::string& value,
-                              const EntryMeta& /*meta*/) {
-  const uint64_t size = key.size() + value.size();
+absl::Status MemoryCache::Put(const std::string& key, const CacheValue& value,
+                              const EntryMeta& meta) {
+  Node node{key, value, meta};
+  const uint64_t size = node.Size();
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = index_.find(key); it != index_.end()) {
-    bytes_ -= it->second->first.size() + it->second->second.size();
-    lru_.erase(it->second);
-    index_.erase(it);
-  }
+  if (auto it = index_.find(key); it != index_.end()) EraseLocked(it->second);
   if (size > budget_) return absl::OkStatus();  // would evict everything; keep the others
   while (bytes_ + size > budget_ && !lru_.empty()) {
-    auto& victim = lru_.back();
-    bytes_ -= victim.first.size() + victim.second.size();
-    index_.erase(victim.first);
-    lru_.pop_back();
+    EraseLocked(std::prev(lru_.end()));
     ++stats_.evictions;
   }
-  lru_.emplace_front(key, value);
+  lru_.push_front(std::move(node));
   index_[key] = lru_.begin();
   bytes_ += size;
   return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> MemoryCache::Purge(const CacheFilter& filter) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t removed = 0;
+  for (auto it = lru_.begin(); it != lru_.end();) {
+    auto next = std::next(it);
+    // Promoted entries have no attributes: drop them too when filtering (safe: disk has them).
+    const bool unknown = it->meta.family.empty();
+    if (filter.empty() || unknown || filter.Matches(it->meta)) {
+      EraseLocked(it);
+      ++removed;
+    }
+    it = next;
+  }
+  return removed;
 }
 
 TierStats MemoryCache::Stats() {
@@ -42,7 +58,14 @@ TierStats MemoryCache::Stats() {
   TierStats s = stats_;
   s.entries = index_.size();
   s.bytes = bytes_;
+  s.raw_bytes = bytes_;
+  s.budget_bytes = budget_;
   return s;
+}
+
+void MemoryCache::ZeroStats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_ = TierStats{};
 }
 
 }  // namespace coopd

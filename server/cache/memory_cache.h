@@ -1,6 +1,8 @@
-// memory_cache.h: in-process LRU tier bounded by a byte budget.
+// memory_cache.h: in-process LRU tier bounded by a byte budget (keys, metas and blobs counted).
 //
-// Values larger than the budget are not stored. Thread-safe (one mutex).
+// Values larger than the budget are not stored. Purge with a filter drops every entry the
+// filter matches; entries promoted from another tier carry no attributes, so a filtered purge
+// also drops those (they are re-read from disk on demand). Thread-safe (one mutex).
 #pragma once
 
 #include <list>
@@ -17,13 +19,22 @@ class MemoryCache final : public CacheTier {
  public:
   explicit MemoryCache(uint64_t budget_bytes) : budget_(budget_bytes) {}
   const char* name() const override { return "memory"; }
-  absl::StatusOr<std::string> Get(const std::string& key) override;
-  absl::Status Put(const std::string& key, const std::string& value,
-                   const EntryMeta& meta) override;
+  absl::StatusOr<CacheValue> Get(const std::string& key) override;
+  absl::Status Put(const std::string& key, const CacheValue& value, const EntryMeta& meta) override;
+  absl::StatusOr<uint64_t> Purge(const CacheFilter& filter) override;
   TierStats Stats() override;
+  void ZeroStats() override;
 
  private:
-  using Lru = std::list<std::pair<std::string, std::string>>;  // front = most recent
+  struct Node {
+    std::string key;
+    CacheValue value;
+    EntryMeta meta;
+    uint64_t Size() const { return key.size() + value.meta.size() + value.blob.size(); }
+  };
+  using Lru = std::list<Node>;  // front = most recent
+  void EraseLocked(Lru::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   const uint64_t budget_;
   std::mutex mu_;
   Lru lru_ ABSL_GUARDED_BY(mu_);

@@ -1,33 +1,77 @@
 #include "server/cache/sqlite_cache.h"
 
-#include <sys/stat.h>
+#include <spdlog/spdlog.h>
 
-#include <chrono>
-#include <cstring>
 #include <filesystem>
 
-#include "absl/status/status.h"
+#include "server/cache/record.h"
 #include "server/sha256.h"
 #include "server/strings.h"
 
 namespace coopd {
 namespace {
 
-constexpr char kMagic[8] = {'C', 'O', 'O', 'P', 'R', 'E', 'C', '1'};
-constexpr size_t kHeaderSize = sizeof(kMagic) + 4 + 32;
-
 struct StmtFinalizer {
   void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
 };
 using StmtPtr = std::unique_ptr<sqlite3_stmt, StmtFinalizer>;
 
-absl::StatusOr<StmtPtr> Prepare(sqlite3* db, const char* sql) {
-  sqlite3_stmt* raw = nullptr;
-  if (sqlite3_prepare_v2(db, sql, -1, &raw, nullptr) != SQLITE_OK) {
-    return absl::InternalError(StrCat("sqlite: prepare failed: ", sqlite3_errmsg(db)));
+// SQLITE_FULL, SQLITE_READONLY, SQLITE_IOERR, SQLITE_BUSY: the disk is the problem, not the
+// request; UNAVAILABLE.
+absl::Status SqliteError(sqlite3* db, int rc, std::string_view what) {
+  std::string msg =
+      StrCat("sqlite: ", what, ": ", sqlite3_errmsg(db), " (", sqlite3_errstr(rc), ")");
+  const int primary = rc & 0xff;
+  if (primary == SQLITE_FULL || primary == SQLITE_READONLY || primary == SQLITE_IOERR ||
+      primary == SQLITE_BUSY || primary == SQLITE_LOCKED || primary == SQLITE_CANTOPEN) {
+    return absl::UnavailableError(msg);
   }
-  return StmtPtr(raw);
+  return absl::InternalError(msg);
 }
+
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) {
+    sqlite3_stmt* raw = nullptr;
+    rc_ = sqlite3_prepare_v2(db, sql, -1, &raw, nullptr);
+    stmt_.reset(raw);
+  }
+  bool ok() const { return rc_ == SQLITE_OK; }
+  absl::Status status(std::string_view what) const { return SqliteError(db_, rc_, what); }
+  Stmt& Text(int i, const std::string& s) {
+    sqlite3_bind_text(stmt_.get(), i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& Blob(int i, const std::string& s) {
+    sqlite3_bind_blob(stmt_.get(), i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& Int(int i, int64_t v) {
+    sqlite3_bind_int64(stmt_.get(), i, v);
+    return *this;
+  }
+  int Step() { return rc_ = sqlite3_step(stmt_.get()); }
+  absl::Status Run(std::string_view what) {
+    if (!ok()) return status(what);
+    int rc = Step();
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) return SqliteError(db_, rc, what);
+    return absl::OkStatus();
+  }
+  std::string ColText(int i) {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_.get(), i));
+    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt_.get(), i))) : "";
+  }
+  std::string ColBlob(int i) {
+    const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_.get(), i));
+    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt_.get(), i))) : "";
+  }
+  int64_t ColInt(int i) { return sqlite3_column_int64(stmt_.get(), i); }
+
+ private:
+  sqlite3* db_;
+  StmtPtr stmt_;
+  int rc_ = SQLITE_OK;
+};
 
 int64_t NowSeconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(
@@ -35,66 +79,63 @@ int64_t NowSeconds() {
       .count();
 }
 
-// SQLITE_FULL, SQLITE_READONLY, SQLITE_IOERR...: the disk is the problem, not the request.
-absl::Status SqliteError(sqlite3* db, int rc, std::string_view what) {
-  std::string msg =
-      StrCat("sqlite: ", what, ": ", sqlite3_errmsg(db), " (", sqlite3_errstr(rc), ")");
-  if (rc == SQLITE_FULL || rc == SQLITE_READONLY || (rc & 0xff) == SQLITE_IOERR ||
-      rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
-    return absl::UnavailableError(msg);
+uint64_t FileBytes(const std::string& path) {
+  uint64_t total = 0;
+  std::error_code ec;
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    auto n = std::filesystem::file_size(path + suffix, ec);
+    if (!ec) total += n;
   }
-  return absl::InternalError(msg);
+  return total;
 }
+
+constexpr char kSchemaV2[] =
+    "CREATE TABLE blobs("
+    "  digest TEXT PRIMARY KEY,"
+    "  record BLOB NOT NULL,"
+    "  raw_bytes INTEGER NOT NULL,"
+    "  stored_bytes INTEGER NOT NULL);"
+    "CREATE TABLE entries("
+    "  key TEXT PRIMARY KEY,"
+    "  blob_digest TEXT NOT NULL,"
+    "  meta BLOB NOT NULL,"
+    "  family TEXT NOT NULL,"
+    "  dtype TEXT NOT NULL,"
+    "  arch TEXT NOT NULL,"
+    "  request_digest TEXT NOT NULL,"
+    "  components BLOB NOT NULL,"
+    "  created_at INTEGER NOT NULL,"
+    "  last_access INTEGER NOT NULL,"
+    "  raw_bytes INTEGER NOT NULL,"
+    "  stored_bytes INTEGER NOT NULL);"
+    "CREATE INDEX entries_by_access ON entries(last_access);"
+    "CREATE INDEX entries_by_request ON entries(request_digest);"
+    "CREATE INDEX entries_by_blob ON entries(blob_digest);";
 
 }  // namespace
 
-std::string SqliteCache::EncodeRecord(const std::string& payload) {
-  std::string rec;
-  rec.reserve(kHeaderSize + payload.size());
-  rec.append(kMagic, sizeof(kMagic));
-  for (int i = 0; i < 4; ++i) rec.push_back(static_cast<char>((kRecordVersion >> (8 * i)) & 0xff));
-  Sha256 h;
-  h.Update(payload);
-  auto d = h.Finish();
-  rec.append(reinterpret_cast<const char*>(d.data()), d.size());
-  rec.append(payload);
-  return rec;
+SqliteCache::SqliteCache(SqlitePtr db, std::string path, SqliteCacheOptions options)
+    : path_(std::move(path)), options_(std::move(options)), db_(std::move(db)) {}
+
+SqliteCache::~SqliteCache() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (background_.joinable()) background_.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  FlushAccessTimesLocked();
 }
 
-absl::StatusOr<std::string> SqliteCache::DecodeRecord(const std::string& rec) {
-  if (rec.size() < kHeaderSize) {
-    return absl::InvalidArgumentError(
-        StrCat("record: truncated (", rec.size(), " bytes, header needs ", kHeaderSize, ")"));
-  }
-  if (std::memcmp(rec.data(), kMagic, sizeof(kMagic)) != 0) {
-    return absl::InvalidArgumentError("record: bad magic");
-  }
-  uint32_t version = 0;
-  for (int i = 0; i < 4; ++i) {
-    version |= uint32_t{static_cast<uint8_t>(rec[sizeof(kMagic) + i])} << (8 * i);
-  }
-  if (version != kRecordVersion) {
-    return absl::InvalidArgumentError(
-        StrCat("record: format version ", version, ", expected ", kRecordVersion));
-  }
-  std::string payload = rec.substr(kHeaderSize);
-  Sha256 h;
-  h.Update(payload);
-  auto d = h.Finish();
-  if (std::memcmp(d.data(), rec.data() + sizeof(kMagic) + 4, d.size()) != 0) {
-    return absl::InvalidArgumentError("record: checksum mismatch");
-  }
-  return payload;
-}
-
-absl::StatusOr<std::unique_ptr<SqliteCache>> SqliteCache::Open(const std::string& dir) {
+absl::StatusOr<std::unique_ptr<SqliteCache>> SqliteCache::Open(const SqliteCacheOptions& options) {
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  std::filesystem::create_directories(options.dir, ec);
   if (ec) {
     return absl::FailedPreconditionError(
-        StrCat("cache: cannot create cache directory ", dir, ": ", ec.message()));
+        StrCat("cache: cannot create cache directory ", options.dir, ": ", ec.message()));
   }
-  const std::string path = (std::filesystem::path(dir) / "cache.db").string();
+  const std::string path = (std::filesystem::path(options.dir) / "cache.db").string();
   sqlite3* raw = nullptr;
   int rc =
       sqlite3_open_v2(path.c_str(), &raw,
@@ -105,40 +146,19 @@ absl::StatusOr<std::unique_ptr<SqliteCache>> SqliteCache::Open(const std::string
         StrCat("cache: cannot open ", path, ": ", raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
   }
   sqlite3_busy_timeout(db.get(), 5000);
-  std::unique_ptr<SqliteCache> cache(new SqliteCache(std::move(db), path));
-  std::lock_guard<std::mutex> lock(cache->mu_);
-  absl::Status s = cache->Exec("PRAGMA journal_mode=WAL");
-  if (!s.ok()) return absl::FailedPreconditionError(StrCat("cache: ", path, ": ", s.message()));
-  if (!(s = cache->Exec("PRAGMA synchronous=NORMAL")).ok()) return s;
-
-  auto stmt = Prepare(cache->db_.get(), "PRAGMA user_version");
-  if (!stmt.ok()) return stmt.status();
-  int version = 0;
-  if (sqlite3_step(stmt->get()) == SQLITE_ROW) version = sqlite3_column_int(stmt->get(), 0);
-  if (version > kSchemaVersion) {
-    return absl::FailedPreconditionError(StrCat(
-        "cache: ", path, " has schema version ", version, ", newer than this coopd supports (",
-        kSchemaVersion, "); run a newer coopd or choose another --cache-dir"));
-  }
-  if (version < 1) {
-    s = cache->Exec(
-        "BEGIN IMMEDIATE;"
-        "CREATE TABLE IF NOT EXISTS entries("
-        "  key TEXT PRIMARY KEY,"
-        "  family TEXT NOT NULL,"
-        "  dtype TEXT NOT NULL,"
-        "  arch TEXT NOT NULL,"
-        "  record BLOB NOT NULL,"
-        "  created_at INTEGER NOT NULL,"
-        "  last_access INTEGER NOT NULL);"
-        "PRAGMA user_version=1;"
-        "COMMIT;");
+  std::unique_ptr<SqliteCache> cache(new SqliteCache(std::move(db), path, options));
+  {
+    std::lock_guard<std::mutex> lock(cache->mu_);
+    absl::Status s = cache->Exec("PRAGMA journal_mode=WAL");
+    if (s.ok()) s = cache->Exec("PRAGMA synchronous=NORMAL");
+    if (s.ok()) s = cache->Migrate();
+    if (s.ok()) s = cache->RecomputeTotals();
     if (!s.ok()) {
-      cache->Exec("ROLLBACK").IgnoreError();
-      return absl::FailedPreconditionError(
-          StrCat("cache: cannot create schema in ", path, ": ", s.message()));
+      return absl::FailedPreconditionError(StrCat("cache: ", path, ": ", s.message()));
     }
+    cache->stats_.budget_bytes = options.budget_bytes;
   }
+  cache->background_ = std::thread([c = cache.get()] { c->Background(); });
   return cache;
 }
 
@@ -153,81 +173,381 @@ absl::Status SqliteCache::Exec(const char* sql) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> SqliteCache::Get(const std::string& key) {
+absl::Status SqliteCache::Migrate() {
+  int version = 0;
+  {
+    // Scoped: an unfinalized statement would lock the tables the migration drops.
+    Stmt version_stmt(db_.get(), "PRAGMA user_version");
+    if (!version_stmt.ok() || version_stmt.Step() != SQLITE_ROW) {
+      return version_stmt.status("read schema version");
+    }
+    version = static_cast<int>(version_stmt.ColInt(0));
+  }
+  if (version > kSchemaVersion) {
+    return absl::FailedPreconditionError(
+        StrCat("schema version ", version, " is newer than this coopd supports (", kSchemaVersion,
+               "); run a newer coopd or choose another --cache-dir"));
+  }
+  if (version == kSchemaVersion) return absl::OkStatus();
+  // Each step runs in one transaction: a crash mid-migration leaves the old version intact.
+  if (absl::Status s = Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  absl::Status s;
+  if (version == 1) {
+    // Schema 1 stored whole artifacts uncompressed, one per key. Its entries are rebuildable
+    // (they are recompiled on demand), so the migration drops them rather than converting.
+    spdlog::info("cache: migrating {} from schema 1 to 2 (old entries are discarded)", path_);
+    s = Exec("DROP TABLE IF EXISTS entries");
+  }
+  if (s.ok()) s = Exec(kSchemaV2);
+  if (s.ok()) s = Exec(StrCat("PRAGMA user_version=", kSchemaVersion).c_str());
+  if (s.ok()) s = Exec("COMMIT");
+  if (!s.ok()) {
+    Exec("ROLLBACK").IgnoreError();
+    return absl::FailedPreconditionError(StrCat("cannot create schema: ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteCache::RecomputeTotals() {
+  Stmt blobs(db_.get(), "SELECT COALESCE(SUM(stored_bytes), 0) FROM blobs");
+  Stmt entries(db_.get(),
+               "SELECT COUNT(*), COALESCE(SUM(stored_bytes), 0), COALESCE(SUM(raw_bytes), 0) "
+               "FROM entries");
+  if (!blobs.ok() || blobs.Step() != SQLITE_ROW) return blobs.status("sum blobs");
+  if (!entries.ok() || entries.Step() != SQLITE_ROW) return entries.status("sum entries");
+  entry_count_ = static_cast<uint64_t>(entries.ColInt(0));
+  total_bytes_ = static_cast<uint64_t>(blobs.ColInt(0) + entries.ColInt(1));
+  total_raw_bytes_ = static_cast<uint64_t>(entries.ColInt(2));
+  return absl::OkStatus();
+}
+
+void SqliteCache::DeleteBlobAndEntriesLocked(const std::string& digest) {
+  Stmt(db_.get(), "DELETE FROM entries WHERE blob_digest = ?1")
+      .Text(1, digest)
+      .Run("drop")
+      .IgnoreError();
+  Stmt(db_.get(), "DELETE FROM blobs WHERE digest = ?1").Text(1, digest).Run("drop").IgnoreError();
+  RecomputeTotals().IgnoreError();
+}
+
+absl::StatusOr<CacheValue> SqliteCache::Get(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto stmt = Prepare(db_.get(), "SELECT record FROM entries WHERE key = ?1");
-  if (!stmt.ok()) return stmt.status();
-  sqlite3_bind_text(stmt->get(), 1, key.data(), static_cast<int>(key.size()), SQLITE_STATIC);
-  int rc = sqlite3_step(stmt->get());
+  Stmt q(db_.get(),
+         "SELECT e.meta, e.blob_digest, b.record FROM entries e LEFT JOIN blobs b "
+         "ON b.digest = e.blob_digest WHERE e.key = ?1");
+  if (!q.ok()) return q.status("read");
+  q.Text(1, key);
+  int rc = q.Step();
   if (rc == SQLITE_DONE) {
     ++stats_.misses;
     return absl::NotFoundError("disk: no entry");
   }
   if (rc != SQLITE_ROW) return SqliteError(db_.get(), rc, "read");
-  const void* blob = sqlite3_column_blob(stmt->get(), 0);
-  const int size = sqlite3_column_bytes(stmt->get(), 0);
-  std::string record(static_cast<const char*>(blob), static_cast<size_t>(size));
-  stmt->reset();
+  const std::string meta_record = q.ColBlob(0);
+  const std::string digest = q.ColText(1);
+  const std::string blob_record = q.ColBlob(2);
 
-  auto payload = DecodeRecord(record);
-  if (!payload.ok()) {
+  auto meta = DecodeRecord(meta_record);
+  absl::StatusOr<std::string> blob = absl::DataLossError("record: blob missing");
+  if (!blob_record.empty()) blob = DecodeRecord(blob_record);
+  if (blob.ok() && Sha256::Hex(*blob) != digest) {
+    blob = absl::DataLossError("record: blob does not match its digest");
+  }
+  if (!meta.ok() || !blob.ok()) {
     ++stats_.corruptions;
     ++stats_.misses;
-    auto del = Prepare(db_.get(), "DELETE FROM entries WHERE key = ?1");
-    if (del.ok()) {
-      sqlite3_bind_text(del->get(), 1, key.data(), static_cast<int>(key.size()), SQLITE_STATIC);
-      sqlite3_step(del->get());
+    const absl::Status why = !blob.ok() ? blob.status() : meta.status();
+    spdlog::error("cache: dropped damaged entry {} ({}); it will be recompiled", key.substr(0, 16),
+                  std::string(why.message()));
+    if (!blob.ok()) {
+      DeleteBlobAndEntriesLocked(digest);  // every entry sharing a bad blob is bad
+    } else {
+      DeleteEntriesLocked({key});
     }
-    return absl::NotFoundError(
-        StrCat("disk: dropped a damaged record (", payload.status().message(), ")"));
+    return absl::NotFoundError(StrCat("disk: dropped a damaged record (", why.message(), ")"));
   }
   ++stats_.hits;
-  auto touch = Prepare(db_.get(), "UPDATE entries SET last_access = ?2 WHERE key = ?1");
-  if (touch.ok()) {
-    sqlite3_bind_text(touch->get(), 1, key.data(), static_cast<int>(key.size()), SQLITE_STATIC);
-    sqlite3_bind_int64(touch->get(), 2, NowSeconds());
-    sqlite3_step(touch->get());  // best effort: a read-only disk still serves hits
-  }
-  return std::move(*payload);
+  pending_access_[key] = NowSeconds();
+  return CacheValue{std::move(*meta), std::move(*blob)};
 }
 
-absl::Status SqliteCache::Put(const std::string& key, const std::string& value,
+void SqliteCache::NoteWriteResult(const absl::Status& s) {
+  if (s.ok()) {
+    if (stats_.degraded) {
+      spdlog::info("cache: {} is writable again; caching resumed", path_);
+      stats_.degraded = false;
+    }
+    return;
+  }
+  ++stats_.write_failures;
+  if (!stats_.degraded) {
+    spdlog::warn("cache: cannot store in {} ({}); serving without caching until it is writable",
+                 path_, std::string(s.message()));
+    stats_.degraded = true;
+  }
+}
+
+absl::Status SqliteCache::Put(const std::string& key, const CacheValue& value,
                               const EntryMeta& meta) {
-  const std::string record = EncodeRecord(value);
+  const std::string digest = Sha256::Hex(value.blob);
+  const std::string blob_record = EncodeRecord(value.blob);
+  const std::string meta_record = EncodeRecord(value.meta);
+  const int64_t now = NowSeconds();
   std::lock_guard<std::mutex> lock(mu_);
-  auto stmt = Prepare(db_.get(),
-                      "INSERT INTO entries(key, family, dtype, arch, record, created_at, "
-                      "last_access) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?6) "
-                      "ON CONFLICT(key) DO UPDATE SET record = excluded.record, "
-                      "last_access = excluded.last_access");
-  if (!stmt.ok()) {
-    ++stats_.write_failures;
-    return stmt.status();
+  absl::Status s = Exec("BEGIN IMMEDIATE");
+  bool blob_added = false;
+  if (s.ok()) {
+    Stmt ins(db_.get(),
+             "INSERT OR IGNORE INTO blobs(digest, record, raw_bytes, stored_bytes) "
+             "VALUES(?1, ?2, ?3, ?4)");
+    s = ins.Text(1, digest)
+            .Blob(2, blob_record)
+            .Int(3, static_cast<int64_t>(value.blob.size()))
+            .Int(4, static_cast<int64_t>(blob_record.size()))
+            .Run("store blob");
+    blob_added = s.ok() && sqlite3_changes(db_.get()) > 0;
   }
-  sqlite3_stmt* s = stmt->get();
-  sqlite3_bind_text(s, 1, key.data(), static_cast<int>(key.size()), SQLITE_STATIC);
-  sqlite3_bind_text(s, 2, meta.family.data(), static_cast<int>(meta.family.size()), SQLITE_STATIC);
-  sqlite3_bind_text(s, 3, meta.dtype.data(), static_cast<int>(meta.dtype.size()), SQLITE_STATIC);
-  sqlite3_bind_text(s, 4, meta.arch.data(), static_cast<int>(meta.arch.size()), SQLITE_STATIC);
-  sqlite3_bind_blob(s, 5, record.data(), static_cast<int>(record.size()), SQLITE_STATIC);
-  sqlite3_bind_int64(s, 6, NowSeconds());
-  int rc = sqlite3_step(s);
-  if (rc != SQLITE_DONE) {
-    ++stats_.write_failures;
-    return SqliteError(db_.get(), rc, "write");
+  if (s.ok()) {
+    Stmt ins(db_.get(),
+             "INSERT OR REPLACE INTO entries(key, blob_digest, meta, family, dtype, arch, "
+             "request_digest, components, created_at, last_access, raw_bytes, stored_bytes) "
+             "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, ?10, ?11)");
+    s = ins.Text(1, key)
+            .Text(2, digest)
+            .Blob(3, meta_record)
+            .Text(4, meta.family)
+            .Text(5, meta.dtype)
+            .Text(6, meta.arch)
+            .Text(7, meta.request_digest)
+            .Blob(8, meta.components)
+            .Int(9, now)
+            .Int(10, static_cast<int64_t>(value.meta.size() + value.blob.size()))
+            .Int(11, static_cast<int64_t>(meta_record.size()))
+            .Run("store entry");
   }
+  if (s.ok()) s = Exec("COMMIT");
+  if (!s.ok()) {
+    Exec("ROLLBACK").IgnoreError();
+    NoteWriteResult(s);
+    return s;
+  }
+  NoteWriteResult(s);
+  // A replaced entry changes the totals in ways simplest to recount; a new one just adds.
+  (void)blob_added;
+  RecomputeTotals().IgnoreError();
+  if (total_bytes_ > options_.budget_bytes) cv_.notify_all();
   return absl::OkStatus();
+}
+
+void SqliteCache::FlushAccessTimes() {
+  std::lock_guard<std::mutex> lock(mu_);
+  FlushAccessTimesLocked();
+}
+
+void SqliteCache::FlushAccessTimesLocked() {
+  if (pending_access_.empty()) return;
+  if (!Exec("BEGIN").ok()) return;
+  for (const auto& [key, when] : pending_access_) {
+    Stmt u(db_.get(), "UPDATE entries SET last_access = MAX(last_access, ?2) WHERE key = ?1");
+    u.Text(1, key).Int(2, when).Run("touch").IgnoreError();
+  }
+  if (Exec("COMMIT").ok()) {
+    pending_access_.clear();
+  } else {
+    Exec("ROLLBACK").IgnoreError();  // read-only disk: keep serving; times stay approximate
+    pending_access_.clear();
+  }
+}
+
+uint64_t SqliteCache::DeleteEntriesLocked(const std::vector<std::string>& keys) {
+  if (keys.empty()) return 0;
+  if (!Exec("BEGIN IMMEDIATE").ok()) return 0;
+  uint64_t deleted = 0;
+  for (const auto& k : keys) {
+    Stmt d(db_.get(), "DELETE FROM entries WHERE key = ?1");
+    if (d.Text(1, k).Run("delete").ok())
+      deleted += static_cast<uint64_t>(sqlite3_changes(db_.get()));
+    pending_access_.erase(k);
+  }
+  Stmt orphans(db_.get(),
+               "DELETE FROM blobs WHERE NOT EXISTS "
+               "(SELECT 1 FROM entries WHERE entries.blob_digest = blobs.digest)");
+  orphans.Run("delete orphan blobs").IgnoreError();
+  if (!Exec("COMMIT").ok()) {
+    Exec("ROLLBACK").IgnoreError();
+    return 0;
+  }
+  RecomputeTotals().IgnoreError();
+  return deleted;
+}
+
+bool SqliteCache::EvictOneBatch() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint64_t low_water = options_.budget_bytes / 10 * 9;
+  if (total_bytes_ <= low_water || (stopping_ && total_bytes_ <= options_.budget_bytes)) {
+    return false;
+  }
+  FlushAccessTimesLocked();  // evict by true recency
+  Stmt q(db_.get(), "SELECT key FROM entries ORDER BY last_access ASC, created_at ASC LIMIT 16");
+  std::vector<std::string> victims;
+  while (q.ok() && q.Step() == SQLITE_ROW) victims.push_back(q.ColText(0));
+  if (victims.empty()) return false;
+  const uint64_t n = DeleteEntriesLocked(victims);
+  stats_.evictions += n;
+  spdlog::debug("cache: evicted {} entries; {} bytes stored (budget {})", n, total_bytes_,
+                options_.budget_bytes);
+  return n > 0;
+}
+
+void SqliteCache::Background() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, options_.flush_interval,
+                   [&] { return stopping_ || total_bytes_ > options_.budget_bytes; });
+      if (stopping_) return;
+      FlushAccessTimesLocked();
+    }
+    // Evict in small batches, letting readers in between.
+    while (EvictOneBatch()) {
+    }
+  }
+}
+
+absl::StatusOr<uint64_t> SqliteCache::Purge(const CacheFilter& filter) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt q(db_.get(),
+         "SELECT key FROM entries WHERE (?1 = '' OR family = ?1) AND (?2 = '' OR dtype = ?2) "
+         "AND (?3 = '' OR arch = ?3)");
+  if (!q.ok()) return q.status("purge");
+  q.Text(1, filter.family).Text(2, filter.dtype).Text(3, filter.arch);
+  std::vector<std::string> keys;
+  while (q.Step() == SQLITE_ROW) keys.push_back(q.ColText(0));
+  return DeleteEntriesLocked(keys);
 }
 
 TierStats SqliteCache::Stats() {
   std::lock_guard<std::mutex> lock(mu_);
   TierStats s = stats_;
-  auto stmt = Prepare(db_.get(), "SELECT COUNT(*), COALESCE(SUM(LENGTH(record)), 0) FROM entries");
-  if (stmt.ok() && sqlite3_step(stmt->get()) == SQLITE_ROW) {
-    s.entries = static_cast<uint64_t>(sqlite3_column_int64(stmt->get(), 0));
-    s.bytes = static_cast<uint64_t>(sqlite3_column_int64(stmt->get(), 1));
-  }
+  s.entries = entry_count_;
+  s.bytes = total_bytes_;
+  s.raw_bytes = total_raw_bytes_;
+  s.budget_bytes = options_.budget_bytes;
   return s;
+}
+
+void SqliteCache::ZeroStats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const bool degraded = stats_.degraded;
+  stats_ = TierStats{};
+  stats_.degraded = degraded;
+}
+
+absl::StatusOr<std::vector<SqliteCache::ListedEntry>> SqliteCache::List(const CacheFilter& filter,
+                                                                        size_t limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FlushAccessTimesLocked();
+  Stmt q(db_.get(),
+         "SELECT e.key, e.family, e.dtype, e.arch, e.raw_bytes, "
+         "e.stored_bytes + COALESCE(b.stored_bytes, 0), e.created_at, e.last_access "
+         "FROM entries e LEFT JOIN blobs b ON b.digest = e.blob_digest "
+         "WHERE (?1 = '' OR e.family = ?1) AND (?2 = '' OR e.dtype = ?2) "
+         "AND (?3 = '' OR e.arch = ?3) ORDER BY e.last_access DESC, e.created_at DESC LIMIT ?4");
+  if (!q.ok()) return q.status("list");
+  q.Text(1, filter.family).Text(2, filter.dtype).Text(3, filter.arch);
+  q.Int(4, limit == 0 ? -1 : static_cast<int64_t>(limit));
+  std::vector<ListedEntry> out;
+  while (q.Step() == SQLITE_ROW) {
+    ListedEntry e;
+    e.key = q.ColText(0);
+    e.meta.family = q.ColText(1);
+    e.meta.dtype = q.ColText(2);
+    e.meta.arch = q.ColText(3);
+    e.raw_bytes = static_cast<uint64_t>(q.ColInt(4));
+    e.stored_bytes = static_cast<uint64_t>(q.ColInt(5));
+    e.created_at = q.ColInt(6);
+    e.last_access = q.ColInt(7);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+absl::StatusOr<SqliteCache::VerifyReport> SqliteCache::Verify() {
+  VerifyReport report;
+  // Blobs, in digest order, a chunk at a time so requests are served in between.
+  std::string after;
+  for (;;) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Stmt q(db_.get(),
+           "SELECT digest, record FROM blobs WHERE digest > ?1 ORDER BY digest LIMIT 32");
+    if (!q.ok()) return q.status("verify");
+    q.Text(1, after);
+    std::vector<std::string> bad;
+    int rows = 0;
+    while (q.Step() == SQLITE_ROW) {
+      ++rows;
+      after = q.ColText(0);
+      auto payload = DecodeRecord(q.ColBlob(1));
+      ++report.blobs_checked;
+      if (!payload.ok() || Sha256::Hex(*payload) != after) bad.push_back(after);
+    }
+    for (const auto& digest : bad) {
+      Stmt k(db_.get(), "SELECT key FROM entries WHERE blob_digest = ?1");
+      k.Text(1, digest);
+      while (k.Step() == SQLITE_ROW) report.bad_keys.push_back(k.ColText(0));
+      ++stats_.corruptions;
+      DeleteBlobAndEntriesLocked(digest);
+    }
+    if (rows == 0) break;
+  }
+  // Entries: their meta records, and that their blob exists.
+  after.clear();
+  for (;;) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Stmt q(db_.get(),
+           "SELECT e.key, e.meta, b.digest IS NOT NULL FROM entries e LEFT JOIN blobs b "
+           "ON b.digest = e.blob_digest WHERE e.key > ?1 ORDER BY e.key LIMIT 64");
+    if (!q.ok()) return q.status("verify");
+    q.Text(1, after);
+    std::vector<std::string> bad;
+    int rows = 0;
+    while (q.Step() == SQLITE_ROW) {
+      ++rows;
+      after = q.ColText(0);
+      ++report.entries_checked;
+      if (!DecodeRecord(q.ColBlob(1)).ok() || q.ColInt(2) == 0) bad.push_back(after);
+    }
+    stats_.corruptions += bad.size();
+    DeleteEntriesLocked(bad);
+    report.bad_keys.insert(report.bad_keys.end(), bad.begin(), bad.end());
+    if (rows == 0) break;
+  }
+  report.bad_removed = report.bad_keys.size();
+  return report;
+}
+
+absl::StatusOr<SqliteCache::VacuumReport> SqliteCache::Vacuum() {
+  std::lock_guard<std::mutex> lock(mu_);
+  FlushAccessTimesLocked();
+  VacuumReport report;
+  report.file_bytes_before = FileBytes(path_);
+  if (absl::Status s = Exec("VACUUM"); !s.ok()) return s;
+  if (absl::Status s = Exec("PRAGMA wal_checkpoint(TRUNCATE)"); !s.ok()) return s;
+  report.file_bytes_after = FileBytes(path_);
+  return report;
+}
+
+absl::StatusOr<std::vector<SqliteCache::StoredKey>> SqliteCache::FindByRequest(
+    const std::string& request_digest) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt q(db_.get(),
+         "SELECT key, components, created_at FROM entries WHERE request_digest = ?1 "
+         "ORDER BY created_at DESC LIMIT 16");
+  if (!q.ok()) return q.status("find");
+  q.Text(1, request_digest);
+  std::vector<StoredKey> out;
+  while (q.Step() == SQLITE_ROW) out.push_back({q.ColText(0), q.ColBlob(1), q.ColInt(2)});
+  return out;
 }
 
 }  // namespace coopd

@@ -270,6 +270,12 @@ void WorkerPool::Shutdown() {
   for (int i = 0; i < static_cast<int>(slots_.size()); ++i) Reap(i, /*kill_first=*/false, nullptr);
 }
 
+void WorkerPool::ZeroStats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  restarts_ = crashes_ = timeouts_ = 0;
+  for (Slot& slot : slots_) slot.jobs = 0;
+}
+
 PoolStats WorkerPool::Stats() {
   std::lock_guard<std::mutex> lock(mu_);
   PoolStats s;

@@ -83,6 +83,7 @@ class WorkerPool {
   void Shutdown();
 
   PoolStats Stats();
+  void ZeroStats();  // restarts, crashes, timeouts, per-worker job counts
   int size() const { return static_cast<int>(slots_.size()); }
 
  private:

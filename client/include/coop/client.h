@@ -174,6 +174,69 @@ struct WorkerStatus {
   std::string header_set;
 };
 
+struct TierStats {
+  std::string name;  // "memory", "disk"
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  uint64_t entries = 0;
+  uint64_t bytes = 0;      // stored (compressed, deduplicated)
+  uint64_t raw_bytes = 0;  // uncompressed
+  uint64_t budget_bytes = 0;
+  uint64_t evictions = 0;
+  uint64_t corruptions = 0;
+  uint64_t write_failures = 0;
+  bool degraded = false;  // the last write failed: compiling without caching
+};
+
+struct KeyComponent {
+  std::string name;  // "schema", "canonical_request", "source", "options", "nvrtc", ...
+  std::string value;
+  std::string digest;
+};
+
+struct OtherKey {
+  std::string key;
+  std::vector<std::string> differing;  // component names
+  int64_t created_at = 0;
+};
+
+// Why a spec hits or misses: its key's components, and other keys stored for the same request.
+struct Explanation {
+  std::string key;
+  std::vector<KeyComponent> components;
+  bool cached = false;
+  std::vector<OtherKey> others;
+};
+
+struct CacheFilter {
+  std::string family;
+  std::string dtype;
+  std::string arch;
+};
+
+struct CacheEntry {
+  std::string key;
+  std::string family;
+  std::string dtype;
+  std::string arch;
+  uint64_t raw_bytes = 0;
+  uint64_t stored_bytes = 0;
+  int64_t created_at = 0;
+  int64_t last_access = 0;
+};
+
+struct VerifyReport {
+  uint64_t entries_checked = 0;
+  uint64_t blobs_checked = 0;
+  uint64_t bad_removed = 0;
+  std::vector<std::string> bad_keys;
+};
+
+struct VacuumReport {
+  uint64_t file_bytes_before = 0;
+  uint64_t file_bytes_after = 0;
+};
+
 struct Stats {
   uint64_t requests = 0;
   uint64_t invalid_requests = 0;
@@ -208,6 +271,10 @@ struct Stats {
   uint64_t link_failures = 0;
   uint64_t link_hits = 0;
   uint64_t bundles = 0;
+  std::vector<TierStats> tiers;
+  uint64_t corruptions = 0;
+  uint64_t evictions = 0;
+  bool cache_degraded = false;
 };
 
 struct ClientOptions {
@@ -234,6 +301,16 @@ class Client {
   // Links kernel modules with cached artifacts into a cubin.
   Result<LinkResult> Link(const LinkRequest& request);
   Result<Stats> GetStats();
+  // Returns the stats as they were, then zeroes every counter.
+  Result<Stats> ResetStats();
+
+  // Cache maintenance.
+  Result<Explanation> Explain(const Spec& spec);
+  Result<std::vector<CacheEntry>> ListEntries(const CacheFilter& filter, uint32_t limit = 0);
+  // An empty filter purges nothing unless `all` is set. Returns the number of entries removed.
+  Result<uint64_t> Purge(const CacheFilter& filter, bool all = false);
+  Result<VerifyReport> Verify();
+  Result<VacuumReport> Vacuum();
 
  private:
   struct Impl;

@@ -5,15 +5,18 @@
 namespace coopd {
 namespace {
 
+CacheValue Value(size_t meta, size_t blob) {
+  return CacheValue{std::string(meta, 'm'), std::string(blob, 'b')};
+}
+
 TEST(MemoryCache, EvictsLeastRecentlyUsedWithinBudget) {
-  // Each entry is 1-byte key + 99-byte value = 100 bytes; the budget holds three.
+  // Each entry is 1-byte key + 9-byte meta + 90-byte blob = 100 bytes; the budget holds three.
   MemoryCache cache(300);
-  const std::string v(99, 'x');
-  ASSERT_TRUE(cache.Put("a", v, {}).ok());
-  ASSERT_TRUE(cache.Put("b", v, {}).ok());
-  ASSERT_TRUE(cache.Put("c", v, {}).ok());
+  ASSERT_TRUE(cache.Put("a", Value(9, 90), {}).ok());
+  ASSERT_TRUE(cache.Put("b", Value(9, 90), {}).ok());
+  ASSERT_TRUE(cache.Put("c", Value(9, 90), {}).ok());
   ASSERT_TRUE(cache.Get("a").ok());  // a is now the most recent; b the least
-  ASSERT_TRUE(cache.Put("d", v, {}).ok());
+  ASSERT_TRUE(cache.Put("d", Value(9, 90), {}).ok());
   EXPECT_TRUE(absl::IsNotFound(cache.Get("b").status()));
   EXPECT_TRUE(cache.Get("a").ok());
   EXPECT_TRUE(cache.Get("c").ok());
@@ -23,22 +26,36 @@ TEST(MemoryCache, EvictsLeastRecentlyUsedWithinBudget) {
   EXPECT_EQ(s.bytes, 300u);
   EXPECT_EQ(s.evictions, 1u);
   EXPECT_EQ(s.misses, 1u);
+  cache.ZeroStats();
+  EXPECT_EQ(cache.Stats().evictions, 0u);
+  EXPECT_EQ(cache.Stats().entries, 3u) << "zeroing counters keeps the entries";
 }
 
 TEST(MemoryCache, OversizedValueIsNotStoredAndEvictsNothing) {
   MemoryCache cache(100);
-  ASSERT_TRUE(cache.Put("a", "small", {}).ok());
-  ASSERT_TRUE(cache.Put("big", std::string(200, 'x'), {}).ok());
+  ASSERT_TRUE(cache.Put("a", Value(1, 4), {}).ok());
+  ASSERT_TRUE(cache.Put("big", Value(0, 200), {}).ok());
   EXPECT_TRUE(absl::IsNotFound(cache.Get("big").status()));
   EXPECT_TRUE(cache.Get("a").ok());
 }
 
 TEST(MemoryCache, ReplacingAKeyKeepsAccountingExact) {
   MemoryCache cache(1000);
-  ASSERT_TRUE(cache.Put("k", "1234", {}).ok());
-  ASSERT_TRUE(cache.Put("k", "12", {}).ok());
+  ASSERT_TRUE(cache.Put("k", Value(2, 2), {}).ok());
+  ASSERT_TRUE(cache.Put("k", Value(1, 1), {}).ok());
   EXPECT_EQ(cache.Stats().bytes, 3u);
-  EXPECT_EQ(*cache.Get("k"), "12");
+  EXPECT_EQ(cache.Get("k")->blob, "b");
+}
+
+TEST(MemoryCache, PurgeByFilter) {
+  MemoryCache cache(1000);
+  ASSERT_TRUE(cache.Put("r", Value(1, 1), {"block_reduce", "float32", "sm_90", "", ""}).ok());
+  ASSERT_TRUE(cache.Put("s", Value(1, 1), {"block_scan", "int32", "sm_90", "", ""}).ok());
+  auto n = cache.Purge(CacheFilter{"block_scan", "", ""});
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 1u);
+  EXPECT_TRUE(cache.Get("r").ok());
+  EXPECT_FALSE(cache.Get("s").ok());
 }
 
 }  // namespace

@@ -5,11 +5,32 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <thread>
+
+#include "server/cache/record.h"
 
 namespace coopd {
 namespace {
 
 namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+EntryMeta Meta(const std::string& family, const std::string& dtype = "float32",
+               const std::string& arch = "sm_90") {
+  return EntryMeta{family, dtype, arch, "req-" + family + dtype, ""};
+}
+
+// A payload that compresses about 4:1, like LTO-IR.
+std::string Blob(int seed, size_t size) {
+  std::string s;
+  uint32_t x = static_cast<uint32_t>(seed) * 2654435761u;
+  while (s.size() < size) {
+    x = x * 1103515245 + 12345;
+    s += "op" + std::to_string((x >> 16) % 64) + ";";
+  }
+  s.resize(size);
+  return s;
+}
 
 class SqliteCacheTest : public ::testing::Test {
  protected:
@@ -20,10 +41,21 @@ class SqliteCacheTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
+  std::unique_ptr<SqliteCache> Open(uint64_t budget = uint64_t{1} << 30) {
+    SqliteCacheOptions o;
+    o.dir = dir_;
+    o.budget_bytes = budget;
+    o.flush_interval = 50ms;
+    auto c = SqliteCache::Open(o);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+
   // Runs SQL on the database file through a separate connection, as the sqlite3 CLI would.
   void ExecOnFile(const std::string& sql) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open((dir_ + "/cache.db").c_str(), &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
     char* err = nullptr;
     int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
     EXPECT_EQ(rc, SQLITE_OK) << (err ? err : "");
@@ -34,89 +66,201 @@ class SqliteCacheTest : public ::testing::Test {
   std::string dir_;
 };
 
-TEST_F(SqliteCacheTest, StoresAndReadsBack) {
-  auto cache = SqliteCache::Open(dir_);
-  ASSERT_TRUE(cache.ok()) << cache.status();
-  std::string value("binary\0value", 12);
-  ASSERT_TRUE((*cache)->Put("k1", value, {"block_reduce", "float32", "sm_90"}).ok());
-  auto got = (*cache)->Get("k1");
+TEST_F(SqliteCacheTest, StoresAndReadsBackCompressed) {
+  auto cache = Open();
+  CacheValue v{"meta\0bytes", Blob(1, 100000)};
+  ASSERT_TRUE(cache->Put("k1", v, Meta("block_reduce")).ok());
+  auto got = cache->Get("k1");
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(*got, value);
-  EXPECT_TRUE(absl::IsNotFound((*cache)->Get("k2").status()));
-  TierStats s = (*cache)->Stats();
+  EXPECT_EQ(got->meta, v.meta);
+  EXPECT_EQ(got->blob, v.blob);
+  EXPECT_TRUE(absl::IsNotFound(cache->Get("k2").status()));
+  TierStats s = cache->Stats();
   EXPECT_EQ(s.entries, 1u);
   EXPECT_EQ(s.hits, 1u);
   EXPECT_EQ(s.misses, 1u);
-  EXPECT_GT(s.bytes, value.size());
+  EXPECT_EQ(s.raw_bytes, v.meta.size() + v.blob.size());
+  EXPECT_LT(s.bytes, s.raw_bytes / 2) << "stored compressed";
+}
+
+TEST_F(SqliteCacheTest, IdenticalBlobsAreStoredOnce) {
+  auto cache = Open();
+  const std::string blob = Blob(2, 50000);
+  ASSERT_TRUE(cache->Put("k1", {"m1", blob}, Meta("block_reduce")).ok());
+  const uint64_t one = cache->Stats().bytes;
+  ASSERT_TRUE(cache->Put("k2", {"m2", blob}, Meta("block_scan")).ok());
+  const uint64_t two = cache->Stats().bytes;
+  EXPECT_LT(two - one, 200u) << "the second entry adds only its meta record";
+  EXPECT_EQ(cache->Get("k2")->blob, blob);
+  // Purging one entry keeps the shared blob for the other.
+  ASSERT_EQ(*cache->Purge(CacheFilter{"block_reduce", "", ""}), 1u);
+  EXPECT_EQ(cache->Get("k2")->blob, blob);
+  ASSERT_EQ(*cache->Purge(CacheFilter{}), 1u);
+  EXPECT_EQ(cache->Stats().bytes, 0u) << "the orphaned blob went with the last entry";
 }
 
 TEST_F(SqliteCacheTest, PersistsAcrossReopen) {
   {
-    auto cache = SqliteCache::Open(dir_);
-    ASSERT_TRUE(cache.ok());
-    ASSERT_TRUE((*cache)->Put("k", "v", {"block_scan", "int32", "sm_80"}).ok());
+    auto cache = Open();
+    ASSERT_TRUE(cache->Put("k", {"m", "v"}, Meta("block_scan", "int32", "sm_80")).ok());
   }
-  auto cache = SqliteCache::Open(dir_);
-  ASSERT_TRUE(cache.ok());
-  auto got = (*cache)->Get("k");
+  auto cache = Open();
+  auto got = cache->Get("k");
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(*got, "v");
+  EXPECT_EQ(got->blob, "v");
+  EXPECT_EQ(cache->Stats().entries, 1u);
 }
 
-TEST_F(SqliteCacheTest, DamagedRecordIsDroppedAndCountedNeverServed) {
-  auto cache = SqliteCache::Open(dir_);
-  ASSERT_TRUE(cache.ok());
-  ASSERT_TRUE((*cache)->Put("k", std::string(1000, 'z'), {"f", "d", "a"}).ok());
-  // Flip one payload byte in place, as a bad disk or a stray writer would.
-  ExecOnFile(
-      "UPDATE entries SET record = substr(record, 1, 500) || X'00' || substr(record, 502) "
-      "WHERE key = 'k'");
-  auto got = (*cache)->Get("k");
+TEST_F(SqliteCacheTest, FlippedBlobBytesAreDroppedAndCountedNeverServed) {
+  auto cache = Open();
+  ASSERT_TRUE(cache->Put("k", {"m", Blob(3, 20000)}, Meta("block_reduce")).ok());
+  ASSERT_TRUE(cache->Put("other", {"m2", Blob(3, 20000)}, Meta("block_scan")).ok());
+  // Flip bytes in the middle of the stored (compressed) blob, as the sqlite3 CLI could.
+  ExecOnFile("UPDATE blobs SET record = substr(record, 1, 100) || X'FFFF' || substr(record, 103)");
+  auto got = cache->Get("k");
   EXPECT_TRUE(absl::IsNotFound(got.status())) << got.status();
-  EXPECT_NE(std::string(got.status().message()).find("checksum mismatch"), std::string::npos)
-      << got.status();
-  TierStats s = (*cache)->Stats();
+  TierStats s = cache->Stats();
   EXPECT_EQ(s.corruptions, 1u);
-  EXPECT_EQ(s.entries, 0u) << "the damaged row must be deleted";
+  EXPECT_EQ(s.entries, 0u) << "both entries shared the bad blob; both are gone";
+  EXPECT_TRUE(absl::IsNotFound(cache->Get("other").status()));
 }
 
-TEST_F(SqliteCacheTest, RecordDecodeNamesTheFailedCheck) {
-  const std::string good = SqliteCache::EncodeRecord("payload");
-  ASSERT_TRUE(SqliteCache::DecodeRecord(good).ok());
-  EXPECT_EQ(*SqliteCache::DecodeRecord(good), "payload");
+TEST_F(SqliteCacheTest, FlippedMetaIsDroppedToo) {
+  auto cache = Open();
+  ASSERT_TRUE(cache->Put("k", {std::string(500, 'm'), "blob"}, Meta("block_reduce")).ok());
+  // Overwrite three bytes of the meta record's stored checksum.
+  ExecOnFile("UPDATE entries SET meta = substr(meta, 1, 39) || 'ABC' || substr(meta, 43)");
+  EXPECT_TRUE(absl::IsNotFound(cache->Get("k").status()));
+  EXPECT_EQ(cache->Stats().corruptions, 1u);
+}
 
-  std::string bad_magic = good;
-  bad_magic[0] = 'X';
-  EXPECT_EQ(SqliteCache::DecodeRecord(bad_magic).status().message(), "record: bad magic");
+TEST_F(SqliteCacheTest, VerifyFindsAndRemovesEveryBadRecord) {
+  auto cache = Open();
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(
+        cache->Put("k" + std::to_string(i), {"m", Blob(i, 3000)}, Meta("block_reduce")).ok());
+  }
+  ExecOnFile(
+      "UPDATE blobs SET record = substr(record, 1, 80) || X'EE' || substr(record, 82) "
+      "WHERE digest IN (SELECT blob_digest FROM entries WHERE key IN ('k3', 'k7'))");
+  auto report = cache->Verify();
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->blobs_checked, 10u);
+  EXPECT_EQ(report->entries_checked, 8u);
+  EXPECT_EQ(report->bad_removed, 2u);
+  std::sort(report->bad_keys.begin(), report->bad_keys.end());
+  EXPECT_EQ(report->bad_keys, (std::vector<std::string>{"k3", "k7"}));
+  EXPECT_EQ(cache->Stats().entries, 8u);
+  auto again = cache->Verify();
+  EXPECT_EQ(again->bad_removed, 0u);
+}
 
-  std::string bad_version = good;
-  bad_version[8] = 9;
-  EXPECT_EQ(SqliteCache::DecodeRecord(bad_version).status().message(),
-            "record: format version 9, expected 1");
+TEST_F(SqliteCacheTest, EvictsLeastRecentlyUsedToStayUnderBudget) {
+  // Budget ~ 6 entries of ~20 KB stored each.
+  const uint64_t budget = 120 * 1024;
+  auto cache = Open(budget);
+  std::vector<std::string> keys;
+  for (int i = 0; i < 4; ++i) {
+    keys.push_back("old" + std::to_string(i));
+    ASSERT_TRUE(cache->Put(keys.back(), {"m", Blob(100 + i, 80000)}, Meta("block_reduce")).ok());
+  }
+  // Touch old0 and old1 so they are recent; old2 and old3 become the least recently used.
+  std::this_thread::sleep_for(1100ms);  // last_access has one-second resolution
+  ASSERT_TRUE(cache->Get("old0").ok());
+  ASSERT_TRUE(cache->Get("old1").ok());
+  cache->FlushAccessTimes();
+  std::this_thread::sleep_for(1100ms);
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(
+        cache->Put("new" + std::to_string(i), {"m", Blob(200 + i, 80000)}, Meta("block_scan"))
+            .ok());
+  }
+  // The background evictor brings the total under the budget.
+  for (int i = 0; i < 200 && cache->Stats().bytes > budget; ++i) {
+    std::this_thread::sleep_for(20ms);
+  }
+  TierStats s = cache->Stats();
+  EXPECT_LE(s.bytes, budget);
+  EXPECT_GT(s.evictions, 0u);
+  EXPECT_TRUE(absl::IsNotFound(cache->Get("old2").status()));
+  EXPECT_TRUE(absl::IsNotFound(cache->Get("old3").status()));
+  EXPECT_TRUE(cache->Get("new5").ok()) << "the newest entry survives";
+  // The in-memory total agrees with the database.
+  auto listed = cache->List(CacheFilter{}, 0);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->size(), s.entries);
+}
 
-  EXPECT_NE(std::string(SqliteCache::DecodeRecord(good.substr(0, 20)).status().message())
-                .find("truncated"),
-            std::string::npos);
+TEST_F(SqliteCacheTest, ListFiltersAndOrdersByRecency) {
+  auto cache = Open();
+  ASSERT_TRUE(cache->Put("a", {"m", "x"}, Meta("block_reduce", "float32", "sm_90")).ok());
+  ASSERT_TRUE(cache->Put("b", {"m", "y"}, Meta("block_scan", "int32", "sm_90")).ok());
+  ASSERT_TRUE(cache->Put("c", {"m", "z"}, Meta("block_scan", "int32", "sm_80")).ok());
+  auto scans = cache->List(CacheFilter{"block_scan", "", ""}, 0);
+  ASSERT_TRUE(scans.ok());
+  EXPECT_EQ(scans->size(), 2u);
+  auto sm80 = cache->List(CacheFilter{"", "", "sm_80"}, 0);
+  ASSERT_EQ(sm80->size(), 1u);
+  EXPECT_EQ((*sm80)[0].key, "c");
+  EXPECT_EQ((*sm80)[0].meta.dtype, "int32");
+  EXPECT_EQ(cache->List(CacheFilter{}, 1)->size(), 1u);
+}
 
-  std::string bad_payload = good;
-  bad_payload.back() ^= 1;
-  EXPECT_EQ(SqliteCache::DecodeRecord(bad_payload).status().message(), "record: checksum mismatch");
+TEST_F(SqliteCacheTest, FindByRequestReturnsEveryKeyForIt) {
+  auto cache = Open();
+  EntryMeta m = Meta("block_reduce");
+  m.components = "c1";
+  ASSERT_TRUE(cache->Put("k1", {"m", "x"}, m).ok());
+  m.components = "c2";
+  ASSERT_TRUE(cache->Put("k2", {"m", "y"}, m).ok());
+  auto found = cache->FindByRequest(m.request_digest);
+  ASSERT_TRUE(found.ok());
+  ASSERT_EQ(found->size(), 2u);
+  EXPECT_TRUE(cache->FindByRequest("nothing")->empty());
+}
+
+TEST_F(SqliteCacheTest, VacuumShrinksTheFileAfterAPurge) {
+  auto cache = Open();
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(
+        cache->Put("k" + std::to_string(i), {"m", Blob(300 + i, 200000)}, Meta("block_reduce"))
+            .ok());
+  }
+  ASSERT_EQ(*cache->Purge(CacheFilter{}), 20u);
+  auto report = cache->Vacuum();
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_LT(report->file_bytes_after, report->file_bytes_before / 2);
 }
 
 TEST_F(SqliteCacheTest, RefusesNewerSchema) {
-  { ASSERT_TRUE(SqliteCache::Open(dir_).ok()); }
+  { ASSERT_NE(Open(), nullptr); }
   ExecOnFile("PRAGMA user_version = 99");
-  auto cache = SqliteCache::Open(dir_);
+  SqliteCacheOptions o;
+  o.dir = dir_;
+  auto cache = SqliteCache::Open(o);
   ASSERT_FALSE(cache.ok());
   EXPECT_EQ(cache.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(std::string(cache.status().message()).find("schema version 99, newer than this coopd"),
-            std::string::npos)
+  EXPECT_NE(
+      std::string(cache.status().message()).find("schema version 99 is newer than this coopd"),
+      std::string::npos)
       << cache.status();
 }
 
+TEST_F(SqliteCacheTest, MigratesSchemaOne) {
+  ExecOnFile(
+      "CREATE TABLE entries(key TEXT PRIMARY KEY, family TEXT, dtype TEXT, arch TEXT, "
+      "record BLOB, created_at INTEGER, last_access INTEGER);"
+      "INSERT INTO entries VALUES('old', 'block_reduce', 'float32', 'sm_90', X'00', 1, 1);"
+      "PRAGMA user_version = 1;");
+  auto cache = Open();
+  ASSERT_NE(cache, nullptr);
+  EXPECT_EQ(cache->Stats().entries, 0u);
+  ASSERT_TRUE(cache->Put("k", {"m", "v"}, Meta("block_reduce")).ok());
+  EXPECT_EQ(cache->Get("k")->blob, "v");
+}
+
 TEST_F(SqliteCacheTest, UsesWalMode) {
-  auto cache = SqliteCache::Open(dir_);
-  ASSERT_TRUE(cache.ok());
+  auto cache = Open();
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open((dir_ + "/cache.db").c_str(), &db), SQLITE_OK);
   sqlite3_stmt* stmt = nullptr;

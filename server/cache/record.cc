@@ -1,0 +1,96 @@
+#include "server/cache/record.h"
+
+#include <zstd.h>
+
+#include <cstring>
+
+#include "server/sha256.h"
+#include "server/strings.h"
+
+namespace coopd {
+namespace {
+
+constexpr char kMagic[8] = {'C', 'O', 'O', 'P', 'R', 'E', 'C', '1'};
+constexpr size_t kHeaderSize = sizeof(kMagic) + 4 + 4 + 8 + 32;
+constexpr uint32_t kCodecRaw = 0;
+constexpr uint32_t kCodecZstd = 1;
+constexpr uint64_t kMaxRawBytes = uint64_t{1} << 31;
+
+void PutLe(std::string* out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+uint64_t GetLe(const char* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= uint64_t{static_cast<uint8_t>(p[i])} << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+std::string EncodeRecord(const std::string& payload, int zstd_level) {
+  std::string compressed(ZSTD_compressBound(payload.size()), '\0');
+  size_t n = ZSTD_compress(compressed.data(), compressed.size(), payload.data(), payload.size(),
+                           zstd_level);
+  const bool use_zstd = !ZSTD_isError(n) && n < payload.size();
+  std::string rec;
+  rec.reserve(kHeaderSize + (use_zstd ? n : payload.size()));
+  rec.append(kMagic, sizeof(kMagic));
+  PutLe(&rec, kRecordVersion, 4);
+  PutLe(&rec, use_zstd ? kCodecZstd : kCodecRaw, 4);
+  PutLe(&rec, payload.size(), 8);
+  Sha256 h;
+  h.Update(payload);
+  auto d = h.Finish();
+  rec.append(reinterpret_cast<const char*>(d.data()), d.size());
+  if (use_zstd) {
+    rec.append(compressed.data(), n);
+  } else {
+    rec.append(payload);
+  }
+  return rec;
+}
+
+absl::StatusOr<std::string> DecodeRecord(const std::string& rec) {
+  if (rec.size() < kHeaderSize) {
+    return absl::DataLossError(
+        StrCat("record: truncated (", rec.size(), " bytes, header needs ", kHeaderSize, ")"));
+  }
+  if (std::memcmp(rec.data(), kMagic, sizeof(kMagic)) != 0) {
+    return absl::DataLossError("record: bad magic");
+  }
+  const char* p = rec.data() + sizeof(kMagic);
+  const uint32_t version = static_cast<uint32_t>(GetLe(p, 4));
+  if (version != kRecordVersion) {
+    return absl::DataLossError(
+        StrCat("record: format version ", version, ", expected ", kRecordVersion));
+  }
+  const uint32_t codec = static_cast<uint32_t>(GetLe(p + 4, 4));
+  const uint64_t raw_size = GetLe(p + 8, 8);
+  const char* digest = p + 16;
+  const char* data = rec.data() + kHeaderSize;
+  const size_t data_size = rec.size() - kHeaderSize;
+  if (raw_size > kMaxRawBytes) return absl::DataLossError("record: implausible size");
+  std::string payload;
+  if (codec == kCodecRaw) {
+    if (data_size != raw_size) return absl::DataLossError("record: size mismatch");
+    payload.assign(data, data_size);
+  } else if (codec == kCodecZstd) {
+    payload.resize(raw_size);
+    size_t n = ZSTD_decompress(payload.data(), payload.size(), data, data_size);
+    if (ZSTD_isError(n) || n != raw_size) {
+      return absl::DataLossError("record: zstd payload does not decompress");
+    }
+  } else {
+    return absl::DataLossError(StrCat("record: unknown codec ", codec));
+  }
+  Sha256 h;
+  h.Update(payload);
+  auto d = h.Finish();
+  if (std::memcmp(d.data(), digest, d.size()) != 0) {
+    return absl::DataLossError("record: checksum mismatch");
+  }
+  return payload;
+}
+
+}  // namespace coopd

@@ -1,0 +1,69 @@
+#include "server/cache/record.h"
+
+#include <gtest/gtest.h>
+
+namespace coopd {
+namespace {
+
+std::string Compressible() {
+  std::string s;
+  for (int i = 0; i < 20000; ++i) s += "ld.shared.f32 %f" + std::to_string(i % 7) + ";\n";
+  return s;
+}
+
+TEST(Record, RoundTripsAndCompresses) {
+  const std::string payload = Compressible();
+  const std::string rec = EncodeRecord(payload);
+  EXPECT_LT(rec.size(), payload.size() / 4) << "zstd should shrink repetitive payloads";
+  auto back = DecodeRecord(rec);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, payload);
+}
+
+TEST(Record, IncompressiblePayloadIsStoredRaw) {
+  std::string noise;
+  uint32_t x = 12345;
+  for (int i = 0; i < 4096; ++i) {
+    x = x * 1103515245 + 12345;
+    noise.push_back(static_cast<char>(x >> 24));
+  }
+  const std::string rec = EncodeRecord(noise);
+  EXPECT_LE(rec.size(), noise.size() + 64);
+  EXPECT_EQ(*DecodeRecord(rec), noise);
+  EXPECT_EQ(*DecodeRecord(EncodeRecord("")), "");
+}
+
+TEST(Record, EveryDamageIsCaughtAndNamed) {
+  const std::string good = EncodeRecord(Compressible());
+  auto expect = [](const std::string& rec, const std::string& message) {
+    auto r = DecodeRecord(rec);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
+    EXPECT_EQ(r.status().message(), message);
+  };
+  std::string bad = good;
+  bad[0] = 'X';
+  expect(bad, "record: bad magic");
+  bad = good;
+  bad[8] = 9;
+  expect(bad, "record: format version 9, expected 2");
+  bad = good;
+  bad[12] = 7;
+  expect(bad, "record: unknown codec 7");
+  expect(good.substr(0, 20), "record: truncated (20 bytes, header needs 56)");
+  // A flipped bit in the stored checksum.
+  bad = good;
+  bad[30] ^= 1;
+  expect(bad, "record: checksum mismatch");
+  // Flipped bytes inside the compressed payload: either zstd or the checksum catches it.
+  for (size_t pos : {good.size() / 2, good.size() - 1, size_t{60}}) {
+    bad = good;
+    bad[pos] ^= 0x5a;
+    auto r = DecodeRecord(bad);
+    EXPECT_FALSE(r.ok()) << "flip at " << pos;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
+  }
+}
+
+}  // namespace
+}  // namespace coopd
