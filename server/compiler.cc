@@ -3,10 +3,10 @@
 #include <nvJitLink.h>
 #include <nvrtc.h>
 
+#include <cctype>
 #include <chrono>
 #include <memory>
 #include <mutex>
-#include <regex>
 
 #include "absl/status/status.h"
 #include "server/strings.h"
@@ -203,13 +203,22 @@ absl::StatusOr<std::vector<Layout>> QueryLayouts(const std::string& ltoir, const
   }
   auto read = [&](const std::string& sym) -> absl::StatusOr<uint64_t> {
     // e.g. ".visible .global .align 8 .u64 coop_..._temp_bytes = 44;"
-    std::regex re("\\b" + sym + "\\s*=\\s*([0-9]+)\\s*;");
-    std::smatch m;
-    if (!std::regex_search(ptx, m, re)) {
-      return absl::InternalError(
-          StrCat("layout query: symbol ", sym, " not found in the linked PTX"));
+    auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    for (size_t pos = ptx.find(sym); pos != std::string::npos; pos = ptx.find(sym, pos + 1)) {
+      if (pos > 0 && ident(ptx[pos - 1])) continue;
+      size_t p = pos + sym.size();
+      if (p < ptx.size() && ident(ptx[p])) continue;
+      while (p < ptx.size() && ptx[p] == ' ') ++p;
+      if (p >= ptx.size() || ptx[p] != '=') continue;
+      ++p;
+      while (p < ptx.size() && ptx[p] == ' ') ++p;
+      size_t digits = p;
+      while (digits < ptx.size() && std::isdigit(static_cast<unsigned char>(ptx[digits]))) ++digits;
+      if (digits == p || digits >= ptx.size() || ptx[digits] != ';') continue;
+      return std::stoull(ptx.substr(p, digits - p));
     }
-    return std::stoull(m[1].str());
+    return absl::InternalError(
+        StrCat("layout query: symbol ", sym, " not found in the linked PTX"));
   };
   std::vector<Layout> layouts;
   for (const auto& s : symbols) {
