@@ -159,6 +159,7 @@ int main(int argc, char** argv) {
   // ---- B: throughput of distinct compiles ----------------------------------------------------
   const int kDistinct = 12;
   std::vector<double> per_worker_count_ms[2];
+  uint64_t stored_bytes = 0, raw_bytes = 0, entries = 0;
   for (int workers : {1, 2}) {
     for (int r = 0; r < rounds; ++r) {
       Daemon d({"--workers", std::to_string(workers), "--prewarm", "sm_90"});
@@ -174,7 +175,15 @@ int main(int argc, char** argv) {
       }
       for (auto& f : done) f.get();
       per_worker_count_ms[workers - 1].push_back(Ms(Clock::now() - t0));
-      if (d.Stats().compiles != static_cast<uint64_t>(kDistinct)) Die("expected distinct compiles");
+      coop::Stats stats = d.Stats();
+      if (stats.compiles != static_cast<uint64_t>(kDistinct)) Die("expected distinct compiles");
+      for (const auto& t : stats.tiers) {
+        if (t.name == "disk") {
+          stored_bytes += t.bytes;
+          raw_bytes += t.raw_bytes;
+          entries += t.entries;
+        }
+      }
     }
   }
   const double t1 = Median(per_worker_count_ms[0]), t2 = Median(per_worker_count_ms[1]);
@@ -183,6 +192,14 @@ int main(int argc, char** argv) {
   std::printf("  %-48s %9.0f  %.2f compiles/s  1.00\n", "1 worker", t1, kDistinct / (t1 / 1000));
   std::printf("  %-48s %9.0f  %.2f compiles/s  %.2f\n", "2 workers", t2, kDistinct / (t2 / 1000),
               t1 / t2);
+
+  std::printf("\nD. disk cache storage over the %llu artifacts of B (zstd records, deduplicated)\n",
+              static_cast<unsigned long long>(entries));
+  std::printf("  %-48s %9.0f\n", "raw bytes per artifact",
+              static_cast<double>(raw_bytes) / entries);
+  std::printf("  %-48s %9.0f  %.2f\n", "stored bytes per artifact",
+              static_cast<double>(stored_bytes) / entries,
+              static_cast<double>(stored_bytes) / static_cast<double>(raw_bytes));
 
   // ---- C: 32 identical cold requests ---------------------------------------------------------
   std::vector<double> single, slowest;

@@ -469,6 +469,7 @@ coop::v1::Stats Service::GetStats() {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count());
   FillToolchain(toolchain_, s.mutable_toolchain());
   s.set_cache_path(options_.cache_path);
+  if (disk_ == nullptr) s.set_cache_degraded(true);  // running without a disk tier
 
   s.set_pch_warm_compiles(pch_warm_);
   s.set_joined_requests(compiles_in_flight_.joined() + links_in_flight_.joined());

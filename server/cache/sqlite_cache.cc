@@ -73,8 +73,10 @@ class Stmt {
   int rc_ = SQLITE_OK;
 };
 
-int64_t NowSeconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
+// Entry timestamps are unix milliseconds: LRU order must separate entries written within one
+// second of each other.
+int64_t NowMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
@@ -267,7 +269,7 @@ absl::StatusOr<CacheValue> SqliteCache::Get(const std::string& key) {
     return absl::NotFoundError(StrCat("disk: dropped a damaged record (", why.message(), ")"));
   }
   ++stats_.hits;
-  pending_access_[key] = NowSeconds();
+  pending_access_[key] = NowMillis();
   return CacheValue{std::move(*meta), std::move(*blob)};
 }
 
@@ -292,7 +294,7 @@ absl::Status SqliteCache::Put(const std::string& key, const CacheValue& value,
   const std::string digest = Sha256::Hex(value.blob);
   const std::string blob_record = EncodeRecord(value.blob);
   const std::string meta_record = EncodeRecord(value.meta);
-  const int64_t now = NowSeconds();
+  const int64_t now = NowMillis();
   std::lock_guard<std::mutex> lock(mu_);
   absl::Status s = Exec("BEGIN IMMEDIATE");
   bool blob_added = false;
@@ -465,8 +467,8 @@ absl::StatusOr<std::vector<SqliteCache::ListedEntry>> SqliteCache::List(const Ca
     e.meta.arch = q.ColText(3);
     e.raw_bytes = static_cast<uint64_t>(q.ColInt(4));
     e.stored_bytes = static_cast<uint64_t>(q.ColInt(5));
-    e.created_at = q.ColInt(6);
-    e.last_access = q.ColInt(7);
+    e.created_at = q.ColInt(6) / 1000;
+    e.last_access = q.ColInt(7) / 1000;
     out.push_back(std::move(e));
   }
   return out;
@@ -546,7 +548,7 @@ absl::StatusOr<std::vector<SqliteCache::StoredKey>> SqliteCache::FindByRequest(
   if (!q.ok()) return q.status("find");
   q.Text(1, request_digest);
   std::vector<StoredKey> out;
-  while (q.Step() == SQLITE_ROW) out.push_back({q.ColText(0), q.ColBlob(1), q.ColInt(2)});
+  while (q.Step() == SQLITE_ROW) out.push_back({q.ColText(0), q.ColBlob(1), q.ColInt(2) / 1000});
   return out;
 }
 
