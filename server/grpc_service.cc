@@ -146,6 +146,15 @@ grpc::ServerUnaryReactor* CoopService::Vacuum(grpc::CallbackServerContext* conte
   return AcceptSync(context, response, [this] { return service_->Vacuum(); });
 }
 
+grpc::ServerUnaryReactor* CoopService::Catalog(grpc::CallbackServerContext* context,
+                                               const coop::v1::CatalogRequest* /*request*/,
+                                               coop::v1::CatalogResponse* response) {
+  auto* reactor = context->DefaultReactor();
+  *response = coopd::Catalog(service_->toolchain().Target());
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
 bool CoopService::WaitIdle(std::chrono::steady_clock::time_point deadline) const {
   while (in_flight_.load() > 0) {
     if (std::chrono::steady_clock::now() >= deadline) return false;

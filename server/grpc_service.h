@@ -74,6 +74,9 @@ class CoopService final : public coop::v1::Coop::CallbackService {
   grpc::ServerUnaryReactor* Vacuum(grpc::CallbackServerContext* context,
                                    const coop::v1::VacuumRequest* request,
                                    coop::v1::VacuumResponse* response) override;
+  grpc::ServerUnaryReactor* Catalog(grpc::CallbackServerContext* context,
+                                    const coop::v1::CatalogRequest* request,
+                                    coop::v1::CatalogResponse* response) override;
   grpc::ServerUnaryReactor* GetStats(grpc::CallbackServerContext* context,
                                      const coop::v1::GetStatsRequest* request,
                                      coop::v1::Stats* response) override;

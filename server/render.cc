@@ -23,12 +23,22 @@ std::string AlgorithmEnum(const PrimitiveSpec& s) {
   for (char c : s.algorithm()) upper.push_back(static_cast<char>(c == '_' ? '_' : c - 'a' + 'A'));
   if (s.family() == "block_reduce") return "::cub::BLOCK_REDUCE_" + upper;
   if (s.family() == "block_scan") return "::cub::BLOCK_SCAN_" + upper;
+  if (s.family() == "block_load") return "::cub::BLOCK_LOAD_" + upper;
+  if (s.family() == "block_store") return "::cub::BLOCK_STORE_" + upper;
   return "";
 }
 
 std::string PrimitiveType(const PrimitiveSpec& s, std::string_view t) {
   if (s.family() == "warp_reduce") {
     return StrCat("::cub::WarpReduce<", t, ", ", s.warp_threads(), ">");
+  }
+  if (s.family() == "warp_scan") {
+    return StrCat("::cub::WarpScan<", t, ", ", s.warp_threads(), ">");
+  }
+  if (s.family() == "block_load" || s.family() == "block_store") {
+    const char* cls = s.family() == "block_load" ? "BlockLoad" : "BlockStore";
+    return StrCat("::cub::", cls, "<", t, ", ", s.block().x(), ", ", s.items_per_thread(), ", ",
+                  AlgorithmEnum(s), ", ", s.block().y(), ", ", s.block().z(), ">");
   }
   const char* cls = s.family() == "block_reduce" ? "BlockReduce" : "BlockScan";
   return StrCat("::cub::", cls, "<", t, ", ", s.block().x(), ", ", AlgorithmEnum(s), ", ",
@@ -80,7 +90,44 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     return plans;
   }
 
-  // block_scan
+  if (s.family() == "block_load" || s.family() == "block_store") {
+    // Always an array of N items per thread, in a blocked arrangement; the tile pointer is the
+    // block's first item (the same pointer in every thread).
+    const bool load = s.family() == "block_load";
+    EntryPlan p;
+    p.result = "void";
+    std::string args;
+    if (load) {
+      p.params = {{StrCat("const ", t, "*"), "block_src"}, {t + "*", "items"}};
+      args = "temp_storage, block_src, items";
+    } else {
+      p.params = {{t + "*", "block_dst"}, {StrCat("const ", t, "*"), "items"}};
+      args = "temp_storage, block_dst, items";
+    }
+    std::string fn = load ? "block_load" : "block_store";
+    if (s.method() != "load" && s.method() != "store") {
+      p.params.push_back({"int", "valid_items"});
+      args += ", valid_items";
+      fn += "_guarded";
+    }
+    if (s.method() == "load_guarded_default") {
+      p.params.push_back({t, "oob_default"});
+      args += ", oob_default";
+      fn += "_default";
+    }
+    p.call = StrCat("::coop::device::", fn, "<Prim, ", n, ">(", args, ")");
+    p.description = StrCat(
+        load ? "loads " : "stores ", n, " items per thread (", s.algorithm(),
+        "); items[] is this thread's blocked segment",
+        s.method() == "load" || s.method() == "store" ? ""
+                                                      : "; only the first valid_items of the tile",
+        s.method() == "load_guarded_default" ? ", the rest set to oob_default" : "");
+    plans.push_back(std::move(p));
+    return plans;
+  }
+
+  // block_scan and warp_scan (whose scalar forms have the same signatures)
+  const bool warp = s.family() == "warp_scan";
   const std::string& m = s.method();
   const bool needs_init = m == "exclusive_scan";
   for (bool agg : {false, true}) {
@@ -104,16 +151,19 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
       args += ", initial_value";
     }
     if (agg) {
-      p.params.push_back({t + "*", "block_aggregate"});
-      args += ", block_aggregate";
+      const std::string name = warp ? "warp_aggregate" : "block_aggregate";
+      p.params.push_back({t + "*", name});
+      args += ", " + name;
     }
     if (!op.empty()) args += ", " + op;
     p.call = StrCat("::coop::device::", fn, tmpl, "(", args, ")");
-    p.description =
-        StrCat("block-wide ", m,
-               items ? StrCat(" over ", n, " items per thread (input -> output)")
-                     : " (returns this thread's output)",
-               agg ? "; also writes the block aggregate to *block_aggregate in every thread" : "");
+    p.description = StrCat(
+        warp ? "warp-wide " : "block-wide ", m,
+        items ? StrCat(" over ", n, " items per thread (input -> output)")
+              : " (returns this thread's output)",
+        agg ? (warp ? "; also writes the logical warp's aggregate to *warp_aggregate in every lane"
+                    : "; also writes the block aggregate to *block_aggregate in every thread")
+            : "");
     plans.push_back(std::move(p));
   }
   return plans;

@@ -13,44 +13,97 @@ using coop::v1::PrimitiveSpec;
 struct MethodInfo {
   std::string_view name;
   bool needs_op;
+  std::string_view description;
 };
 
 struct FamilyInfo {
   std::string_view name;
+  std::string_view description;
   std::vector<MethodInfo> methods;           // first is the default
   std::vector<std::string_view> algorithms;  // empty: the family has no algorithm choice
-  std::string_view default_algorithm;
-  bool warp;        // works on a logical warp; block shape does not apply
-  bool multi_item;  // accepts items_per_thread > 1
-  bool scan_options;
+  std::string_view default_algorithm;        // empty with algorithms: the caller must choose
+  bool warp;                                 // works on a logical warp; block shape does not apply
+  bool multi_item;                           // accepts items_per_thread > 1
+  bool scan_options;                         // accepts ScanOptions (with_aggregate)
+  // Algorithms that need the block's thread count to be a multiple of the warp size (32).
+  std::vector<std::string_view> warp_multiple_algorithms;
 };
+
+const std::vector<std::string_view> kLoadStoreAlgorithms = {
+    "direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced"};
 
 const std::vector<FamilyInfo>& Families() {
   static const auto* families = new std::vector<FamilyInfo>{
       {"block_reduce",
-       {{"sum", false}, {"max", false}, {"min", false}, {"reduce", true}},
+       "cub::BlockReduce: a reduction across the thread block",
+       {{"sum", false, "sum of every item in the block (valid in thread 0)"},
+        {"max", false, "maximum (valid in thread 0)"},
+        {"min", false, "minimum (valid in thread 0)"},
+        {"reduce", true, "reduction with op (valid in thread 0)"}},
        {"raking", "raking_commutative_only", "warp_reductions"},
        "warp_reductions",
        false,
        true,
-       false},
+       false,
+       {}},
       {"block_scan",
-       {{"inclusive_sum", false},
-        {"exclusive_sum", false},
-        {"inclusive_scan", true},
-        {"exclusive_scan", true}},
+       "cub::BlockScan: a prefix scan across the thread block",
+       {{"inclusive_sum", false, "inclusive prefix sum"},
+        {"exclusive_sum", false, "exclusive prefix sum (thread 0 gets 0)"},
+        {"inclusive_scan", true, "inclusive prefix scan with op"},
+        {"exclusive_scan", true, "exclusive prefix scan with op, seeded by initial_value"}},
        {"raking", "raking_memoize", "warp_scans"},
        "raking",
        false,
        true,
-       true},
+       true,
+       {}},
+      {"block_load",
+       "cub::BlockLoad: a tile from global memory into a blocked arrangement in registers",
+       {{"load", false, "load the tile starting at block_src"},
+        {"load_guarded", false, "load only the tile's first valid_items items"},
+        {"load_guarded_default", false,
+         "load the first valid_items items; the rest of the tile gets oob_default"}},
+       kLoadStoreAlgorithms,
+       "",  // CUB defaults to direct, often far from the best: coopd makes the caller choose
+       false,
+       true,
+       false,
+       {"warp_transpose", "warp_transpose_timesliced"}},
+      {"block_store",
+       "cub::BlockStore: a blocked arrangement in registers out to a tile in global memory",
+       {{"store", false, "store the tile starting at block_dst"},
+        {"store_guarded", false, "store only the tile's first valid_items items"}},
+       kLoadStoreAlgorithms,
+       "",
+       false,
+       true,
+       false,
+       {"warp_transpose", "warp_transpose_timesliced"}},
       {"warp_reduce",
-       {{"sum", false}, {"max", false}, {"min", false}, {"reduce", true}},
+       "cub::WarpReduce: a reduction across a logical warp",
+       {{"sum", false, "sum across the logical warp (valid in lane 0)"},
+        {"max", false, "maximum (valid in lane 0)"},
+        {"min", false, "minimum (valid in lane 0)"},
+        {"reduce", true, "reduction with op (valid in lane 0)"}},
        {},
        "",
        true,
        false,
-       false},
+       false,
+       {}},
+      {"warp_scan",
+       "cub::WarpScan: a prefix scan across a logical warp",
+       {{"inclusive_sum", false, "inclusive prefix sum"},
+        {"exclusive_sum", false, "exclusive prefix sum (lane 0 gets 0)"},
+        {"inclusive_scan", true, "inclusive prefix scan with op"},
+        {"exclusive_scan", true, "exclusive prefix scan with op, seeded by initial_value"}},
+       {},
+       "",
+       true,
+       false,
+       true,
+       {}},
   };
   return *families;
 }
@@ -201,9 +254,21 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
     }
   } else {
     std::string_view algo = in.algorithm().empty() ? fam->default_algorithm : in.algorithm();
+    if (algo.empty()) {
+      return Invalid(ctx, StrCat("algorithm is required (one of ", StrJoin(fam->algorithms, ", "),
+                                 "): CUB's default, direct, is often several times slower than "
+                                 "the best choice, so coopd does not pick it silently"));
+    }
     if (std::find(fam->algorithms.begin(), fam->algorithms.end(), algo) == fam->algorithms.end()) {
       return Invalid(ctx, StrCat("algorithm must be one of ", StrJoin(fam->algorithms, ", "),
                                  "; got ", Quote(in.algorithm())));
+    }
+    const uint64_t threads = uint64_t{out.block().x()} * out.block().y() * out.block().z();
+    if (std::find(fam->warp_multiple_algorithms.begin(), fam->warp_multiple_algorithms.end(),
+                  algo) != fam->warp_multiple_algorithms.end() &&
+        threads % 32 != 0) {
+      return Invalid(ctx, StrCat("algorithm \"", algo,
+                                 "\" needs a block of a multiple of 32 threads, got ", threads));
     }
     out.set_algorithm(std::string(algo));
   }
@@ -301,6 +366,35 @@ std::string CanonicalEncoding(const PrimitiveSpec& s) {
                 "\nop=", s.op().builtin(), "\nwarp_threads=", s.warp_threads(), "\narch=", s.arch(),
                 "\ncalling_convention=", CallingConventionName(s.calling_convention()),
                 "\nscan.with_aggregate=", s.has_scan() && s.scan().with_aggregate() ? 1 : 0, "\n");
+}
+
+coop::v1::CatalogResponse Catalog(const TargetInfo& target) {
+  coop::v1::CatalogResponse out;
+  for (const auto& f : Families()) {
+    auto* pf = out.add_families();
+    pf->set_name(std::string(f.name));
+    pf->set_description(std::string(f.description));
+    for (const auto& m : f.methods) {
+      auto* pm = pf->add_methods();
+      pm->set_name(std::string(m.name));
+      pm->set_needs_op(m.needs_op);
+      pm->set_description(std::string(m.description));
+    }
+    for (const auto& a : f.algorithms) pf->add_algorithms(std::string(a));
+    pf->set_default_algorithm(std::string(f.default_algorithm));
+    pf->set_warp(f.warp);
+    pf->set_max_items_per_thread(f.multi_item ? 64 : 1);
+    pf->set_scan_options(f.scan_options);
+    for (const auto& a : f.warp_multiple_algorithms) {
+      pf->add_warp_multiple_algorithms(std::string(a));
+    }
+  }
+  for (const auto& t : DTypes()) out.add_dtypes(std::string(t.name));
+  for (const auto& o : kBuiltinOps) out.add_builtin_ops(std::string(o));
+  for (int a : target.supported_archs) out.add_archs(StrCat("sm_", a));
+  out.add_calling_conventions("c");
+  out.add_calling_conventions("numba");
+  return out;
 }
 
 }  // namespace coopd

@@ -43,6 +43,9 @@ absl::StatusOr<coop::v1::PrimitiveSpec> Canonicalize(const coop::v1::PrimitiveSp
 // component of the cache key. Fields are named, so explain output can diff two of them.
 std::string CanonicalEncoding(const coop::v1::PrimitiveSpec& canonical);
 
+// The catalogue, generated from the tables Canonicalize() validates against.
+coop::v1::CatalogResponse Catalog(const TargetInfo& target);
+
 // Names for messages: "c" / "numba".
 std::string_view CallingConventionName(coop::v1::CallingConvention cc);
 

@@ -21,7 +21,7 @@ constexpr char kUsage[] =
     "  specialize FAMILY [--method M] --dtype T --threads X[,Y[,Z]] [--items N]\n"
     "             [--algorithm A] [--op OP] [--warp-threads N] [--with-aggregate]\n"
     "             [--abi c|numba] --arch sm_XX [--json] [--out DIR]\n"
-    "      Request one specialization. FAMILY: block_reduce, block_scan, warp_reduce.\n"
+    "      Request one specialization. FAMILY: see `coopctl catalog`.\n"
     "      --out DIR writes <symbol>.ltoir and <symbol>.h (the entry declarations).\n"
     "      Several specs joined by \" + \" form a bundle: one LTO-IR, one round trip.\n"
     "  link --arch sm_XX (--ltoir FILE | --ptx FILE)... [--artifact KEY]...\n"
@@ -30,6 +30,8 @@ constexpr char kUsage[] =
     "  explain SPEC [--json]\n"
     "      The cache key's components (same arguments as specialize); on a miss, which\n"
     "      components differ from entries stored for the same request.\n"
+    "  catalog [--json]\n"
+    "      Every family, method, algorithm, dtype, operator and arch coopd accepts.\n"
     "  stats [--zero] [--json]\n"
     "      Counters of the running coopd; --zero prints them, then zeroes them.\n"
     "  ls [--family F] [--dtype T] [--arch A] [--limit N] [--json]\n"
@@ -246,7 +248,7 @@ void PrintArtifactText(const coop::Artifact& a, const std::vector<std::string>& 
 coop::Spec ParseSpec(const std::vector<std::string>& args, size_t* i, bool* json,
                      std::string* out_dir) {
   if (*i >= args.size() || args[*i].rfind("--", 0) == 0) {
-    Fail("specialize: missing FAMILY (block_reduce, block_scan, warp_reduce)", 2);
+    Fail("specialize: missing FAMILY (see coopctl catalog)", 2);
   }
   coop::Spec spec;
   spec.family = args[(*i)++];
@@ -705,6 +707,86 @@ int Vacuum(coop::Client& client, const std::vector<std::string>& args) {
   return 0;
 }
 
+int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
+  bool json = !args.empty() && args[0] == "--json";
+  if (args.size() > (json ? 1u : 0u)) Fail("catalog: takes only --json", 2);
+  auto c = client.GetCatalog();
+  if (!c) FailWith(c.error());
+  auto strings = [](coopctl::JsonWriter& w, const std::vector<std::string>& v) {
+    w.BeginArray();
+    for (const auto& s : v) w.String(s);
+    w.EndArray();
+  };
+  if (json) {
+    coopctl::JsonWriter w;
+    w.BeginObject();
+    w.Key("families").BeginArray();
+    for (const auto& f : c->families) {
+      w.BeginObject();
+      w.Key("name").String(f.name);
+      w.Key("description").String(f.description);
+      w.Key("methods").BeginArray();
+      for (const auto& m : f.methods) {
+        w.BeginObject();
+        w.Key("name").String(m.name);
+        w.Key("needs_op").Bool(m.needs_op);
+        w.Key("description").String(m.description);
+        w.EndObject();
+      }
+      w.EndArray();
+      w.Key("algorithms");
+      strings(w, f.algorithms);
+      w.Key("default_algorithm").String(f.default_algorithm);
+      w.Key("warp").Bool(f.warp);
+      w.Key("max_items_per_thread").Uint(f.max_items_per_thread);
+      w.Key("scan_options").Bool(f.scan_options);
+      w.Key("warp_multiple_algorithms");
+      strings(w, f.warp_multiple_algorithms);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("dtypes");
+    strings(w, c->dtypes);
+    w.Key("builtin_ops");
+    strings(w, c->builtin_ops);
+    w.Key("archs");
+    strings(w, c->archs);
+    w.Key("calling_conventions");
+    strings(w, c->calling_conventions);
+    w.EndObject();
+    std::cout << w.str() << "\n";
+    return 0;
+  }
+  auto join = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
+    return out;
+  };
+  for (const auto& f : c->families) {
+    std::cout << f.name << ": " << f.description << "\n";
+    for (size_t i = 0; i < f.methods.size(); ++i) {
+      const auto& m = f.methods[i];
+      std::cout << "  --method " << m.name << (i == 0 ? " (default)" : "")
+                << (m.needs_op ? " --op OP" : "") << ": " << m.description << "\n";
+    }
+    if (!f.algorithms.empty()) {
+      std::cout << "  --algorithm " << join(f.algorithms)
+                << (f.default_algorithm.empty() ? " (required)"
+                                                : " (default " + f.default_algorithm + ")")
+                << "\n";
+    }
+    std::cout << (f.warp ? "  --warp-threads 1, 2, 4, 8, 16, 32 (default 32)\n"
+                         : "  --threads X[,Y[,Z]] (1..1024 in all)\n");
+    std::cout << "  --items 1.." << f.max_items_per_thread << "\n";
+    if (f.scan_options) std::cout << "  --with-aggregate\n";
+  }
+  std::cout << "dtypes: " << join(c->dtypes) << "\n"
+            << "operators: " << join(c->builtin_ops) << "\n"
+            << "archs: " << join(c->archs) << "\n"
+            << "abi: " << join(c->calling_conventions) << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -739,6 +821,7 @@ int main(int argc, char** argv) {
   if (command == "stats") return Stats(client, rest);
   if (command == "link") return Link(client, rest);
   if (command == "explain") return Explain(client, rest);
+  if (command == "catalog") return CatalogCommand(client, rest);
   if (command == "ls") return Ls(client, rest);
   if (command == "purge") return Purge(client, rest);
   if (command == "verify") return Verify(client, rest);

@@ -385,6 +385,36 @@ Result<VerifyReport> Client::Verify() {
                       std::vector<std::string>(resp.bad_keys().begin(), resp.bad_keys().end())};
 }
 
+Result<Catalog> Client::GetCatalog() {
+  v1::CatalogResponse resp;
+  grpc::Status s = Call(&v1::Coop::Stub::Catalog, impl_->stub.get(), v1::CatalogRequest(), &resp,
+                        impl_->options.timeout);
+  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  auto strings = [](const auto& field) {
+    return std::vector<std::string>(field.begin(), field.end());
+  };
+  Catalog out;
+  for (const auto& f : resp.families()) {
+    CatalogFamily family;
+    family.name = f.name();
+    family.description = f.description();
+    for (const auto& m : f.methods())
+      family.methods.push_back({m.name(), m.needs_op(), m.description()});
+    family.algorithms = strings(f.algorithms());
+    family.default_algorithm = f.default_algorithm();
+    family.warp = f.warp();
+    family.max_items_per_thread = f.max_items_per_thread();
+    family.scan_options = f.scan_options();
+    family.warp_multiple_algorithms = strings(f.warp_multiple_algorithms());
+    out.families.push_back(std::move(family));
+  }
+  out.dtypes = strings(resp.dtypes());
+  out.builtin_ops = strings(resp.builtin_ops());
+  out.archs = strings(resp.archs());
+  out.calling_conventions = strings(resp.calling_conventions());
+  return out;
+}
+
 Result<VacuumReport> Client::Vacuum() {
   v1::VacuumResponse resp;
   grpc::Status s = Call(&v1::Coop::Stub::Vacuum, impl_->stub.get(), v1::VacuumRequest(), &resp,

@@ -107,6 +107,75 @@ TEST_F(SharedDaemon, ArtifactLinksIntoAnSm90CubinWithAKernelThatCallsIt) {
       << unresolved.status();
 }
 
+// A kernel built from a bundle: load a tile, scan it, store it. Every entry is called with the
+// declarations coopd returned, and the LTO-IR links into an sm_90 cubin.
+TEST_F(SharedDaemon, LoadScanStoreBundleLinksIntoOneKernel) {
+  coop::Spec load = BlockReduceF32();
+  load.family = "block_load";
+  load.method = "load_guarded_default";
+  load.algorithm = "warp_transpose";
+  load.dtype = "int32";
+  load.block = {128};
+  load.items_per_thread = 4;
+  coop::Spec scan = load;
+  scan.family = "block_scan";
+  scan.method = "exclusive_sum";
+  scan.algorithm = "warp_scans";
+  coop::Spec store = load;
+  store.family = "block_store";
+  store.method = "store_guarded";
+  auto a = Client().SpecializeBundle({load, scan, store});
+  ASSERT_TRUE(a) << a.error().message;
+  ASSERT_EQ(a->parts.size(), 3u);
+  std::string kernel;
+  for (const auto& e : a->entries) kernel += e.declaration + "\n";
+  auto bytes = [&](int i) { return std::to_string(a->parts[i].temp_storage_bytes); };
+  kernel +=
+      "extern \"C\" __global__ void scan_tiles(const int* in, int* out, int n) {\n"
+      "  __shared__ __align__(16) unsigned char t0[" +
+      bytes(0) +
+      "];\n"
+      "  __shared__ __align__(16) unsigned char t1[" +
+      bytes(1) +
+      "];\n"
+      "  __shared__ __align__(16) unsigned char t2[" +
+      bytes(2) +
+      "];\n"
+      "  int items[4];\n"
+      "  const int tile = blockIdx.x * 512;\n"
+      "  const int valid = n - tile < 512 ? n - tile : 512;\n"
+      "  " +
+      a->parts[0].entries[0].symbol +
+      "(t0, in + tile, items, valid, 0);\n"
+      "  " +
+      a->parts[1].entries[0].symbol +
+      "(t1, items, items);\n"
+      "  " +
+      a->parts[2].entries[0].symbol +
+      "(t2, out + tile, items, valid);\n"
+      "}\n";
+  auto cubin = coopd::LinkCubin({{coopd::LinkInput::kLtoIr, "kernel", CompileKernel(kernel)},
+                                 {coopd::LinkInput::kLtoIr, "bundle", a->ltoir}},
+                                "sm_90", {"-optimize-unused-variables"});
+  ASSERT_TRUE(cubin.ok()) << cubin.status();
+  EXPECT_NE(cubin->find("scan_tiles"), std::string::npos);
+}
+
+TEST_F(SharedDaemon, CoopctlCatalogListsEveryFamily) {
+  std::string out, err;
+  int rc = RunCommand({COOPCTL_BINARY, "--socket", daemon_->socket_path(), "catalog", "--json"},
+                      &out, &err);
+  ASSERT_EQ(rc, 0) << err;
+  for (const char* family :
+       {"block_reduce", "block_scan", "block_load", "block_store", "warp_reduce", "warp_scan"}) {
+    EXPECT_NE(out.find(std::string("\"name\":\"") + family + "\""), std::string::npos) << family;
+  }
+  EXPECT_NE(out.find("\"archs\":[\"sm_"), std::string::npos) << out;
+  auto catalog = Client().GetCatalog();
+  ASSERT_TRUE(catalog) << catalog.error().message;
+  EXPECT_EQ(catalog->families.size(), 6u);
+}
+
 struct TruthRow {
   coop::Spec spec;
   uint64_t bytes, align;
@@ -208,6 +277,38 @@ TEST_F(SharedDaemon, EveryFamilyMethodAlgorithmAndDtypeCompiles) {
       specs.push_back(s);
     }
   }
+  for (const char* family : {"block_load", "block_store"}) {
+    const bool load = std::string(family) == "block_load";
+    for (const char* algorithm : {"direct", "striped", "vectorize", "transpose", "warp_transpose",
+                                  "warp_transpose_timesliced"}) {
+      for (const char* method :
+           load ? std::vector<const char*>{"load", "load_guarded", "load_guarded_default"}
+                : std::vector<const char*>{"store", "store_guarded"}) {
+        coop::Spec s = BlockReduceF32();
+        s.family = family;
+        s.method = method;
+        s.algorithm = algorithm;
+        s.dtype = "int16";
+        s.block = {64, 2};
+        s.items_per_thread = 8;
+        specs.push_back(s);
+      }
+    }
+  }
+  for (uint32_t warp : {1u, 4u, 32u}) {
+    for (const char* method :
+         {"inclusive_sum", "exclusive_sum", "inclusive_scan", "exclusive_scan"}) {
+      coop::Spec s;
+      s.family = "warp_scan";
+      s.method = method;
+      s.dtype = "uint32";
+      s.warp_threads = warp;
+      s.arch = "sm_90";
+      s.scan_with_aggregate = warp == 4;
+      if (std::string(method).find("_scan") != std::string::npos) s.op = "min";
+      specs.push_back(s);
+    }
+  }
   {
     coop::Spec s = BlockReduceF32();
     s.calling_convention = coop::CallingConvention::kNumba;
@@ -268,7 +369,8 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
        },
        "warp_reduce: warp_threads must be a power of two 1..32 (1, 2, 4, 8, 16, 32), got 64"},
       {"unknown family", [](coop::Spec& s) { s.family = "block_sort"; },
-       "spec: family must be one of block_reduce, block_scan, warp_reduce; got \"block_sort\""},
+       "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
+       "warp_reduce, warp_scan; got \"block_sort\""},
       {"unknown method", [](coop::Spec& s) { s.method = "product"; },
        "block_reduce: method must be one of sum, max, min, reduce; got \"product\""},
   };

@@ -7,9 +7,12 @@
 // ("-" for fields that do not apply).
 #include <cstdint>
 #include <cstdio>
+#include <cub/block/block_load.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
+#include <cub/block/block_store.cuh>
 #include <cub/warp/warp_reduce.cuh>
+#include <cub/warp/warp_scan.cuh>
 
 template <class Storage>
 void Row(const char* family, const char* method, const char* dtype, int bx, int by, int bz,
@@ -26,6 +29,15 @@ void Row(const char* family, const char* method, const char* dtype, int bx, int 
                                                             BZ, ITEMS, ALGNAME, 0)
 #define WARP(T, NAME, W) \
   Row<cub::WarpReduce<T, W>::TempStorage>("warp_reduce", "sum", NAME, 0, 0, 0, 1, "-", W)
+
+#define LOAD(T, NAME, BX, BY, BZ, ITEMS, ALG, ALGNAME)                                             \
+  Row<cub::BlockLoad<T, BX, ITEMS, cub::ALG, BY, BZ>::TempStorage>("block_load", "load", NAME, BX, \
+                                                                   BY, BZ, ITEMS, ALGNAME, 0)
+#define STORE(T, NAME, BX, BY, BZ, ITEMS, ALG, ALGNAME)                                           \
+  Row<cub::BlockStore<T, BX, ITEMS, cub::ALG, BY, BZ>::TempStorage>("block_store", "store", NAME, \
+                                                                    BX, BY, BZ, ITEMS, ALGNAME, 0)
+#define WSCAN(T, NAME, W) \
+  Row<cub::WarpScan<T, W>::TempStorage>("warp_scan", "inclusive_sum", NAME, 0, 0, 0, 1, "-", W)
 
 int main() {
   // block_reduce: every dtype with the default algorithm, every algorithm, 1D/2D/3D blocks.
@@ -62,5 +74,27 @@ int main() {
   WARP(int64_t, "int64", 16);
   WARP(float, "float32", 32);
   WARP(uint8_t, "uint8", 32);
+  // block_load / block_store: every algorithm, several shapes and dtypes.
+  LOAD(float, "float32", 128, 1, 1, 4, BLOCK_LOAD_DIRECT, "direct");
+  LOAD(int16_t, "int16", 128, 1, 1, 16, BLOCK_LOAD_STRIPED, "striped");
+  LOAD(int32_t, "int32", 256, 1, 1, 4, BLOCK_LOAD_VECTORIZE, "vectorize");
+  LOAD(double, "float64", 96, 1, 1, 3, BLOCK_LOAD_TRANSPOSE, "transpose");
+  LOAD(uint8_t, "uint8", 128, 1, 1, 16, BLOCK_LOAD_WARP_TRANSPOSE, "warp_transpose");
+  LOAD(float, "float32", 32, 4, 2, 8, BLOCK_LOAD_WARP_TRANSPOSE_TIMESLICED,
+       "warp_transpose_timesliced");
+  STORE(float, "float32", 128, 1, 1, 4, BLOCK_STORE_DIRECT, "direct");
+  STORE(int64_t, "int64", 64, 1, 1, 2, BLOCK_STORE_STRIPED, "striped");
+  STORE(uint32_t, "uint32", 256, 1, 1, 4, BLOCK_STORE_VECTORIZE, "vectorize");
+  STORE(int8_t, "int8", 100, 1, 1, 7, BLOCK_STORE_TRANSPOSE, "transpose");
+  STORE(uint16_t, "uint16", 64, 2, 1, 16, BLOCK_STORE_WARP_TRANSPOSE, "warp_transpose");
+  STORE(double, "float64", 256, 1, 1, 8, BLOCK_STORE_WARP_TRANSPOSE_TIMESLICED,
+        "warp_transpose_timesliced");
+  // warp_scan: every logical warp size.
+  WSCAN(int32_t, "int32", 1);
+  WSCAN(float, "float32", 2);
+  WSCAN(double, "float64", 4);
+  WSCAN(int64_t, "int64", 8);
+  WSCAN(uint16_t, "uint16", 16);
+  WSCAN(float, "float32", 32);
   return 0;
 }

@@ -237,6 +237,33 @@ struct VacuumReport {
   uint64_t file_bytes_after = 0;
 };
 
+struct CatalogMethod {
+  std::string name;
+  bool needs_op = false;
+  std::string description;
+};
+
+struct CatalogFamily {
+  std::string name;
+  std::string description;
+  std::vector<CatalogMethod> methods;  // the first is the default
+  std::vector<std::string> algorithms;
+  std::string default_algorithm;  // empty while algorithms is not: the caller must choose
+  bool warp = false;
+  uint32_t max_items_per_thread = 1;
+  bool scan_options = false;
+  std::vector<std::string> warp_multiple_algorithms;
+};
+
+// What this daemon accepts, from the same tables its validator uses.
+struct Catalog {
+  std::vector<CatalogFamily> families;
+  std::vector<std::string> dtypes;
+  std::vector<std::string> builtin_ops;
+  std::vector<std::string> archs;
+  std::vector<std::string> calling_conventions;
+};
+
 struct Stats {
   uint64_t requests = 0;
   uint64_t invalid_requests = 0;
@@ -311,6 +338,8 @@ class Client {
   Result<uint64_t> Purge(const CacheFilter& filter, bool all = false);
   Result<VerifyReport> Verify();
   Result<VacuumReport> Vacuum();
+
+  Result<Catalog> GetCatalog();
 
  private:
   struct Impl;

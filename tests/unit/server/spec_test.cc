@@ -105,9 +105,9 @@ TEST(Spec, DistinctSpecsHaveDistinctEncodings) {
 TEST(Spec, RejectsUnknownFamily) {
   auto s = BlockReduce();
   s.set_family("block_sort");
-  EXPECT_EQ(
-      Error(s),
-      "spec: family must be one of block_reduce, block_scan, warp_reduce; got \"block_sort\"");
+  EXPECT_EQ(Error(s),
+            "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
+            "warp_reduce, warp_scan; got \"block_sort\"");
 }
 
 TEST(Spec, RejectsUnknownMethod) {
@@ -226,6 +226,77 @@ TEST(Spec, ScanOptionsOnlyForBlockScan) {
   auto s = BlockReduce();
   s.mutable_scan()->set_with_aggregate(true);
   EXPECT_EQ(Error(s), "block_reduce: scan options apply only to block_scan");
+}
+
+TEST(Spec, LoadAndStoreNeedAnExplicitAlgorithm) {
+  PrimitiveSpec s;
+  s.set_family("block_load");
+  s.set_dtype("int16");
+  s.mutable_block()->set_x(128);
+  s.set_items_per_thread(8);
+  s.set_arch("sm_90");
+  EXPECT_EQ(Error(s),
+            "block_load: algorithm is required (one of direct, striped, vectorize, transpose, "
+            "warp_transpose, warp_transpose_timesliced): CUB's default, direct, is often several "
+            "times slower than the best choice, so coopd does not pick it silently");
+  s.set_algorithm("warp_transpose");
+  EXPECT_TRUE(Canonicalize(s, Target()).ok());
+  s.mutable_block()->set_x(96);
+  EXPECT_TRUE(Canonicalize(s, Target()).ok());
+  s.mutable_block()->set_x(100);
+  EXPECT_EQ(Error(s),
+            "block_load: algorithm \"warp_transpose\" needs a block of a multiple of 32 threads, "
+            "got 100");
+  s.set_algorithm("transpose");
+  EXPECT_TRUE(Canonicalize(s, Target()).ok());
+  s.set_family("block_store");
+  s.set_method("load");
+  EXPECT_EQ(Error(s), "block_store: method must be one of store, store_guarded; got \"load\"");
+}
+
+TEST(Spec, WarpScanTakesScanOptionsAndALogicalWarp) {
+  PrimitiveSpec s = WarpReduce();
+  s.set_family("warp_scan");
+  s.set_method("exclusive_sum");
+  s.set_warp_threads(16);
+  s.mutable_scan()->set_with_aggregate(true);
+  auto r = Canonicalize(s, Target());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->scan().with_aggregate());
+  s.set_items_per_thread(2);
+  EXPECT_EQ(Error(s), "warp_scan: items_per_thread must be 1, got 2");
+}
+
+// The catalogue and the validator come from one table: everything the catalogue offers
+// validates, and the validator's error lists exactly the catalogue's values.
+TEST(Spec, CatalogMatchesTheValidator) {
+  coop::v1::CatalogResponse c = Catalog(Target());
+  ASSERT_EQ(c.families_size(), 6);
+  EXPECT_EQ(c.archs(4), "sm_90");
+  for (const auto& f : c.families()) {
+    for (const auto& m : f.methods()) {
+      PrimitiveSpec s;
+      s.set_family(f.name());
+      s.set_method(m.name());
+      s.set_dtype("int32");
+      if (!f.warp()) s.mutable_block()->set_x(64);
+      if (m.needs_op()) s.mutable_op()->set_builtin("max");
+      s.set_arch("sm_90");
+      for (int a = 0; a < std::max(1, f.algorithms_size()); ++a) {
+        if (f.algorithms_size() > 0) s.set_algorithm(f.algorithms(a));
+        auto r = Canonicalize(s, Target());
+        EXPECT_TRUE(r.ok()) << s.ShortDebugString() << ": " << r.status();
+      }
+    }
+    PrimitiveSpec bad;
+    bad.set_family(f.name());
+    bad.set_method("no_such_method");
+    bad.set_dtype("int32");
+    bad.set_arch("sm_90");
+    std::string listed;
+    for (const auto& m : f.methods()) listed += (listed.empty() ? "" : ", ") + m.name();
+    EXPECT_NE(Error(bad).find("method must be one of " + listed + ";"), std::string::npos);
+  }
 }
 
 }  // namespace
