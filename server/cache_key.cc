@@ -18,6 +18,7 @@ KeyComponents ComputeKey(const std::string& canonical_request, const std::string
   k.nvjitlink_version = tc.NvJitLinkVersion();
   k.header_digest = tc.header_digest;
   k.cccl_digest = tc.cccl_digest;
+  k.cuda_digest = tc.cuda_digest;
   k.device_digest = tc.device_digest;
 
   Sha256 h;
@@ -52,6 +53,7 @@ coop::v1::KeyComponents KeyComponents::ToProto() const {
   add("nvrtc", nvrtc_version, Sha256::Hex(nvrtc_version));
   add("nvjitlink", nvjitlink_version, Sha256::Hex(nvjitlink_version));
   add("cccl_headers", "", cccl_digest);
+  add("cuda_headers", "", cuda_digest);
   add("device_headers", "", device_digest);
   return out;
 }

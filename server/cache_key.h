@@ -26,6 +26,7 @@ struct KeyComponents {
   std::string nvjitlink_version;
   std::string header_digest;  // sha256(cccl_digest, device_digest)
   std::string cccl_digest;
+  std::string cuda_digest;
   std::string device_digest;
   std::string key;  // the hex digest over all of the above
 

@@ -116,11 +116,18 @@ std::string StripPchNotes(const std::string& log) {
 }  // namespace
 
 std::vector<std::string> SemanticOptions(const Toolchain& tc, const std::string& arch,
-                                         bool needs_cuda_include) {
-  std::vector<std::string> opts = {"-dlto", "-rdc=true", "-arch=" + arch, "-std=c++17",
-                                   "-I" + tc.cccl_include};
-  if (needs_cuda_include) opts.push_back("-I" + tc.cccl_include + "/..");
-  return opts;
+                                         bool /*needs_cuda_include*/) {
+  // The CUDA include directory is always on the path, not only for fp16/bf16 specs: without
+  // <cuda_fp16.h>, CCCL 3.0.1's ThreadReduce takes a SIMD path meant for __half for any type
+  // with min/max/plus/multiplies over 4+ items (enable_sm80_simd_reduction loses its
+  // is_same<T, __half> clause), which asserts in debug builds and silently returns the first
+  // item in release builds. Found by device/gpu_check on an H200.
+  return {"-dlto",
+          "-rdc=true",
+          "-arch=" + arch,
+          "-std=c++17",
+          "-I" + tc.cccl_include,
+          "-I" + tc.cuda_include};
 }
 
 absl::StatusOr<CompileOutput> CompileToLtoIr(const std::vector<EmbeddedHeader>& headers,

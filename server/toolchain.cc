@@ -24,6 +24,12 @@ std::string DefaultCcclInclude() {
   return root + "/include/cccl";
 }
 
+std::string DefaultCudaInclude() {
+  const char* home = std::getenv("CUDA_HOME");
+  std::string root = home != nullptr && *home != '\0' ? home : "/usr/local/cuda";
+  return root + "/include";
+}
+
 std::string Toolchain::NvrtcVersion() const {
   return StrCat(nvrtc_major, ".", nvrtc_minor);
 }
@@ -176,6 +182,16 @@ absl::StatusOr<Toolchain> ProbeToolchain(const ToolchainOptions& options) {
   if (!cccl_digest.ok()) return cccl_digest.status();
   tc.cccl_digest = *cccl_digest;
 
+  tc.cuda_include = options.cuda_include.empty() ? DefaultCudaInclude() : options.cuda_include;
+  size_t cuda_hashed = 0, cuda_total = 0;
+  auto cuda_digest = TreeDigest(
+      tc.cuda_include, options.manifest_path.empty() ? "" : options.manifest_path + ".cuda",
+      &cuda_hashed, &cuda_total);
+  if (!cuda_digest.ok()) return cuda_digest.status();
+  tc.cuda_digest = *cuda_digest;
+  tc.headers_hashed += cuda_hashed;
+  tc.headers_total += cuda_total;
+
   Sha256 dev;
   for (const auto& f : coop_device::EmbeddedHeaders()) {
     tc.device_headers.push_back({std::string(f.name), std::string(f.contents)});
@@ -185,6 +201,7 @@ absl::StatusOr<Toolchain> ProbeToolchain(const ToolchainOptions& options) {
   tc.device_digest = dev.FinishHex();
   Sha256 all;
   all.UpdateField(tc.cccl_digest);
+  all.UpdateField(tc.cuda_digest);
   all.UpdateField(tc.device_digest);
   tc.header_digest = all.FinishHex();
   return tc;

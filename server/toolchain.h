@@ -25,6 +25,9 @@ struct ToolchainOptions {
   // Root of the CCCL headers (holds cub/, thrust/, cuda/). Default: $CUDA_HOME/include/cccl,
   // else /usr/local/cuda/include/cccl.
   std::string cccl_include;
+  // The CUDA toolkit's include directory (cuda_fp16.h, ...). Default: $CUDA_HOME/include, else
+  // /usr/local/cuda/include.
+  std::string cuda_include;
   // Where to keep the header manifest (relative path, size, mtime, sha256 per file), so a
   // restart re-hashes only files that changed. Empty: hash everything every time.
   std::string manifest_path;
@@ -34,8 +37,10 @@ struct Toolchain {
   int nvrtc_major = 0, nvrtc_minor = 0;
   int nvjitlink_major = 0, nvjitlink_minor = 0;
   std::string cccl_include;
+  std::string cuda_include;
   std::string cccl_version;   // "3.0.1"
   std::string cccl_digest;    // sha256 over (relative path, contents) of every file in the tree
+  std::string cuda_digest;    // the same over the CUDA include directory
   std::string device_digest;  // sha256 over coopd's embedded device headers
   std::string header_digest;  // sha256 over both of the above
   std::vector<int> supported_archs;
@@ -53,5 +58,6 @@ absl::StatusOr<Toolchain> ProbeToolchain(const ToolchainOptions& options);
 
 // Default CCCL include directory (see ToolchainOptions::cccl_include).
 std::string DefaultCcclInclude();
+std::string DefaultCudaInclude();
 
 }  // namespace coopd

@@ -140,9 +140,9 @@ TEST(Cache, ExplainNamesTheComponentsThatChanged) {
       names.insert(c.name);
       EXPECT_EQ(c.digest.size(), 64u) << c.name;
     }
-    EXPECT_EQ(names,
-              (std::set<std::string>{"schema", "canonical_request", "source", "options", "nvrtc",
-                                     "nvjitlink", "cccl_headers", "device_headers"}));
+    EXPECT_EQ(names, (std::set<std::string>{"schema", "canonical_request", "source", "options",
+                                            "nvrtc", "nvjitlink", "cccl_headers", "cuda_headers",
+                                            "device_headers"}));
   }
   TempDir headers;
   std::string copy_key;

@@ -176,6 +176,49 @@ TEST_F(SharedDaemon, CoopctlCatalogListsEveryFamily) {
   EXPECT_EQ(catalog->families.size(), 6u);
 }
 
+// Regression for a CCCL 3.0.1 bug found on the GPU (device/gpu_check): without <cuda_fp16.h>
+// on the include path, ThreadReduce over 4+ items of int or float with max/min/plus takes a
+// SIMD path meant for __half that asserts (or, under NDEBUG, returns the first item only). The
+// kernel below, linked to PTX, must not contain that assertion.
+TEST_F(SharedDaemon, MultiItemReductionsDoNotTakeTheBrokenSimdPath) {
+  struct Case {
+    const char* family;
+    const char* method;
+    const char* dtype;
+    const char* op;
+  } cases[] = {{"block_reduce", "max", "int32", ""},
+               {"block_reduce", "sum", "float32", ""},
+               {"block_reduce", "min", "uint32", ""},
+               {"block_scan", "inclusive_scan", "int32", "max"},
+               {"block_scan", "inclusive_sum", "float32", ""}};
+  for (const auto& c : cases) {
+    coop::Spec s = BlockReduceF32();
+    s.family = c.family;
+    s.method = c.method;
+    s.dtype = c.dtype;
+    s.op = c.op;
+    s.block = {128};
+    s.items_per_thread = 4;
+    auto a = Client().Specialize(s);
+    ASSERT_TRUE(a) << a.error().message;
+    const auto& e = a->entries.at(0);
+    const std::string t = s.dtype == "int32"    ? "int"
+                          : s.dtype == "uint32" ? "unsigned int"
+                                                : "float";
+    const bool scan = s.family == "block_scan";
+    std::string kernel = e.declaration + "\nextern \"C\" __global__ void k(" + t + "* io) {\n" +
+                         "  __shared__ __align__(16) unsigned char temp[" +
+                         std::to_string(a->temp_storage_bytes) + "];\n  " + t +
+                         " v[4];\n  for (int i = 0; i < 4; ++i) v[i] = io[threadIdx.x * 4 + i];\n";
+    kernel += scan ? "  " + e.symbol + "(temp, v, v);\n  io[threadIdx.x] = v[3];\n}\n"
+                   : "  io[threadIdx.x] = " + e.symbol + "(temp, v);\n}\n";
+    const std::string ptx = LinkToPtx({CompileKernel(kernel), a->ltoir});
+    ASSERT_FALSE(ptx.empty());
+    EXPECT_EQ(ptx.find("__assertfail"), std::string::npos)
+        << c.family << " " << c.method << " " << c.dtype << ": the kernel reaches an assertion";
+  }
+}
+
 struct TruthRow {
   coop::Spec spec;
   uint64_t bytes, align;

@@ -1,6 +1,7 @@
 #include "test_util.h"
 
 #include <gtest/gtest.h>
+#include <nvJitLink.h>
 #include <nvrtc.h>
 
 namespace coopd_test {
@@ -41,6 +42,31 @@ std::string CompileKernel(const std::string& source, bool ptx) {
   }
   nvrtcDestroyProgram(&prog);
   return out;
+}
+
+std::string LinkToPtx(const std::vector<std::string>& modules) {
+  nvJitLinkHandle h = nullptr;
+  const char* opts[] = {"-arch=sm_90", "-lto", "-ptx"};
+  EXPECT_EQ(nvJitLinkCreate(&h, 3, opts), NVJITLINK_SUCCESS);
+  for (const auto& m : modules) {
+    EXPECT_EQ(nvJitLinkAddData(h, NVJITLINK_INPUT_LTOIR, m.data(), m.size(), "module"),
+              NVJITLINK_SUCCESS);
+  }
+  std::string ptx;
+  if (nvJitLinkComplete(h) == NVJITLINK_SUCCESS) {
+    size_t n = 0;
+    nvJitLinkGetLinkedPtxSize(h, &n);
+    ptx.resize(n);
+    nvJitLinkGetLinkedPtx(h, ptx.data());
+  } else {
+    size_t n = 0;
+    nvJitLinkGetErrorLogSize(h, &n);
+    std::string log(n, '\0');
+    nvJitLinkGetErrorLog(h, log.data());
+    ADD_FAILURE() << "link to PTX failed: " << log;
+  }
+  nvJitLinkDestroy(&h);
+  return ptx;
 }
 
 std::string BlockSumKernel(const coop::Artifact& a) {
