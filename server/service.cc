@@ -204,6 +204,13 @@ void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const Render
             "[req {}] compiled {} in {:.0f} ms + {:.0f} ms layout ({} bytes LTO-IR, PCH {})",
             request_id, description, reply->compile_ms(), reply->layout_ms(), reply->ltoir().size(),
             reply->pch_status());
+        if (reply->pch_status().rfind("not created", 0) == 0) {
+          // Every later compile on this worker stays cold (about 5x slower) until this is fixed.
+          spdlog::warn(
+              "[req {}] NVRTC could not build its precompiled header ({}); compiles on "
+              "this worker stay cold",
+              request_id, reply->pch_status());
+        }
 
         Artifact artifact;
         artifact.set_key(key);
