@@ -26,15 +26,15 @@
 
 namespace {
 
-#define CU(x)                                                                          \
-  do {                                                                                 \
-    CUresult r_ = (x);                                                                 \
-    if (r_ != CUDA_SUCCESS) {                                                          \
-      const char* s_ = nullptr;                                                        \
-      cuGetErrorString(r_, &s_);                                                       \
+#define CU(x)                                                                         \
+  do {                                                                                \
+    CUresult r_ = (x);                                                                \
+    if (r_ != CUDA_SUCCESS) {                                                         \
+      const char* s_ = nullptr;                                                       \
+      cuGetErrorString(r_, &s_);                                                      \
       std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, s_ ? s_ : "?"); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
+      std::exit(1);                                                                   \
+    }                                                                                 \
   } while (0)
 
 std::string Read(const std::string& path) {

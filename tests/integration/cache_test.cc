@@ -26,33 +26,7 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-struct Daemon {
-  Daemon(const std::string& dir, std::vector<std::string> args)
-      : process(dir + "/coopd.sock", dir + "/cache", std::move(args)) {
-    std::string error;
-    started = process.Start(&error) && process.WaitReady(120s, &error);
-    EXPECT_TRUE(started) << error;
-  }
-  ~Daemon() {
-    if (started && process.pid() > 0) {
-      EXPECT_EQ(process.Stop(SIGTERM), 0) << process.Log();
-    }
-  }
-  coop::Client Client() { return process.MakeClient(); }
-  coop::Stats Stats() {
-    auto s = Client().GetStats();
-    EXPECT_TRUE(s) << s.error().message;
-    return s ? *s : coop::Stats{};
-  }
-  const coop::TierStats* Disk(const coop::Stats& s) {
-    for (const auto& t : s.tiers) {
-      if (t.name == "disk") return &t;
-    }
-    return nullptr;
-  }
-  CoopdProcess process;
-  bool started = false;
-};
+using Daemon = TestDaemon;
 
 std::string Sqlite3(const std::string& db, const std::string& sql) {
   std::string out, err;

@@ -21,27 +21,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-struct Daemon {
-  explicit Daemon(std::vector<std::string> args = {})
-      : process(dir.path() + "/coopd.sock", dir.path() + "/cache", std::move(args)) {
-    std::string error;
-    started = process.Start(&error) && process.WaitReady(120s, &error);
-    EXPECT_TRUE(started) << error;
-  }
-  ~Daemon() {
-    if (started && process.pid() > 0) {
-      EXPECT_EQ(process.Stop(SIGTERM), 0) << process.Log();
-    }
-  }
-  coop::Stats Stats() {
-    auto s = process.MakeClient().GetStats();
-    EXPECT_TRUE(s) << s.error().message;
-    return s ? *s : coop::Stats{};
-  }
-  TempDir dir;
-  CoopdProcess process;
-  bool started = false;
-};
+using Daemon = TestDaemon;
 
 TEST(Engine, ThirtyTwoIdenticalColdRequestsShareOneCompile) {
   Daemon d({"--workers", "2"});

@@ -3,8 +3,43 @@
 #include <gtest/gtest.h>
 #include <nvJitLink.h>
 #include <nvrtc.h>
+#include <signal.h>
 
 namespace coopd_test {
+
+TestDaemon::TestDaemon(std::vector<std::string> args)
+    : TestDaemon(std::make_unique<TempDir>(), std::move(args)) {}
+
+TestDaemon::TestDaemon(std::unique_ptr<TempDir> dir, std::vector<std::string> args)
+    : TestDaemon(dir->path(), std::move(args)) {
+  owned_dir = std::move(dir);
+}
+
+TestDaemon::TestDaemon(const std::string& dir, std::vector<std::string> args)
+    : process(dir + "/coopd.sock", dir + "/cache", std::move(args)) {
+  std::string error;
+  started = process.Start(&error) && process.WaitReady(std::chrono::seconds(120), &error);
+  EXPECT_TRUE(started) << error;
+}
+
+TestDaemon::~TestDaemon() {
+  if (started && process.pid() > 0) {
+    EXPECT_EQ(process.Stop(SIGTERM), 0) << process.Log();
+  }
+}
+
+coop::Stats TestDaemon::Stats() const {
+  auto s = Client().GetStats();
+  EXPECT_TRUE(s) << s.error().message;
+  return s ? *s : coop::Stats{};
+}
+
+const coop::TierStats* TestDaemon::Disk(const coop::Stats& s) const {
+  for (const auto& t : s.tiers) {
+    if (t.name == "disk") return &t;
+  }
+  return nullptr;
+}
 
 coop::Spec BlockReduceF32() {
   coop::Spec s;

@@ -1,12 +1,33 @@
 // test_util.h: helpers shared by the integration tests.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "coop/client.h"
+#include "coopd_process.h"
 
 namespace coopd_test {
+
+// A coopd started (and waited for) on construction, stopped with SIGTERM on destruction; the
+// test fails if it does not start or does not exit cleanly. Socket and cache live in `dir`, or
+// in a temporary directory of its own.
+struct TestDaemon {
+  explicit TestDaemon(std::vector<std::string> args = {});
+  TestDaemon(const std::string& dir, std::vector<std::string> args);
+  ~TestDaemon();
+  coop::Client Client() const { return process.MakeClient(); }
+  coop::Stats Stats() const;
+  const coop::TierStats* Disk(const coop::Stats& s) const;
+
+  std::unique_ptr<TempDir> owned_dir;  // set when no directory was given
+  CoopdProcess process;
+  bool started = false;
+
+ private:
+  TestDaemon(std::unique_ptr<TempDir> dir, std::vector<std::string> args);
+};
 
 // block_reduce sum float32, 256 threads, sm_90: the README's example.
 coop::Spec BlockReduceF32();
