@@ -35,6 +35,11 @@ std::string PrimitiveType(const PrimitiveSpec& s, std::string_view t) {
   if (s.family() == "warp_scan") {
     return StrCat("::cub::WarpScan<", t, ", ", s.warp_threads(), ">");
   }
+  if (s.family() == "block_exchange") {
+    return StrCat("::cub::BlockExchange<", t, ", ", s.block().x(), ", ", s.items_per_thread(), ", ",
+                  s.exchange().warp_time_slicing() ? "true" : "false", ", ", s.block().y(), ", ",
+                  s.block().z(), ">");
+  }
   if (s.family() == "block_load" || s.family() == "block_store") {
     const char* cls = s.family() == "block_load" ? "BlockLoad" : "BlockStore";
     return StrCat("::cub::", cls, "<", t, ", ", s.block().x(), ", ", s.items_per_thread(), ", ",
@@ -90,6 +95,17 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     return plans;
   }
 
+  if (s.family() == "block_exchange") {
+    EntryPlan p;
+    p.result = "void";
+    p.params = {{StrCat("const ", t, "*"), "input"}, {t + "*", "output"}};
+    p.call = StrCat("::coop::device::exchange_", s.method(), "<Prim, ", n,
+                    ">(temp_storage, input, output)");
+    p.description = StrCat(s.method(), " over ", n,
+                           " items per thread (input and output may be the same array)");
+    plans.push_back(std::move(p));
+    return plans;
+  }
   if (s.family() == "block_load" || s.family() == "block_store") {
     // Always an array of N items per thread, in a blocked arrangement; the tile pointer is the
     // block's first item (the same pointer in every thread).

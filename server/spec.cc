@@ -27,6 +27,7 @@ struct FamilyInfo {
   bool scan_options;                         // accepts ScanOptions (with_aggregate)
   // Algorithms that need the block's thread count to be a multiple of the warp size (32).
   std::vector<std::string_view> warp_multiple_algorithms;
+  bool exchange_options = false;  // accepts ExchangeOptions (warp_time_slicing)
 };
 
 const std::vector<std::string_view> kLoadStoreAlgorithms = {
@@ -80,6 +81,20 @@ const std::vector<FamilyInfo>& Families() {
        true,
        false,
        {"warp_transpose", "warp_transpose_timesliced"}},
+      {"block_exchange",
+       "cub::BlockExchange: rearranges items between striped, blocked and warp-striped "
+       "arrangements across the block",
+       {{"striped_to_blocked", false, "striped input -> blocked output"},
+        {"blocked_to_striped", false, "blocked input -> striped output"},
+        {"warp_striped_to_blocked", false, "warp-striped input -> blocked output"},
+        {"blocked_to_warp_striped", false, "blocked input -> warp-striped output"}},
+       {},
+       "",
+       false,
+       true,
+       false,
+       {},
+       true},
       {"warp_reduce",
        "cub::WarpReduce: a reduction across a logical warp",
        {{"sum", false, "sum across the logical warp (valid in lane 0)"},
@@ -348,6 +363,12 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
   }
 
   // family options
+  if (in.family_options_case() == PrimitiveSpec::kExchange && !fam->exchange_options) {
+    return Invalid(ctx, "exchange options apply only to block_exchange");
+  }
+  if (fam->exchange_options) {
+    out.mutable_exchange()->set_warp_time_slicing(in.exchange().warp_time_slicing());
+  }
   if (in.family_options_case() == PrimitiveSpec::kScan && !fam->scan_options) {
     return Invalid(ctx, "scan options apply only to block_scan");
   }
@@ -360,12 +381,17 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
 std::string CanonicalEncoding(const PrimitiveSpec& s) {
   // One field per line, always all fields, in a fixed order. Changing this format changes every
   // key; bump kKeySchema in cache_key.cc when you do.
-  return StrCat("family=", s.family(), "\nmethod=", s.method(), "\ndtype=", s.dtype(),
-                "\nblock=", s.block().x(), "x", s.block().y(), "x", s.block().z(),
-                "\nitems_per_thread=", s.items_per_thread(), "\nalgorithm=", s.algorithm(),
-                "\nop=", s.op().builtin(), "\nwarp_threads=", s.warp_threads(), "\narch=", s.arch(),
-                "\ncalling_convention=", CallingConventionName(s.calling_convention()),
-                "\nscan.with_aggregate=", s.has_scan() && s.scan().with_aggregate() ? 1 : 0, "\n");
+  return StrCat(
+      "family=", s.family(), "\nmethod=", s.method(), "\ndtype=", s.dtype(),
+      "\nblock=", s.block().x(), "x", s.block().y(), "x", s.block().z(),
+      "\nitems_per_thread=", s.items_per_thread(), "\nalgorithm=", s.algorithm(),
+      "\nop=", s.op().builtin(), "\nwarp_threads=", s.warp_threads(), "\narch=", s.arch(),
+      "\ncalling_convention=", CallingConventionName(s.calling_convention()),
+      "\nscan.with_aggregate=", s.has_scan() && s.scan().with_aggregate() ? 1 : 0, "\n",
+      // Only block_exchange specs carry this line, so adding it changed no other key.
+      s.has_exchange()
+          ? StrCat("exchange.warp_time_slicing=", s.exchange().warp_time_slicing() ? 1 : 0, "\n")
+          : std::string());
 }
 
 coop::v1::CatalogResponse Catalog(const TargetInfo& target) {
@@ -388,6 +414,7 @@ coop::v1::CatalogResponse Catalog(const TargetInfo& target) {
     for (const auto& a : f.warp_multiple_algorithms) {
       pf->add_warp_multiple_algorithms(std::string(a));
     }
+    pf->set_exchange_options(f.exchange_options);
   }
   for (const auto& t : DTypes()) out.add_dtypes(std::string(t.name));
   for (const auto& o : kBuiltinOps) out.add_builtin_ops(std::string(o));

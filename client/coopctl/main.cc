@@ -20,7 +20,7 @@ constexpr char kUsage[] =
     "commands:\n"
     "  specialize FAMILY [--method M] --dtype T --threads X[,Y[,Z]] [--items N]\n"
     "             [--algorithm A] [--op OP] [--warp-threads N] [--with-aggregate]\n"
-    "             [--abi c|numba] --arch sm_XX [--json] [--out DIR]\n"
+    "             [--warp-time-slicing] [--abi c|numba] --arch sm_XX [--json] [--out DIR]\n"
     "      Request one specialization. FAMILY: see `coopctl catalog`.\n"
     "      --out DIR writes <symbol>.ltoir and <symbol>.h (the entry declarations).\n"
     "      Several specs joined by \" + \" form a bundle: one LTO-IR, one round trip.\n"
@@ -276,6 +276,8 @@ coop::Spec ParseSpec(const std::vector<std::string>& args, size_t* i, bool* json
       spec.arch = value();
     } else if (a == "--with-aggregate") {
       spec.scan_with_aggregate = true;
+    } else if (a == "--warp-time-slicing") {
+      spec.exchange_warp_time_slicing = true;
     } else if (a == "--abi") {
       std::string v = value();
       if (v == "c") {
@@ -742,6 +744,7 @@ int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
       w.Key("scan_options").Bool(f.scan_options);
       w.Key("warp_multiple_algorithms");
       strings(w, f.warp_multiple_algorithms);
+      w.Key("exchange_options").Bool(f.exchange_options);
       w.EndObject();
     }
     w.EndArray();
@@ -779,6 +782,7 @@ int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
                          : "  --threads X[,Y[,Z]] (1..1024 in all)\n");
     std::cout << "  --items 1.." << f.max_items_per_thread << "\n";
     if (f.scan_options) std::cout << "  --with-aggregate\n";
+    if (f.exchange_options) std::cout << "  --warp-time-slicing\n";
   }
   std::cout << "dtypes: " << join(c->dtypes) << "\n"
             << "operators: " << join(c->builtin_ops) << "\n"

@@ -44,6 +44,7 @@ v1::PrimitiveSpec ToProto(const Spec& s) {
       break;
   }
   if (s.scan_with_aggregate) p.mutable_scan()->set_with_aggregate(true);
+  if (s.exchange_warp_time_slicing) p.mutable_exchange()->set_warp_time_slicing(true);
   return p;
 }
 
@@ -62,6 +63,7 @@ Spec FromProto(const v1::PrimitiveSpec& p) {
                              ? CallingConvention::kNumba
                              : CallingConvention::kC;
   s.scan_with_aggregate = p.scan().with_aggregate();
+  s.exchange_warp_time_slicing = p.exchange().warp_time_slicing();
   return s;
 }
 
@@ -406,6 +408,7 @@ Result<Catalog> Client::GetCatalog() {
     family.max_items_per_thread = f.max_items_per_thread();
     family.scan_options = f.scan_options();
     family.warp_multiple_algorithms = strings(f.warp_multiple_algorithms());
+    family.exchange_options = f.exchange_options();
     out.families.push_back(std::move(family));
   }
   out.dtypes = strings(resp.dtypes());

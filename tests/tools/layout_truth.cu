@@ -7,6 +7,7 @@
 // ("-" for fields that do not apply).
 #include <cstdint>
 #include <cstdio>
+#include <cub/block/block_exchange.cuh>
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
@@ -89,6 +90,13 @@ int main() {
   STORE(uint16_t, "uint16", 64, 2, 1, 16, BLOCK_STORE_WARP_TRANSPOSE, "warp_transpose");
   STORE(double, "float64", 256, 1, 1, 8, BLOCK_STORE_WARP_TRANSPOSE_TIMESLICED,
         "warp_transpose_timesliced");
+  // block_exchange (without warp time slicing; the table has no column for it).
+  Row<cub::BlockExchange<float, 128, 4>::TempStorage>("block_exchange", "striped_to_blocked",
+                                                      "float32", 128, 1, 1, 4, "-", 0);
+  Row<cub::BlockExchange<int64_t, 64, 2, false, 2>::TempStorage>(
+      "block_exchange", "blocked_to_striped", "int64", 64, 2, 1, 2, "-", 0);
+  Row<cub::BlockExchange<uint8_t, 96, 16>::TempStorage>("block_exchange", "warp_striped_to_blocked",
+                                                        "uint8", 96, 1, 1, 16, "-", 0);
   // warp_scan: every logical warp size.
   WSCAN(int32_t, "int32", 1);
   WSCAN(float, "float32", 2);

@@ -97,7 +97,8 @@ struct Spec {
   uint32_t warp_threads = 0;  // warp_* families; 0 means 32
   std::string arch;           // "sm_90"
   CallingConvention calling_convention = CallingConvention::kDefault;
-  bool scan_with_aggregate = false;  // block_scan: also emit the `_aggregate` entry
+  bool scan_with_aggregate = false;         // block_scan: also emit the `_aggregate` entry
+  bool exchange_warp_time_slicing = false;  // block_exchange: CUB's WARP_TIME_SLICING
 };
 
 struct Entry {
@@ -253,6 +254,7 @@ struct CatalogFamily {
   uint32_t max_items_per_thread = 1;
   bool scan_options = false;
   std::vector<std::string> warp_multiple_algorithms;
+  bool exchange_options = false;
 };
 
 // What this daemon accepts, from the same tables its validator uses.

@@ -107,7 +107,7 @@ TEST(Spec, RejectsUnknownFamily) {
   s.set_family("block_sort");
   EXPECT_EQ(Error(s),
             "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
-            "warp_reduce, warp_scan; got \"block_sort\"");
+            "block_exchange, warp_reduce, warp_scan; got \"block_sort\"");
 }
 
 TEST(Spec, RejectsUnknownMethod) {
@@ -271,7 +271,7 @@ TEST(Spec, WarpScanTakesScanOptionsAndALogicalWarp) {
 // validates, and the validator's error lists exactly the catalogue's values.
 TEST(Spec, CatalogMatchesTheValidator) {
   coop::v1::CatalogResponse c = Catalog(Target());
-  ASSERT_EQ(c.families_size(), 6);
+  ASSERT_EQ(c.families_size(), 7);
   EXPECT_EQ(c.archs(4), "sm_90");
   for (const auto& f : c.families()) {
     for (const auto& m : f.methods()) {

@@ -233,6 +233,22 @@ __device__ __forceinline__ void block_store_guarded(void* t, T* block_dst, const
   Prim(temp<Prim>(t)).Store(block_dst, v, valid_items);
 }
 
+// ---- block_exchange ---------------------------------------------------------------------------
+
+#define COOP_EXCHANGE(NAME, METHOD)                                                     \
+  template <class Prim, int N, class T>                                                 \
+  __device__ __forceinline__ void exchange_##NAME(void* t, const T* input, T* output) { \
+    T in[N], out[N];                                                                    \
+    load_items(input, in);                                                              \
+    Prim(temp<Prim>(t)).METHOD(in, out);                                                \
+    store_items(out, output);                                                           \
+  }
+COOP_EXCHANGE(striped_to_blocked, StripedToBlocked)
+COOP_EXCHANGE(blocked_to_striped, BlockedToStriped)
+COOP_EXCHANGE(warp_striped_to_blocked, WarpStripedToBlocked)
+COOP_EXCHANGE(blocked_to_warp_striped, BlockedToWarpStriped)
+#undef COOP_EXCHANGE
+
 }  // namespace device
 }  // namespace coop
 
