@@ -35,6 +35,10 @@ std::string PrimitiveType(const PrimitiveSpec& s, std::string_view t) {
   if (s.family() == "warp_scan") {
     return StrCat("::cub::WarpScan<", t, ", ", s.warp_threads(), ">");
   }
+  if (s.family() == "block_shuffle") {
+    return StrCat("::cub::BlockShuffle<", t, ", ", s.block().x(), ", ", s.block().y(), ", ",
+                  s.block().z(), ">");
+  }
   if (s.family() == "block_exchange") {
     return StrCat("::cub::BlockExchange<", t, ", ", s.block().x(), ", ", s.items_per_thread(), ", ",
                   s.exchange().warp_time_slicing() ? "true" : "false", ", ", s.block().y(), ", ",
@@ -95,6 +99,28 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     return plans;
   }
 
+  if (s.family() == "block_shuffle") {
+    EntryPlan p;
+    if (s.method() == "offset" || s.method() == "rotate") {
+      p.result = t;
+      p.params = {{t, "input"}, {s.method() == "offset" ? "int" : "unsigned int", "distance"}};
+      p.call =
+          StrCat("::coop::device::shuffle_", s.method(), "<Prim>(temp_storage, input, distance)");
+      p.description = StrCat("returns the input of the thread `distance` ranks ",
+                             s.method() == "offset" ? "away (unchanged input past the block's ends)"
+                                                    : "away, wrapping around the block");
+    } else {
+      const std::string out = s.method() == "up" ? "prev" : "next";
+      p.result = "void";
+      p.params = {{StrCat("const ", t, "*"), "input"}, {t + "*", out}};
+      p.call = StrCat("::coop::device::shuffle_", s.method(), "<Prim, ", n,
+                      ">(temp_storage, input, ", out, ")");
+      p.description = StrCat("shifts ", n, " blocked items per thread ",
+                             s.method() == "up" ? "up by one (" : "down by one (", out, ")");
+    }
+    plans.push_back(std::move(p));
+    return plans;
+  }
   if (s.family() == "block_exchange") {
     EntryPlan p;
     p.result = "void";

@@ -14,6 +14,7 @@ struct MethodInfo {
   std::string_view name;
   bool needs_op;
   std::string_view description;
+  bool single_item = false;  // this method takes exactly one item per thread
 };
 
 struct FamilyInfo {
@@ -95,6 +96,23 @@ const std::vector<FamilyInfo>& Families() {
        false,
        {},
        true},
+      {"block_shuffle",
+       "cub::BlockShuffle: moves items between threads of the block",
+       {{"offset", false, "output = the input of thread (this + distance), 1 item per thread",
+         true},
+        {"rotate", false, "like offset, wrapping around the block, 1 item per thread", true},
+        {"up", false,
+         "prev[i] = the item before item i in blocked order (thread 0's first is "
+         "left as it was)"},
+        {"down", false,
+         "next[i] = the item after item i in blocked order (the last thread's "
+         "last is left as it was)"}},
+       {},
+       "",
+       false,
+       true,
+       false,
+       {}},
       {"warp_reduce",
        "cub::WarpReduce: a reduction across a logical warp",
        {{"sum", false, "sum across the logical warp (valid in lane 0)"},
@@ -253,6 +271,10 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
 
   // items_per_thread
   const uint32_t items = in.items_per_thread() == 0 ? 1 : in.items_per_thread();
+  if (method->single_item && items != 1) {
+    return Invalid(ctx,
+                   StrCat("method \"", method->name, "\" takes items_per_thread 1, got ", items));
+  }
   if (!fam->multi_item && items != 1) {
     return Invalid(ctx, StrCat("items_per_thread must be 1, got ", items));
   }

@@ -167,13 +167,13 @@ TEST_F(SharedDaemon, CoopctlCatalogListsEveryFamily) {
                       &out, &err);
   ASSERT_EQ(rc, 0) << err;
   for (const char* family : {"block_reduce", "block_scan", "block_load", "block_store",
-                             "block_exchange", "warp_reduce", "warp_scan"}) {
+                             "block_exchange", "block_shuffle", "warp_reduce", "warp_scan"}) {
     EXPECT_NE(out.find(std::string("\"name\":\"") + family + "\""), std::string::npos) << family;
   }
   EXPECT_NE(out.find("\"archs\":[\"sm_"), std::string::npos) << out;
   auto catalog = Client().GetCatalog();
   ASSERT_TRUE(catalog) << catalog.error().message;
-  EXPECT_EQ(catalog->families.size(), 7u);
+  EXPECT_EQ(catalog->families.size(), 8u);
 }
 
 // Regression for a CCCL 3.0.1 bug found on the GPU (device/gpu_check): without <cuda_fp16.h>
@@ -351,6 +351,15 @@ TEST_F(SharedDaemon, EveryFamilyMethodAlgorithmAndDtypeCompiles) {
       specs.push_back(s);
     }
   }
+  for (const char* method : {"offset", "rotate", "up", "down"}) {
+    coop::Spec s = BlockReduceF32();
+    s.family = "block_shuffle";
+    s.method = method;
+    s.dtype = "uint16";
+    s.block = {32, 4};
+    s.items_per_thread = std::string(method).size() <= 4 ? 3 : 1;  // up/down: 3 items
+    specs.push_back(s);
+  }
   for (uint32_t warp : {1u, 4u, 32u}) {
     for (const char* method :
          {"inclusive_sum", "exclusive_sum", "inclusive_scan", "exclusive_scan"}) {
@@ -426,7 +435,7 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
        "warp_reduce: warp_threads must be a power of two 1..32 (1, 2, 4, 8, 16, 32), got 64"},
       {"unknown family", [](coop::Spec& s) { s.family = "block_sort"; },
        "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
-       "block_exchange, warp_reduce, warp_scan; got \"block_sort\""},
+       "block_exchange, block_shuffle, warp_reduce, warp_scan; got \"block_sort\""},
       {"unknown method", [](coop::Spec& s) { s.method = "product"; },
        "block_reduce: method must be one of sum, max, min, reduce; got \"product\""},
   };

@@ -11,6 +11,7 @@
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
+#include <cub/block/block_shuffle.cuh>
 #include <cub/block/block_store.cuh>
 #include <cub/warp/warp_reduce.cuh>
 #include <cub/warp/warp_scan.cuh>
@@ -97,6 +98,13 @@ int main() {
       "block_exchange", "blocked_to_striped", "int64", 64, 2, 1, 2, "-", 0);
   Row<cub::BlockExchange<uint8_t, 96, 16>::TempStorage>("block_exchange", "warp_striped_to_blocked",
                                                         "uint8", 96, 1, 1, 16, "-", 0);
+  // block_shuffle: the layout does not depend on the method or items per thread.
+  Row<cub::BlockShuffle<float, 128>::TempStorage>("block_shuffle", "offset", "float32", 128, 1, 1,
+                                                  1, "-", 0);
+  Row<cub::BlockShuffle<double, 16, 4, 2>::TempStorage>("block_shuffle", "up", "float64", 16, 4, 2,
+                                                        4, "-", 0);
+  Row<cub::BlockShuffle<int8_t, 100>::TempStorage>("block_shuffle", "down", "int8", 100, 1, 1, 2,
+                                                   "-", 0);
   // warp_scan: every logical warp size.
   WSCAN(int32_t, "int32", 1);
   WSCAN(float, "float32", 2);

@@ -107,7 +107,7 @@ TEST(Spec, RejectsUnknownFamily) {
   s.set_family("block_sort");
   EXPECT_EQ(Error(s),
             "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
-            "block_exchange, warp_reduce, warp_scan; got \"block_sort\"");
+            "block_exchange, block_shuffle, warp_reduce, warp_scan; got \"block_sort\"");
 }
 
 TEST(Spec, RejectsUnknownMethod) {
@@ -254,6 +254,16 @@ TEST(Spec, LoadAndStoreNeedAnExplicitAlgorithm) {
   EXPECT_EQ(Error(s), "block_store: method must be one of store, store_guarded; got \"load\"");
 }
 
+TEST(Spec, ShuffleOffsetAndRotateTakeOneItem) {
+  PrimitiveSpec s = BlockReduce();
+  s.set_family("block_shuffle");
+  s.set_method("rotate");
+  s.set_items_per_thread(2);
+  EXPECT_EQ(Error(s), "block_shuffle: method \"rotate\" takes items_per_thread 1, got 2");
+  s.set_method("up");
+  EXPECT_TRUE(Canonicalize(s, Target()).ok());
+}
+
 TEST(Spec, WarpScanTakesScanOptionsAndALogicalWarp) {
   PrimitiveSpec s = WarpReduce();
   s.set_family("warp_scan");
@@ -271,7 +281,7 @@ TEST(Spec, WarpScanTakesScanOptionsAndALogicalWarp) {
 // validates, and the validator's error lists exactly the catalogue's values.
 TEST(Spec, CatalogMatchesTheValidator) {
   coop::v1::CatalogResponse c = Catalog(Target());
-  ASSERT_EQ(c.families_size(), 7);
+  ASSERT_EQ(c.families_size(), 8);
   EXPECT_EQ(c.archs(4), "sm_90");
   for (const auto& f : c.families()) {
     for (const auto& m : f.methods()) {
