@@ -43,8 +43,7 @@ int main(int argc, char** argv) {
   }
   coopd::CompileSettings settings;
   settings.pch = false;
-  auto out =
-      coopd::CompileToLtoIr(headers, source, coopd::SemanticOptions(tc, argv[2], false), settings);
+  auto out = coopd::CompileToLtoIr(headers, source, coopd::SemanticOptions(tc, argv[2]), settings);
   if (!out.ok()) {
     std::fprintf(stderr, "nvrtc_oneshot: %s\n", std::string(out.status().message()).c_str());
     return 1;

@@ -115,8 +115,7 @@ std::string StripPchNotes(const std::string& log) {
 
 }  // namespace
 
-std::vector<std::string> SemanticOptions(const Toolchain& tc, const std::string& arch,
-                                         bool /*needs_cuda_include*/) {
+std::vector<std::string> SemanticOptions(const Toolchain& tc, const std::string& arch) {
   // The CUDA include directory is always on the path, not only for fp16/bf16 specs: without
   // <cuda_fp16.h>, CCCL 3.0.1's ThreadReduce takes a SIMD path meant for __half for any type
   // with min/max/plus/multiplies over 4+ items (enable_sm80_simd_reduction loses its

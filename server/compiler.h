@@ -21,8 +21,7 @@
 namespace coopd {
 
 // The option list that determines the output (and goes into the cache key).
-std::vector<std::string> SemanticOptions(const Toolchain& tc, const std::string& arch,
-                                         bool needs_cuda_include);
+std::vector<std::string> SemanticOptions(const Toolchain& tc, const std::string& arch);
 
 struct CompileOutput {
   std::string ltoir;

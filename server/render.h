@@ -32,7 +32,6 @@ struct RenderedPart {
 struct RenderedUnit {
   std::string source;
   std::vector<RenderedPart> parts;  // one per spec, in order
-  bool needs_cuda_include = false;  // reserved: the CUDA include path is now always on
 };
 
 // Renders one translation unit holding every spec (a bundle). Specs must come from

@@ -130,8 +130,7 @@ void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool b
     return done(specs.status());
   }
   const RenderedUnit unit = Render(*specs);
-  const std::vector<std::string> options =
-      SemanticOptions(toolchain_, (*specs)[0].arch(), unit.needs_cuda_include);
+  const std::vector<std::string> options = SemanticOptions(toolchain_, (*specs)[0].arch());
   const KeyComponents key = ComputeKey(BundleEncoding(*specs), unit.source, options, toolchain_);
 
   if (auto artifact = LookupArtifact(key.key)) {
@@ -413,7 +412,7 @@ void Service::Link(const coop::v1::LinkRequest& request, uint64_t request_id, Li
 
 void Service::Prewarm(const std::vector<std::string>& archs) {
   for (const std::string& arch : archs) {
-    const std::vector<std::string> options = SemanticOptions(toolchain_, arch, false);
+    const std::vector<std::string> options = SemanticOptions(toolchain_, arch);
     for (int w = 0; w < pool_->size(); ++w) {
       wv1::Request request;
       auto* job = request.mutable_compile();
@@ -539,8 +538,7 @@ absl::StatusOr<coop::v1::ExplainResponse> Service::Explain(const PrimitiveSpec& 
   auto specs = Validate({request_spec}, /*bundle=*/false);
   if (!specs.ok()) return specs.status();
   const RenderedUnit unit = Render(*specs);
-  const std::vector<std::string> options =
-      SemanticOptions(toolchain_, (*specs)[0].arch(), unit.needs_cuda_include);
+  const std::vector<std::string> options = SemanticOptions(toolchain_, (*specs)[0].arch());
   const KeyComponents key = ComputeKey(BundleEncoding(*specs), unit.source, options, toolchain_);
   coop::v1::ExplainResponse out;
   out.set_key(key.key);

@@ -309,6 +309,19 @@ absl::Status SqliteCache::Put(const std::string& key, const CacheValue& value,
             .Run("store blob");
     blob_added = s.ok() && sqlite3_changes(db_.get()) > 0;
   }
+  // The entry this write replaces, if any, for the running totals.
+  bool replaced = false;
+  int64_t old_raw = 0, old_stored = 0;
+  if (s.ok()) {
+    Stmt old(db_.get(), "SELECT raw_bytes, stored_bytes FROM entries WHERE key = ?1");
+    if (!old.ok()) s = old.status("read entry");
+    if (s.ok() && old.Text(1, key).Step() == SQLITE_ROW) {
+      replaced = true;
+      old_raw = old.ColInt(0);
+      old_stored = old.ColInt(1);
+    }
+  }
+  const uint64_t raw = value.meta.size() + value.blob.size();
   if (s.ok()) {
     Stmt ins(db_.get(),
              "INSERT OR REPLACE INTO entries(key, blob_digest, meta, family, dtype, arch, "
@@ -323,7 +336,7 @@ absl::Status SqliteCache::Put(const std::string& key, const CacheValue& value,
             .Text(7, meta.request_digest)
             .Blob(8, meta.components)
             .Int(9, now)
-            .Int(10, static_cast<int64_t>(value.meta.size() + value.blob.size()))
+            .Int(10, static_cast<int64_t>(raw))
             .Int(11, static_cast<int64_t>(meta_record.size()))
             .Run("store entry");
   }
@@ -334,9 +347,12 @@ absl::Status SqliteCache::Put(const std::string& key, const CacheValue& value,
     return s;
   }
   NoteWriteResult(s);
-  // A replaced entry changes the totals in ways simplest to recount; a new one just adds.
-  (void)blob_added;
-  RecomputeTotals().IgnoreError();
+  // Keep the totals by difference (no table scan per write). A blob left without entries by a
+  // replacement still counts until the evictor deletes orphans, as RecomputeTotals() would.
+  total_bytes_ += (blob_added ? blob_record.size() : 0) + meta_record.size();
+  total_bytes_ -= static_cast<uint64_t>(old_stored);
+  total_raw_bytes_ += raw - static_cast<uint64_t>(old_raw);
+  if (!replaced) ++entry_count_;
   if (total_bytes_ > options_.budget_bytes) cv_.notify_all();
   return absl::OkStatus();
 }
