@@ -185,8 +185,29 @@ absl::StatusOr<CompileOutput> CompileToLtoIr(const std::vector<EmbeddedHeader>& 
   return out;
 }
 
+namespace {
+
+// True when `ptx` declares `sym` as an external function: ".extern .func ... sym(".
+bool PtxDeclaresExternFunction(const std::string& ptx, const std::string& sym) {
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t pos = ptx.find(sym); pos != std::string::npos; pos = ptx.find(sym, pos + 1)) {
+    if ((pos > 0 && ident(ptx[pos - 1])) ||
+        (pos + sym.size() < ptx.size() && ident(ptx[pos + sym.size()]))) {
+      continue;
+    }
+    const size_t line = ptx.rfind('\n', pos);
+    const size_t start = line == std::string::npos ? 0 : line + 1;
+    if (ptx.compare(start, 13, ".extern .func") == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<Layout>> QueryLayouts(const std::string& ltoir, const std::string& arch,
-                                                 const std::vector<LayoutSymbols>& symbols) {
+                                                 const std::vector<LayoutSymbols>& symbols,
+                                                 const std::vector<LinkInput>& extra_inputs,
+                                                 const std::vector<std::string>& required_symbols) {
   // Link to PTX: -lto makes nvJitLink run NVVM over the IR; -ptx stops before ptxas.
   const std::string arch_opt = "-arch=" + arch;
   const char* opts[] = {arch_opt.c_str(), "-lto", "-ptx"};
@@ -196,8 +217,20 @@ absl::StatusOr<std::vector<Layout>> QueryLayouts(const std::string& ltoir, const
   LinkPtr h(raw);
   r = nvJitLinkAddData(h.get(), NVJITLINK_INPUT_LTOIR, ltoir.data(), ltoir.size(), "artifact");
   if (r != NVJITLINK_SUCCESS) return LinkError(h.get(), r, "add LTO-IR (layout query)");
+  // The frontend's bytes: their failures are the caller's to fix.
+  auto caller_error = [&](const absl::Status& s) {
+    return absl::InvalidArgumentError(
+        StrCat("op.user: the operator's LTO-IR does not link with the primitive for ", arch, ": ",
+               s.message()));
+  };
+  for (const auto& in : extra_inputs) {
+    r = nvJitLinkAddData(h.get(), NVJITLINK_INPUT_LTOIR, in.data.data(), in.data.size(),
+                         in.name.c_str());
+    if (r != NVJITLINK_SUCCESS) return caller_error(LinkError(h.get(), r, "add " + in.name));
+  }
   if ((r = nvJitLinkComplete(h.get())) != NVJITLINK_SUCCESS) {
-    return LinkError(h.get(), r, "link to PTX (layout query)");
+    absl::Status s = LinkError(h.get(), r, "link to PTX (layout query)");
+    return extra_inputs.empty() ? s : caller_error(s);
   }
   size_t size = 0;
   if ((r = nvJitLinkGetLinkedPtxSize(h.get(), &size)) != NVJITLINK_SUCCESS) {
@@ -226,6 +259,14 @@ absl::StatusOr<std::vector<Layout>> QueryLayouts(const std::string& ltoir, const
     return absl::InternalError(
         StrCat("layout query: symbol ", sym, " not found in the linked PTX"));
   };
+  for (const auto& sym : required_symbols) {
+    // After LTO a defined operator is inlined away; one left undefined stays as a declaration.
+    if (PtxDeclaresExternFunction(ptx, sym)) {
+      return absl::InvalidArgumentError(
+          StrCat("op.user.name: the operator's LTO-IR does not define \"", sym,
+                 "\"; it must define extern \"C\" __device__ ", sym, "(...) for ", arch));
+    }
+  }
   std::vector<Layout> layouts;
   for (const auto& s : symbols) {
     auto bytes = read(s.bytes_symbol);

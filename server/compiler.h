@@ -45,6 +45,12 @@ absl::StatusOr<CompileOutput> CompileToLtoIr(const std::vector<EmbeddedHeader>& 
                                              const std::vector<std::string>& semantic_options,
                                              const CompileSettings& settings);
 
+struct LinkInput {
+  enum Kind { kLtoIr, kPtx, kCubin } kind;
+  std::string name;  // for error messages
+  std::string data;
+};
+
 struct Layout {
   uint64_t bytes = 0;
   uint64_t align = 0;
@@ -55,15 +61,14 @@ struct LayoutSymbols {
   std::string align_symbol;  // ... alignof(TempStorage)
 };
 
-// Links `ltoir` to PTX for `arch` once and reads each pair of extern "C" u64 globals.
-absl::StatusOr<std::vector<Layout>> QueryLayouts(const std::string& ltoir, const std::string& arch,
-                                                 const std::vector<LayoutSymbols>& symbols);
-
-struct LinkInput {
-  enum Kind { kLtoIr, kPtx, kCubin } kind;
-  std::string name;  // for error messages
-  std::string data;
-};
+// Links `ltoir` (with `extra_inputs`, the frontend's operator LTO-IR) to PTX for `arch` once and
+// reads each pair of extern "C" u64 globals. Each of `required_symbols` must be defined by the
+// inputs. A failure that the extra inputs cause (they do not link, a required symbol is left
+// undefined) is INVALID_ARGUMENT naming it; anything else INTERNAL.
+absl::StatusOr<std::vector<Layout>> QueryLayouts(
+    const std::string& ltoir, const std::string& arch, const std::vector<LayoutSymbols>& symbols,
+    const std::vector<LinkInput>& extra_inputs = {},
+    const std::vector<std::string>& required_symbols = {});
 
 // Links inputs into a cubin for `arch` (e.g. "sm_90") with LTO. INTERNAL with the full linker
 // log on failure (unresolved symbols, type mismatches, ...).

@@ -1,8 +1,11 @@
 #include "server/render.h"
 
+#include <algorithm>
+
 #include "server/sha256.h"
 #include "server/spec.h"
 #include "server/strings.h"
+#include "server/user_op.h"
 
 namespace coopd {
 namespace {
@@ -16,6 +19,34 @@ std::string OperatorExpr(std::string_view builtin, std::string_view c_type) {
   if (builtin == "bit_and") return StrCat("::cuda::std::bit_and<", c_type, ">{}");
   if (builtin == "bit_or") return StrCat("::cuda::std::bit_or<", c_type, ">{}");
   return StrCat("::cuda::std::bit_xor<", c_type, ">{}");  // bit_xor
+}
+
+// The functor type through which the primitive calls a user operator's extern "C" symbol.
+std::string UserFunctorName(const coop::v1::UserOperator& user) {
+  return StrCat("coop_fn_", UserOperatorSymbol(user));
+}
+
+// The operator as a functor expression: a builtin, or the user operator's functor (carrying the
+// entry's `op_state` argument when the operator is stateful).
+std::string OperatorExpr(const coop::v1::Operator& op, std::string_view c_type) {
+  if (!op.has_user()) return OperatorExpr(op.builtin(), c_type);
+  return StrCat(UserFunctorName(op.user()), "{", op.user().stateful() ? "op_state" : "", "}");
+}
+
+// Declares a user operator's symbol and defines the functor that calls it.
+std::string UserOperatorPreamble(const coop::v1::UserOperator& user) {
+  const std::string t = UserOperatorOperandCType(user);
+  std::vector<std::string> params, args;
+  if (user.stateful()) args.push_back("state");
+  for (int i = 0; i < user.operand_dtypes_size(); ++i) {
+    params.push_back(StrCat("const ", t, "& x", i));
+    args.push_back(StrCat("x", i));
+  }
+  return StrCat("\n// user operator ", user.name(), "\n", UserOperatorDeclaration(user), "\n",
+                "struct ", UserFunctorName(user), " {\n", user.stateful() ? "  void* state;\n" : "",
+                "  __device__ __forceinline__ ", UserOperatorResultCType(user), " operator()(",
+                StrJoin(params, ", "), ") const {\n    return ", UserOperatorSymbol(user), "(",
+                StrJoin(args, ", "), ");\n  }\n};\n");
 }
 
 std::string AlgorithmEnum(const PrimitiveSpec& s) {
@@ -68,7 +99,7 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
   const std::string t(dt.c_type);
   const int n = static_cast<int>(s.items_per_thread());
   const bool items = n > 1;
-  const std::string op = s.has_op() ? OperatorExpr(s.op().builtin(), t) : "";
+  const std::string op = s.has_op() ? OperatorExpr(s.op(), t) : "";
   const std::string tmpl = items ? StrCat("<Prim, ", n, ">") : "<Prim>";
   std::vector<EntryPlan> plans;
 
@@ -216,8 +247,17 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
 RenderedUnit Render(const std::vector<PrimitiveSpec>& specs) {
   RenderedUnit unit;
   std::string body;
+  std::vector<std::string> user_symbols;  // declared already
   for (size_t i = 0; i < specs.size(); ++i) {
     const PrimitiveSpec& s = specs[i];
+    const bool user_op = s.op().has_user();
+    if (user_op) {
+      const std::string symbol = UserOperatorSymbol(s.op().user());
+      if (std::find(user_symbols.begin(), user_symbols.end(), symbol) == user_symbols.end()) {
+        user_symbols.push_back(symbol);
+        StrAppend(&body, UserOperatorPreamble(s.op().user()));
+      }
+    }
     const DType& dt = *FindDType(s.dtype());
     RenderedPart part;
     // The symbol names the spec, so distinct specs linked into one kernel never collide, and
@@ -233,7 +273,11 @@ RenderedUnit Render(const std::vector<PrimitiveSpec>& specs) {
               alias, ")\n");
 
     const bool numba = s.calling_convention() == coop::v1::CALLING_CONVENTION_NUMBA;
-    for (const EntryPlan& p : PlanEntries(s, dt)) {
+    for (EntryPlan& p : PlanEntries(s, dt)) {
+      if (user_op && s.op().user().stateful()) {
+        p.params.push_back({"void*", "op_state"});
+        p.description += "; op_state is passed to the operator unchanged";
+      }
       RenderedEntry e;
       e.symbol = part.symbol_base + p.suffix;
       std::string params;

@@ -9,6 +9,7 @@
 #include "server/sha256.h"
 #include "server/spec.h"
 #include "server/strings.h"
+#include "server/user_op.h"
 
 namespace coopd {
 
@@ -129,12 +130,155 @@ void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool b
     spdlog::info("[req {}] invalid request: {}", request_id, std::string(specs.status().message()));
     return done(specs.status());
   }
-  const RenderedUnit unit = Render(*specs);
-  const std::vector<std::string> options = SemanticOptions(toolchain_, (*specs)[0].arch());
-  const KeyComponents key = ComputeKey(BundleEncoding(*specs), unit.source, options, toolchain_);
+  // User operators come first: each distinct one given as source is compiled once and cached
+  // under its own key; LTO-IR is taken as given (the primitive's layout query links it).
+  std::vector<PendingOperator> ops;
+  for (size_t i = 0; i < specs->size(); ++i) {
+    const PrimitiveSpec& s = (*specs)[i];
+    if (!s.op().has_user()) continue;
+    const std::string symbol = UserOperatorSymbol(s.op().user());
+    if (std::any_of(ops.begin(), ops.end(),
+                    [&](const PendingOperator& p) { return p.symbol == symbol; })) {
+      continue;
+    }
+    ops.push_back({request_specs[i].op().user(), s.op().user(), symbol, s.arch(),
+                   StrCat(bundle ? StrCat("specs[", i, "]: ") : "", s.family())});
+  }
+  if (ops.empty()) return SpecializeResolved(*specs, {}, request_id, std::move(done));
+  ResolveOperators(std::move(ops), request_id,
+                   [this, specs = *specs, request_id, done = std::move(done)](
+                       absl::StatusOr<std::vector<coop::v1::ArtifactLinkInput>> inputs) mutable {
+                     if (!inputs.ok()) {
+                       ++invalid_;
+                       return done(inputs.status());
+                     }
+                     SpecializeResolved(specs, *inputs, request_id, std::move(done));
+                   });
+}
+
+void Service::ResolveOperators(std::vector<PendingOperator> ops, uint64_t request_id,
+                               OperatorsDone done) {
+  struct Gather {
+    std::mutex mu;
+    size_t remaining;
+    std::vector<coop::v1::ArtifactLinkInput> inputs;
+    absl::Status status;
+    OperatorsDone done;
+  };
+  auto gather = std::make_shared<Gather>();
+  gather->remaining = ops.size();
+  gather->inputs.resize(ops.size());
+  gather->done = std::move(done);
+  auto finish = [gather](size_t i, absl::StatusOr<coop::v1::ArtifactLinkInput> input) {
+    OperatorsDone done;
+    {
+      std::lock_guard<std::mutex> lock(gather->mu);
+      if (input.ok()) {
+        gather->inputs[i] = std::move(*input);
+      } else if (gather->status.ok()) {
+        gather->status = input.status();
+      }
+      if (--gather->remaining > 0) return;
+      done = std::move(gather->done);
+    }
+    if (gather->status.ok()) return done(std::move(gather->inputs));
+    done(gather->status);
+  };
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const PendingOperator& op = ops[i];
+    coop::v1::ArtifactLinkInput input;
+    input.set_symbol(op.symbol);
+    if (!UserOperatorIsSource(op.resolved)) {
+      input.set_ltoir(op.request.ltoir());
+      finish(i, std::move(input));
+      continue;
+    }
+    const std::string unit = RenderOperatorUnit(op.request, op.resolved);
+    const std::vector<std::string> options = SemanticOptions(toolchain_, op.arch);
+    const KeyComponents key =
+        ComputeKey(OperatorEncoding(op.resolved, op.arch), unit, options, toolchain_);
+    auto deliver = [finish, i, symbol = op.symbol](const absl::StatusOr<Artifact>& compiled) {
+      if (!compiled.ok()) return finish(i, compiled.status());
+      coop::v1::ArtifactLinkInput in;
+      in.set_symbol(symbol);
+      in.set_key(compiled->key());
+      in.set_ltoir(compiled->ltoir());
+      finish(i, std::move(in));
+    };
+    if (auto hit = LookupArtifact(key.key)) {
+      deliver(*hit);
+      continue;
+    }
+    ++misses_;
+    auto joined =
+        compiles_in_flight_.Join(key.key, deliver, [&]() { return LookupArtifact(key.key); });
+    if (joined == SingleFlight<Artifact>::Joined::kLeader) {
+      StartOperatorCompile(op, unit, options, key, request_id);
+    }
+  }
+}
+
+void Service::StartOperatorCompile(const PendingOperator& op, const std::string& unit,
+                                   const std::vector<std::string>& options,
+                                   const KeyComponents& components, uint64_t request_id) {
+  const std::string key = components.key;
+  EntryMeta meta{"operator", op.resolved.operand_dtypes(0), op.arch, components.RequestDigest(),
+                 components.ToProto().SerializeAsString()};
+  wv1::Request request;
+  auto* job = request.mutable_compile();
+  job->set_source(unit);
+  for (const auto& o : options) job->add_options(o);
+  // Off: an operator's include prefix is not the prelude, and a PCH built for it would replace
+  // the worker's warm prelude PCH. Operators compile in well under a second without one.
+  job->set_pch(false);
+  job->set_arch(op.arch);
+  const std::string description = StrCat("operator ", op.resolved.name(), " for ", op.arch);
+  spdlog::info("[req {}] compiling {} key {}", request_id, description, key.substr(0, 16));
+  pool_->Submit(
+      std::move(request), StrJoin(options, " ") + " operator", description,
+      [this, op, unit, key, meta, request_id, description](absl::StatusOr<wv1::Reply> reply) {
+        if (!reply.ok()) {
+          absl::Status s = reply.status();
+          // NVRTC's verdict on the frontend's source is the caller's to fix; the log's line
+          // numbers are the source's own (the unit puts it under #line 1 "<name>.cu").
+          if (s.code() == absl::StatusCode::kInternal || s.code() == absl::StatusCode::kUnknown) {
+            s = absl::InvalidArgumentError(StrCat(op.context, ": op.user.source (",
+                                                  op.resolved.name(), ") does not compile for ",
+                                                  op.arch, ":\n", s.message()));
+          }
+          spdlog::info("[req {}] {} failed: {}", request_id, description, std::string(s.message()));
+          return compiles_in_flight_.Complete(key, s);
+        }
+        ++compiles_;
+        compile_us_total_ += static_cast<uint64_t>(reply->compile_ms() * 1000);
+        spdlog::info("[req {}] compiled {} in {:.0f} ms ({} bytes LTO-IR)", request_id, description,
+                     reply->compile_ms(), reply->ltoir().size());
+        Artifact artifact;
+        artifact.set_key(key);
+        artifact.set_arch(op.arch);
+        FillToolchain(toolchain_, artifact.mutable_toolchain());
+        artifact.set_compile_ms(reply->compile_ms());
+        artifact.set_compile_log(reply->log());
+        artifact.set_source(unit);
+        CacheValue value;
+        value.blob = reply->ltoir();
+        value.meta = artifact.SerializeAsString();
+        cache_->Put(key, value, meta);
+        artifact.set_ltoir(std::move(value.blob));
+        artifact.set_origin(coop::v1::ORIGIN_COMPILED);
+        compiles_in_flight_.Complete(key, artifact);
+      });
+}
+
+void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
+                                 const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
+                                 uint64_t request_id, ArtifactDone done) {
+  const RenderedUnit unit = Render(specs);
+  const std::vector<std::string> options = SemanticOptions(toolchain_, specs[0].arch());
+  const KeyComponents key = ComputeKey(BundleEncoding(specs), unit.source, options, toolchain_);
 
   if (auto artifact = LookupArtifact(key.key)) {
-    spdlog::info("[req {}] {} hit ({}) key {}", request_id, Describe(*specs),
+    spdlog::info("[req {}] {} hit ({}) key {}", request_id, Describe(specs),
                  artifact->origin() == coop::v1::ORIGIN_MEMORY ? "memory" : "disk",
                  key.key.substr(0, 16));
     return done(std::move(*artifact));
@@ -147,12 +291,13 @@ void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool b
     spdlog::info("[req {}] joined the compile in flight for key {}", request_id,
                  key.key.substr(0, 16));
   } else if (joined == SingleFlight<Artifact>::Joined::kLeader) {
-    StartCompile(*specs, unit, options, key, request_id);
+    StartCompile(specs, unit, options, key, link_inputs, request_id);
   }
 }
 
 void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const RenderedUnit& unit,
                            const std::vector<std::string>& options, const KeyComponents& components,
+                           const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
                            uint64_t request_id) {
   const std::string& key = components.key;
   EntryMeta meta{specs.size() == 1 ? specs[0].family() : "bundle",
@@ -170,11 +315,26 @@ void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const Render
     q->set_bytes_symbol(part.temp_bytes_symbol);
     q->set_align_symbol(part.temp_align_symbol);
   }
+  std::vector<coop::v1::UserOperator> frontend_ltoir;  // must prove they define their symbol
+  for (const auto& s : specs) {
+    if (s.op().has_user() && !UserOperatorIsSource(s.op().user())) {
+      frontend_ltoir.push_back(s.op().user());
+    }
+  }
+  for (const auto& in : link_inputs) {
+    auto* extra = job->add_layout_inputs();
+    extra->set_kind(wv1::LinkInput::LTOIR);
+    extra->set_name(StrCat("operator ", in.symbol()));
+    extra->set_data(in.ltoir());
+    job->add_required_symbols(in.symbol());
+  }
+  if (!frontend_ltoir.empty()) job->set_probe_source(RenderOperatorProbe(frontend_ltoir));
   const std::string description = Describe(specs);
   spdlog::info("[req {}] compiling {} key {}", request_id, description, key.substr(0, 16));
   pool_->Submit(
       std::move(request), StrJoin(options, " "), description,
-      [this, specs, unit, key, meta, request_id, description](absl::StatusOr<wv1::Reply> reply) {
+      [this, specs, unit, key, meta, link_inputs, request_id,
+       description](absl::StatusOr<wv1::Reply> reply) {
         if (!reply.ok()) {
           ++compile_failures_;
           spdlog::error("[req {}] compile of {} failed: {}", request_id, description,
@@ -238,6 +398,7 @@ void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const Render
         artifact.set_source(unit.source);
         artifact.set_pch_status(reply->pch_status());
         artifact.set_layout_ms(reply->layout_ms());
+        for (const auto& in : link_inputs) *artifact.add_link_inputs() = in;
         // Store before completing the flight, so a request arriving after the flight ends
         // finds the entry (SingleFlight's re-check relies on this order).
         CacheValue value;
@@ -351,6 +512,7 @@ void Service::Link(const coop::v1::LinkRequest& request, uint64_t request_id, Li
     in->set_name(m.name().empty() ? "kernel" : m.name());
     in->set_data(m.data());
   }
+  std::vector<std::string> operator_symbols;
   for (int i = 0; i < request.artifact_keys_size(); ++i) {
     const std::string& k = request.artifact_keys(i);
     if (!IsHexKey(k)) {
@@ -373,6 +535,18 @@ void Service::Link(const coop::v1::LinkRequest& request, uint64_t request_id, Li
     in->set_kind(wv1::LinkInput::LTOIR);
     in->set_name(StrCat("artifact ", k.substr(0, 16)));
     in->set_data(artifact->ltoir());
+    // The user operators it calls, each once however many artifacts share it.
+    for (const auto& op : artifact->link_inputs()) {
+      if (std::find(operator_symbols.begin(), operator_symbols.end(), op.symbol()) !=
+          operator_symbols.end()) {
+        continue;
+      }
+      operator_symbols.push_back(op.symbol());
+      auto* extra = job->add_inputs();
+      extra->set_kind(wv1::LinkInput::LTOIR);
+      extra->set_name(StrCat("operator ", op.symbol()));
+      extra->set_data(op.ltoir());
+    }
   }
 
   auto joined = links_in_flight_.Join(

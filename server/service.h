@@ -74,8 +74,29 @@ class Service {
   absl::StatusOr<std::vector<coop::v1::PrimitiveSpec>> Validate(
       const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle);
   std::optional<coop::v1::Artifact> LookupArtifact(const std::string& key);
+
+  // A distinct user operator of a request, before it is compiled (source) or taken (LTO-IR).
+  struct PendingOperator {
+    coop::v1::UserOperator request;   // with its source or LTO-IR
+    coop::v1::UserOperator resolved;  // from Canonicalize()
+    std::string symbol;
+    std::string arch;
+    std::string context;  // error prefix: "block_reduce" or "specs[2]: block_scan"
+  };
+  using OperatorsDone =
+      std::function<void(absl::StatusOr<std::vector<coop::v1::ArtifactLinkInput>>)>;
+  // Delivers one link input per operator, in order, or the first error.
+  void ResolveOperators(std::vector<PendingOperator> ops, uint64_t request_id, OperatorsDone done);
+  void StartOperatorCompile(const PendingOperator& op, const std::string& unit,
+                            const std::vector<std::string>& options, const KeyComponents& key,
+                            uint64_t request_id);
+  // The rest of Specialize, once the operators' LTO-IR is at hand.
+  void SpecializeResolved(const std::vector<coop::v1::PrimitiveSpec>& specs,
+                          const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
+                          uint64_t request_id, ArtifactDone done);
   void StartCompile(const std::vector<coop::v1::PrimitiveSpec>& specs, const RenderedUnit& unit,
                     const std::vector<std::string>& options, const KeyComponents& key,
+                    const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
                     uint64_t request_id);
   void RecordCompileTime(double ms);
 

@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "server/strings.h"
+#include "server/user_op.h"
 
 namespace coopd {
 namespace {
@@ -311,16 +312,15 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
   }
 
   // operator
-  if (method->needs_op) {
-    if (in.op().has_user()) {
-      return Invalid(ctx,
-                     "op.user: user-defined operators are not supported by this daemon "
-                     "yet; use op.builtin");
-    }
+  if (method->needs_op && in.op().has_user()) {
+    auto user = CanonicalUserOperator(in.op().user(), ctx, *dtype, OperatorSignature{});
+    if (!user.ok()) return user.status();
+    *out.mutable_op()->mutable_user() = std::move(*user);
+  } else if (method->needs_op) {
     if (in.op().builtin().empty()) {
       return Invalid(ctx, StrCat("method ", Quote(method->name),
                                  " needs an operator: op.builtin must be one of ",
-                                 StrJoin(kBuiltinOps, ", ")));
+                                 StrJoin(kBuiltinOps, ", "), ", or op.user"));
     }
     const std::string& op = in.op().builtin();
     if (std::find(std::begin(kBuiltinOps), std::end(kBuiltinOps), op) == std::end(kBuiltinOps)) {
@@ -407,7 +407,8 @@ std::string CanonicalEncoding(const PrimitiveSpec& s) {
       "family=", s.family(), "\nmethod=", s.method(), "\ndtype=", s.dtype(),
       "\nblock=", s.block().x(), "x", s.block().y(), "x", s.block().z(),
       "\nitems_per_thread=", s.items_per_thread(), "\nalgorithm=", s.algorithm(),
-      "\nop=", s.op().builtin(), "\nwarp_threads=", s.warp_threads(), "\narch=", s.arch(),
+      "\nop=", s.op().has_user() ? "user:" + s.op().user().digest() : s.op().builtin(),
+      "\nwarp_threads=", s.warp_threads(), "\narch=", s.arch(),
       "\ncalling_convention=", CallingConventionName(s.calling_convention()),
       "\nscan.with_aggregate=", s.has_scan() && s.scan().with_aggregate() ? 1 : 0, "\n",
       // Only block_exchange specs carry this line, so adding it changed no other key.

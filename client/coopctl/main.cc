@@ -21,8 +21,11 @@ constexpr char kUsage[] =
     "  specialize FAMILY [--method M] --dtype T --threads X[,Y[,Z]] [--items N]\n"
     "             [--algorithm A] [--op OP] [--warp-threads N] [--with-aggregate]\n"
     "             [--warp-time-slicing] [--abi c|numba] --arch sm_XX [--json] [--out DIR]\n"
+    "             [--op-name NAME (--op-source FILE | --op-ltoir FILE) [--op-stateful]]\n"
     "      Request one specialization. FAMILY: see `coopctl catalog`.\n"
-    "      --out DIR writes <symbol>.ltoir and <symbol>.h (the entry declarations).\n"
+    "      --out DIR writes <symbol>.ltoir and <symbol>.h (the entry declarations), and\n"
+    "      <symbol>.op<N>.ltoir per user operator (link them too).\n"
+    "      --op-name with --op-source/--op-ltoir: a user operator instead of --op.\n"
     "      Several specs joined by \" + \" form a bundle: one LTO-IR, one round trip.\n"
     "  link --arch sm_XX (--ltoir FILE | --ptx FILE)... [--artifact KEY]...\n"
     "       [--option OPT]... [--keep-unused-variables] --out FILE [--json]\n"
@@ -153,7 +156,7 @@ void WriteSpecJson(coopctl::JsonWriter& w, const coop::Spec& s) {
   w.Key("threads").BeginArray().Uint(s.block.x).Uint(s.block.y).Uint(s.block.z).EndArray();
   w.Key("items_per_thread").Uint(s.items_per_thread);
   w.Key("algorithm").String(s.algorithm);
-  w.Key("op").String(s.op);
+  w.Key("op").String(s.user_op.name.empty() ? s.op : "user:" + s.user_op.name);
   w.Key("warp_threads").Uint(s.warp_threads);
   w.Key("abi").String(s.calling_convention == coop::CallingConvention::kNumba ? "numba" : "c");
   w.EndObject();
@@ -214,6 +217,15 @@ void PrintArtifactJson(const coop::Artifact& a, const std::vector<std::string>& 
   }
   w.EndArray();
   w.Key("compile_log").String(a.compile_log);
+  w.Key("link_inputs").BeginArray();
+  for (const auto& in : a.link_inputs) {
+    w.BeginObject();
+    w.Key("symbol").String(in.symbol);
+    w.Key("key").String(in.key);
+    w.Key("ltoir_bytes").Uint(in.ltoir.size());
+    w.EndObject();
+  }
+  w.EndArray();
   if (!files.empty()) {
     w.Key("files").BeginArray();
     for (const auto& f : files) w.String(f);
@@ -240,6 +252,10 @@ void PrintArtifactText(const coop::Artifact& a, const std::vector<std::string>& 
             << "entries:\n";
   for (const auto& e : a.entries) {
     std::cout << "  " << e.declaration << "\n    // " << e.description << "\n";
+  }
+  for (const auto& in : a.link_inputs) {
+    std::cout << "link input:   " << in.symbol << " (" << in.ltoir.size() << " bytes LTO-IR"
+              << (in.key.empty() ? ", yours" : ", operator " + in.key.substr(0, 16)) << ")\n";
   }
   for (const auto& f : files) std::cout << "wrote " << f << "\n";
 }
@@ -270,6 +286,14 @@ coop::Spec ParseSpec(const std::vector<std::string>& args, size_t* i, bool* json
       spec.algorithm = value();
     } else if (a == "--op") {
       spec.op = value();
+    } else if (a == "--op-name") {
+      spec.user_op.name = value();
+    } else if (a == "--op-source") {
+      spec.user_op.source = ReadFile(value());
+    } else if (a == "--op-ltoir") {
+      spec.user_op.ltoir = ReadFile(value());
+    } else if (a == "--op-stateful") {
+      spec.user_op.stateful = true;
     } else if (a == "--warp-threads") {
       spec.warp_threads = ParseUint(a, value());
     } else if (a == "--arch") {
@@ -324,6 +348,11 @@ int Specialize(coop::Client& client, const std::vector<std::string>& args) {
     WriteFile(ltoir, artifact->ltoir);
     WriteFile(header, Header(*artifact));
     files = {ltoir.string(), header.string()};
+    for (size_t n = 0; n < artifact->link_inputs.size(); ++n) {
+      auto op = std::filesystem::path(out_dir) / (stem + ".op" + std::to_string(n) + ".ltoir");
+      WriteFile(op, artifact->link_inputs[n].ltoir);
+      files.push_back(op.string());
+    }
   }
   if (json) {
     PrintArtifactJson(*artifact, files);

@@ -30,7 +30,18 @@ v1::PrimitiveSpec ToProto(const Spec& s) {
   }
   p.set_items_per_thread(s.items_per_thread);
   p.set_algorithm(s.algorithm);
-  if (!s.op.empty()) p.mutable_op()->set_builtin(s.op);
+  if (!s.user_op.name.empty()) {
+    auto* u = p.mutable_op()->mutable_user();
+    u->set_name(s.user_op.name);
+    u->set_source(s.user_op.source);
+    u->set_ltoir(s.user_op.ltoir);
+    for (const auto& d : s.user_op.operand_dtypes) u->add_operand_dtypes(d);
+    u->set_result_dtype(s.user_op.result_dtype);
+    u->set_stateful(s.user_op.stateful);
+    u->set_digest(s.user_op.digest);
+  } else if (!s.op.empty()) {
+    p.mutable_op()->set_builtin(s.op);
+  }
   p.set_warp_threads(s.warp_threads);
   p.set_arch(s.arch);
   switch (s.calling_convention) {
@@ -57,6 +68,14 @@ Spec FromProto(const v1::PrimitiveSpec& p) {
   s.items_per_thread = p.items_per_thread();
   s.algorithm = p.algorithm();
   s.op = p.op().builtin();
+  if (p.op().has_user()) {
+    const auto& u = p.op().user();
+    s.user_op.name = u.name();
+    s.user_op.operand_dtypes.assign(u.operand_dtypes().begin(), u.operand_dtypes().end());
+    s.user_op.result_dtype = u.result_dtype();
+    s.user_op.stateful = u.stateful();
+    s.user_op.digest = u.digest();
+  }
   s.warp_threads = p.warp_threads();
   s.arch = p.arch();
   s.calling_convention = p.calling_convention() == v1::CALLING_CONVENTION_NUMBA
@@ -189,6 +208,9 @@ Artifact FromProto(const v1::Artifact& a) {
   }
   out.pch_status = a.pch_status();
   out.layout_ms = a.layout_ms();
+  for (const auto& in : a.link_inputs()) {
+    out.link_inputs.push_back({in.symbol(), in.key(), in.ltoir()});
+  }
   return out;
 }
 

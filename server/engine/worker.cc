@@ -43,7 +43,19 @@ void Compile(const std::vector<EmbeddedHeader>& headers, const wv1::CompileJob& 
   const auto start = std::chrono::steady_clock::now();
   std::vector<LayoutSymbols> symbols;
   for (const auto& q : job.layouts()) symbols.push_back({q.bytes_symbol(), q.align_symbol()});
-  auto layouts = QueryLayouts(out->ltoir, job.arch(), symbols);
+  std::vector<LinkInput> extra;
+  if (!job.probe_source().empty()) {
+    CompileSettings plain;
+    plain.pch = false;
+    auto probe = CompileToLtoIr({}, job.probe_source(), options, plain);
+    if (!probe.ok()) return Fail(reply, probe.status());
+    extra.push_back({LinkInput::kLtoIr, "operator probe", std::move(probe->ltoir)});
+  }
+  for (const auto& in : job.layout_inputs()) {
+    extra.push_back({LinkInput::kLtoIr, in.name(), in.data()});
+  }
+  std::vector<std::string> required(job.required_symbols().begin(), job.required_symbols().end());
+  auto layouts = QueryLayouts(out->ltoir, job.arch(), symbols, extra, required);
   if (!layouts.ok()) return Fail(reply, layouts.status());
   reply->set_layout_ms(
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());

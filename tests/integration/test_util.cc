@@ -51,11 +51,12 @@ coop::Spec BlockReduceF32() {
   return s;
 }
 
-std::string CompileKernel(const std::string& source, bool ptx) {
+std::string CompileKernel(const std::string& source, bool ptx, const std::string& arch) {
   nvrtcProgram prog = nullptr;
   EXPECT_EQ(nvrtcCreateProgram(&prog, source.c_str(), "kernel.cu", 0, nullptr, nullptr),
             NVRTC_SUCCESS);
-  std::vector<const char*> opts = {"-rdc=true", "-arch=sm_90"};
+  const std::string arch_option = "-arch=" + arch;
+  std::vector<const char*> opts = {"-rdc=true", arch_option.c_str()};
   if (!ptx) opts.push_back("-dlto");
   nvrtcResult r = nvrtcCompileProgram(prog, static_cast<int>(opts.size()), opts.data());
   size_t log_size = 0;

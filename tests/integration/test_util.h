@@ -32,9 +32,10 @@ struct TestDaemon {
 // block_reduce sum float32, 256 threads, sm_90: the README's example.
 coop::Spec BlockReduceF32();
 
-// Compiles CUDA source to LTO-IR (or, with `ptx`, relocatable PTX) for sm_90 with NVRTC; fails
+// Compiles CUDA source to LTO-IR (or, with `ptx`, relocatable PTX) for `arch` with NVRTC; fails
 // the calling test (with NVRTC's log) if it does not compile.
-std::string CompileKernel(const std::string& source, bool ptx = false);
+std::string CompileKernel(const std::string& source, bool ptx = false,
+                          const std::string& arch = "sm_90");
 
 // Links LTO-IR modules to PTX for sm_90 with nvJitLink; fails the test on a link error.
 std::string LinkToPtx(const std::vector<std::string>& ltoir_modules);

@@ -84,6 +84,18 @@ struct Dim3 {
 
 enum class CallingConvention { kDefault, kC, kNumba };
 
+// A frontend-supplied operator (proto coop.v1.UserOperator has the whole contract): a
+// __device__ function `name` given as CUDA C++ source, or LTO-IR defining extern "C" `name`.
+struct UserOperator {
+  std::string name;
+  std::string source;                       // or
+  std::string ltoir;                        // bytes
+  std::vector<std::string> operand_dtypes;  // empty: the spec's dtype, twice
+  std::string result_dtype;                 // empty: what the method needs
+  bool stateful = false;  // takes a leading void* state; entries then take `void* op_state`
+  std::string digest;     // resolved specs: coopd's content digest (requests leave it empty)
+};
+
 // A primitive specialization request; see proto/coop/v1/coop.proto for every field's allowed
 // values. Empty / zero fields take coopd's documented defaults.
 struct Spec {
@@ -94,6 +106,7 @@ struct Spec {
   uint32_t items_per_thread = 0;
   std::string algorithm;      // empty: CUB's default
   std::string op;             // builtin operator for methods that take one: "sum", "max", ...
+  UserOperator user_op;       // instead of `op` when user_op.name is set
   uint32_t warp_threads = 0;  // warp_* families; 0 means 32
   std::string arch;           // "sm_90"
   CallingConvention calling_convention = CallingConvention::kDefault;
@@ -115,6 +128,13 @@ struct Toolchain {
 };
 
 enum class Origin { kUnspecified, kCompiled, kMemory, kDisk, kRemote };
+
+// LTO-IR an artifact needs at link time besides its own (one per user operator).
+struct ArtifactLinkInput {
+  std::string symbol;  // the extern "C" function it defines
+  std::string key;     // cache key of the compiled operator; empty for frontend-supplied LTO-IR
+  std::string ltoir;   // bytes
+};
 const char* OriginName(Origin origin);  // "compiled", "memory", "disk", "remote"
 
 // One spec's share of an artifact (a bundle has several, in request order).
@@ -142,6 +162,8 @@ struct Artifact {
   std::vector<ArtifactPart> parts;
   std::string pch_status;  // "created", "used" (warm worker), "off", ...
   double layout_ms = 0;    // the layout query's cost on top of compile_ms
+  // Link these with `ltoir` (coopd's Link does so by itself).
+  std::vector<ArtifactLinkInput> link_inputs;
 };
 
 enum class LinkInputKind { kLtoIr, kPtx };

@@ -201,7 +201,7 @@ TEST(Spec, OperatorRules) {
   s.set_method("reduce");
   EXPECT_EQ(Error(s),
             "block_reduce: method \"reduce\" needs an operator: op.builtin must be one of sum, "
-            "max, min, bit_and, bit_or, bit_xor");
+            "max, min, bit_and, bit_or, bit_xor, or op.user");
   s.mutable_op()->set_builtin("avg");
   EXPECT_EQ(Error(s),
             "block_reduce: op.builtin must be one of sum, max, min, bit_and, bit_or, bit_xor; got "
@@ -211,15 +211,61 @@ TEST(Spec, OperatorRules) {
             "block_reduce: op.builtin \"bit_xor\" needs an integer dtype; got \"float32\"");
   s.set_dtype("uint32");
   EXPECT_TRUE(Canonicalize(s, Target()).ok());
-  s.mutable_op()->mutable_user()->set_name("my_op");
-  EXPECT_EQ(Error(s),
-            "block_reduce: op.user: user-defined operators are not supported by this daemon yet; "
-            "use op.builtin");
   auto sum = BlockReduce();
   sum.mutable_op()->set_builtin("max");
   EXPECT_EQ(Error(sum),
             "block_reduce: op applies only to methods that take an operator; method "
             "\"sum\" does not");
+}
+
+TEST(Spec, UserOperatorRules) {
+  auto s = BlockReduce();
+  s.set_method("reduce");
+  auto* user = s.mutable_op()->mutable_user();
+  user->set_name("my op");
+  user->set_source("__device__ float f(float a, float b) { return a + b; }");
+  EXPECT_EQ(Error(s),
+            "block_reduce: op.user.name must be a C identifier of 1..128 characters "
+            "([A-Za-z_][A-Za-z0-9_]*); got \"my op\"");
+  user->set_name("coop_x");
+  EXPECT_EQ(Error(s),
+            "block_reduce: op.user.name must not start with \"coop_\" (coopd's own symbols); got "
+            "\"coop_x\"");
+  user->set_name("f");
+  user->set_ltoir("bytes");
+  EXPECT_EQ(Error(s), "block_reduce: op.user: exactly one of source and ltoir must be set");
+  user->clear_ltoir();
+  user->add_operand_dtypes("float64");
+  user->add_operand_dtypes("float64");
+  EXPECT_EQ(Error(s),
+            "block_reduce: op.user.operand_dtypes must be (float32, float32) for this method and "
+            "dtype; got (float64, float64)");
+  user->clear_operand_dtypes();
+  user->set_result_dtype("bool");
+  EXPECT_EQ(Error(s),
+            "block_reduce: op.user.result_dtype must be \"float32\" for this method and dtype; "
+            "got \"bool\"");
+  user->clear_result_dtype();
+  user->set_digest("abc");
+  EXPECT_EQ(Error(s), "block_reduce: op.user.digest is set by coopd; leave it empty in requests");
+  user->clear_digest();
+
+  // The resolved operator carries a digest and its signature, never the source.
+  auto resolved = Canonicalize(s, Target());
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  const auto& r = resolved->op().user();
+  EXPECT_TRUE(r.source().empty());
+  EXPECT_EQ(r.result_dtype(), "float32");
+  ASSERT_EQ(r.operand_dtypes_size(), 2);
+  EXPECT_EQ(r.digest().size(), 65u);
+  // Another body is another key; the same body is the same key.
+  auto other = s;
+  other.mutable_op()->mutable_user()->set_source(
+      "__device__ float f(float a, float b) { return a * b; }");
+  auto resolved_other = Canonicalize(other, Target());
+  ASSERT_TRUE(resolved_other.ok());
+  EXPECT_NE(CanonicalEncoding(*resolved), CanonicalEncoding(*resolved_other));
+  EXPECT_EQ(CanonicalEncoding(*resolved), CanonicalEncoding(*Canonicalize(s, Target())));
 }
 
 TEST(Spec, ScanOptionsOnlyForBlockScan) {

@@ -1,0 +1,175 @@
+#include "server/user_op.h"
+
+#include <algorithm>
+
+#include "server/sha256.h"
+#include "server/strings.h"
+
+namespace coopd {
+namespace {
+
+using coop::v1::UserOperator;
+
+absl::Status Invalid(std::string_view context, std::string_view detail) {
+  return absl::InvalidArgumentError(StrCat(context, ": ", detail));
+}
+
+bool IsIdentifier(std::string_view s) {
+  if (s.empty() || s.size() > 128) return false;
+  auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  if (!alpha(s[0])) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [&](char c) { return alpha(c) || (c >= '0' && c <= '9'); });
+}
+
+std::string CType(std::string_view dtype) {
+  if (dtype == "bool") return "bool";
+  const DType* t = FindDType(dtype);
+  return t == nullptr ? std::string() : std::string(t->c_type);
+}
+
+// The parameter list of the operator's extern "C" symbol, with names when `named`.
+std::string Params(const UserOperator& op, bool named) {
+  std::vector<std::string> params;
+  if (op.stateful()) params.push_back(named ? "void* state" : "void*");
+  const std::string t = UserOperatorOperandCType(op);
+  for (int i = 0; i < op.operand_dtypes_size(); ++i) {
+    params.push_back(named ? StrCat(t, " x", i) : t);
+  }
+  return StrJoin(params, ", ");
+}
+
+}  // namespace
+
+absl::StatusOr<UserOperator> CanonicalUserOperator(const UserOperator& in, std::string_view context,
+                                                   const DType& dtype,
+                                                   const OperatorSignature& signature) {
+  if (!IsIdentifier(in.name())) {
+    return Invalid(context, StrCat("op.user.name must be a C identifier of 1..128 characters "
+                                   "([A-Za-z_][A-Za-z0-9_]*); got \"",
+                                   in.name().substr(0, 140), "\""));
+  }
+  if (in.name().rfind("coop_", 0) == 0) {
+    return Invalid(context, StrCat("op.user.name must not start with \"coop_\" (coopd's own "
+                                   "symbols); got \"",
+                                   in.name(), "\""));
+  }
+  if (in.source().empty() == in.ltoir().empty()) {
+    return Invalid(context, "op.user: exactly one of source and ltoir must be set");
+  }
+  if (in.source().size() > kMaxOperatorSourceBytes) {
+    return Invalid(context, StrCat("op.user.source must be at most ", kMaxOperatorSourceBytes,
+                                   " bytes; got ", in.source().size()));
+  }
+  if (in.ltoir().size() > kMaxOperatorLtoIrBytes) {
+    return Invalid(context, StrCat("op.user.ltoir must be at most ", kMaxOperatorLtoIrBytes,
+                                   " bytes; got ", in.ltoir().size()));
+  }
+  if (!in.digest().empty()) {
+    return Invalid(context, "op.user.digest is set by coopd; leave it empty in requests");
+  }
+  // The signature: the method decides it, the request confirms it.
+  const std::string expected_operands = StrJoin(
+      std::vector<std::string_view>(static_cast<size_t>(signature.arity), dtype.name), ", ");
+  if (in.operand_dtypes_size() != 0) {
+    std::vector<std::string> got(in.operand_dtypes().begin(), in.operand_dtypes().end());
+    if (StrJoin(got, ", ") != expected_operands) {
+      return Invalid(context,
+                     StrCat("op.user.operand_dtypes must be (", expected_operands,
+                            ") for this method and dtype; got (", StrJoin(got, ", "), ")"));
+    }
+  }
+  const std::string_view expected_result = signature.returns_bool ? "bool" : dtype.name;
+  if (!in.result_dtype().empty() && in.result_dtype() != expected_result) {
+    return Invalid(context,
+                   StrCat("op.user.result_dtype must be \"", expected_result,
+                          "\" for this method and dtype; got \"", in.result_dtype(), "\""));
+  }
+
+  UserOperator out;
+  out.set_name(in.name());
+  for (int i = 0; i < signature.arity; ++i) out.add_operand_dtypes(std::string(dtype.name));
+  out.set_result_dtype(std::string(expected_result));
+  out.set_stateful(in.stateful());
+  Sha256 h;
+  h.UpdateField("coopd-user-op-v1");
+  h.UpdateField(in.source().empty() ? "ltoir" : "source");
+  h.UpdateField(out.name());
+  h.UpdateField(StrJoin(
+      std::vector<std::string>(out.operand_dtypes().begin(), out.operand_dtypes().end()), ","));
+  h.UpdateField(out.result_dtype());
+  h.UpdateField(out.stateful() ? "stateful" : "stateless");
+  h.UpdateField(in.source().empty() ? in.ltoir() : in.source());
+  // The digest's last character records the kind, so a resolved operator says which it is
+  // without carrying the bytes: 's' for source, 'l' for LTO-IR.
+  out.set_digest(StrCat(h.FinishHex(), in.source().empty() ? "l" : "s"));
+  return out;
+}
+
+bool UserOperatorIsSource(const UserOperator& resolved) {
+  return !resolved.digest().empty() && resolved.digest().back() == 's';
+}
+
+std::string UserOperatorSymbol(const UserOperator& resolved) {
+  if (UserOperatorIsSource(resolved)) return StrCat("coop_op_", resolved.digest().substr(0, 24));
+  return resolved.name();
+}
+
+std::string UserOperatorResultCType(const UserOperator& resolved) {
+  return CType(resolved.result_dtype());
+}
+
+std::string UserOperatorOperandCType(const UserOperator& resolved) {
+  return resolved.operand_dtypes_size() == 0 ? std::string() : CType(resolved.operand_dtypes(0));
+}
+
+std::string UserOperatorDeclaration(const UserOperator& resolved) {
+  return StrCat("extern \"C\" __device__ ", UserOperatorResultCType(resolved), " ",
+                UserOperatorSymbol(resolved), "(", Params(resolved, false), ");");
+}
+
+std::string RenderOperatorUnit(const UserOperator& request, const UserOperator& resolved) {
+  const std::string r = UserOperatorResultCType(resolved);
+  const std::string t = UserOperatorOperandCType(resolved);
+  std::vector<std::string> declvals, args;
+  if (resolved.stateful()) {
+    declvals.push_back("::cuda::std::declval<void*>()");
+    args.push_back("state");
+  }
+  for (int i = 0; i < resolved.operand_dtypes_size(); ++i) {
+    declvals.push_back(StrCat("::cuda::std::declval<", t, ">()"));
+    args.push_back(StrCat("x", i));
+  }
+  const std::string shown = StrCat(resolved.name(), "(", Params(resolved, false), ")");
+  return StrCat("#include <cuda/std/type_traits>\n#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n",
+                "#line 1 \"", resolved.name(), ".cu\"\n", request.source(), "\n",
+                "#line 1 \"coopd-operator-check\"\n",
+                "static_assert(::cuda::std::is_same<decltype(", resolved.name(), "(",
+                StrJoin(declvals, ", "), ")), ", r, ">::value, \"op.user: ", shown, " must return ",
+                r, " (the operator's declared signature)\");\n", "extern \"C\" __device__ ", r, " ",
+                UserOperatorSymbol(resolved), "(", Params(resolved, true), ") {\n  return ",
+                resolved.name(), "(", StrJoin(args, ", "), ");\n}\n");
+}
+
+std::string RenderOperatorProbe(const std::vector<UserOperator>& resolved) {
+  std::string out = "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n";
+  for (size_t i = 0; i < resolved.size(); ++i) {
+    const UserOperator& op = resolved[i];
+    std::vector<std::string> args;
+    if (op.stateful()) args.push_back("state");
+    for (int k = 0; k < op.operand_dtypes_size(); ++k) args.push_back(StrCat("x[", k, "]"));
+    StrAppend(&out, UserOperatorDeclaration(op), "\nextern \"C\" __global__ void coop_probe_", i,
+              "(", UserOperatorResultCType(op), "* out, void* state, const ",
+              UserOperatorOperandCType(op),
+              "* x) {\n  (void)state;\n  *out = ", UserOperatorSymbol(op), "(", StrJoin(args, ", "),
+              ");\n}\n");
+  }
+  return out;
+}
+
+std::string OperatorEncoding(const UserOperator& resolved, std::string_view arch) {
+  return StrCat("operator=", resolved.digest(), "\nname=", resolved.name(),
+                "\nsymbol=", UserOperatorSymbol(resolved), "\narch=", arch, "\n");
+}
+
+}  // namespace coopd
