@@ -175,6 +175,7 @@ const std::vector<DType>& DTypes() {
       {"uint8", "unsigned char", "u8", true},  {"uint16", "unsigned short", "u16", true},
       {"uint32", "unsigned int", "u32", true}, {"uint64", "unsigned long long", "u64", true},
       {"float32", "float", "f32", false},      {"float64", "double", "f64", false},
+      {"float16", "__half", "f16", false},     {"bfloat16", "__nv_bfloat16", "bf16", false},
   };
   return *types;
 }

@@ -56,7 +56,9 @@ std::string CompileKernel(const std::string& source, bool ptx, const std::string
   EXPECT_EQ(nvrtcCreateProgram(&prog, source.c_str(), "kernel.cu", 0, nullptr, nullptr),
             NVRTC_SUCCESS);
   const std::string arch_option = "-arch=" + arch;
-  std::vector<const char*> opts = {"-rdc=true", arch_option.c_str()};
+  // The toolkit's include directory, for kernels that use <cuda_fp16.h> and friends.
+  const std::string include_option = "-I" CUDA_INCLUDE_DIR;
+  std::vector<const char*> opts = {"-rdc=true", arch_option.c_str(), include_option.c_str()};
   if (!ptx) opts.push_back("-dlto");
   nvrtcResult r = nvrtcCompileProgram(prog, static_cast<int>(opts.size()), opts.data());
   size_t log_size = 0;

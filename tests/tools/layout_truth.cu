@@ -5,6 +5,9 @@
 // Output, one spec per line:
 //   family method dtype bx by bz items algorithm warp_threads bytes align
 // ("-" for fields that do not apply).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cub/block/block_exchange.cuh>
@@ -105,6 +108,13 @@ int main() {
                                                         4, "-", 0);
   Row<cub::BlockShuffle<int8_t, 100>::TempStorage>("block_shuffle", "down", "int8", 100, 1, 1, 2,
                                                    "-", 0);
+  // float16 / bfloat16.
+  REDUCE(__half, "float16", 256, 1, 1, BLOCK_REDUCE_WARP_REDUCTIONS, "warp_reductions", 1);
+  REDUCE(__nv_bfloat16, "bfloat16", 64, 2, 1, BLOCK_REDUCE_RAKING, "raking", 4);
+  SCAN(__half, "float16", 128, 1, 1, BLOCK_SCAN_WARP_SCANS, "warp_scans", 2, "inclusive_sum");
+  SCAN(__nv_bfloat16, "bfloat16", 96, 1, 1, BLOCK_SCAN_RAKING, "raking", 1, "exclusive_sum");
+  WARP(__half, "float16", 16);
+  LOAD(__nv_bfloat16, "bfloat16", 128, 1, 1, 8, BLOCK_LOAD_WARP_TRANSPOSE, "warp_transpose");
   // warp_scan: every logical warp size.
   WSCAN(int32_t, "int32", 1);
   WSCAN(float, "float32", 2);
