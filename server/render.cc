@@ -9,8 +9,14 @@ namespace {
 
 using coop::v1::PrimitiveSpec;
 
+// The functor of a builtin operator, of any op kind (spec.cc's OpKinds() lists them).
 std::string OperatorExpr(std::string_view builtin, std::string_view c_type) {
   if (builtin == "sum") return StrCat("::cuda::std::plus<", c_type, ">{}");
+  if (builtin == "difference") return StrCat("::cuda::std::minus<", c_type, ">{}");
+  if (builtin == "less") return StrCat("::cuda::std::less<", c_type, ">{}");
+  if (builtin == "greater") return StrCat("::cuda::std::greater<", c_type, ">{}");
+  if (builtin == "equal") return StrCat("::cuda::std::equal_to<", c_type, ">{}");
+  if (builtin == "not_equal") return StrCat("::cuda::std::not_equal_to<", c_type, ">{}");
   if (builtin == "max") return StrCat("::cuda::maximum<", c_type, ">{}");
   if (builtin == "min") return StrCat("::cuda::minimum<", c_type, ">{}");
   if (builtin == "bit_and") return StrCat("::cuda::std::bit_and<", c_type, ">{}");

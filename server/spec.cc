@@ -1,6 +1,7 @@
 #include "server/spec.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "absl/status/status.h"
 #include "server/strings.h"
@@ -12,7 +13,7 @@ using coop::v1::PrimitiveSpec;
 
 struct MethodInfo {
   std::string_view name;
-  bool needs_op;
+  OpKind op;  // the operator it takes (kNone: none)
   std::string_view description;
   bool single_item = false;  // this method takes exactly one item per thread
 };
@@ -38,10 +39,10 @@ const std::vector<FamilyInfo>& Families() {
   static const auto* families = new std::vector<FamilyInfo>{
       {"block_reduce",
        "cub::BlockReduce: a reduction across the thread block",
-       {{"sum", false, "sum of every item in the block (valid in thread 0)"},
-        {"max", false, "maximum (valid in thread 0)"},
-        {"min", false, "minimum (valid in thread 0)"},
-        {"reduce", true, "reduction with op (valid in thread 0)"}},
+       {{"sum", OpKind::kNone, "sum of every item in the block (valid in thread 0)"},
+        {"max", OpKind::kNone, "maximum (valid in thread 0)"},
+        {"min", OpKind::kNone, "minimum (valid in thread 0)"},
+        {"reduce", OpKind::kBinary, "reduction with op (valid in thread 0)"}},
        {"raking", "raking_commutative_only", "warp_reductions"},
        "warp_reductions",
        false,
@@ -50,10 +51,11 @@ const std::vector<FamilyInfo>& Families() {
        {}},
       {"block_scan",
        "cub::BlockScan: a prefix scan across the thread block",
-       {{"inclusive_sum", false, "inclusive prefix sum"},
-        {"exclusive_sum", false, "exclusive prefix sum (thread 0 gets 0)"},
-        {"inclusive_scan", true, "inclusive prefix scan with op"},
-        {"exclusive_scan", true, "exclusive prefix scan with op, seeded by initial_value"}},
+       {{"inclusive_sum", OpKind::kNone, "inclusive prefix sum"},
+        {"exclusive_sum", OpKind::kNone, "exclusive prefix sum (thread 0 gets 0)"},
+        {"inclusive_scan", OpKind::kBinary, "inclusive prefix scan with op"},
+        {"exclusive_scan", OpKind::kBinary,
+         "exclusive prefix scan with op, seeded by initial_value"}},
        {"raking", "raking_memoize", "warp_scans"},
        "raking",
        false,
@@ -62,9 +64,9 @@ const std::vector<FamilyInfo>& Families() {
        {}},
       {"block_load",
        "cub::BlockLoad: a tile from global memory into a blocked arrangement in registers",
-       {{"load", false, "load the tile starting at block_src"},
-        {"load_guarded", false, "load only the tile's first valid_items items"},
-        {"load_guarded_default", false,
+       {{"load", OpKind::kNone, "load the tile starting at block_src"},
+        {"load_guarded", OpKind::kNone, "load only the tile's first valid_items items"},
+        {"load_guarded_default", OpKind::kNone,
          "load the first valid_items items; the rest of the tile gets oob_default"}},
        kLoadStoreAlgorithms,
        "",  // CUB defaults to direct, often far from the best: coopd makes the caller choose
@@ -74,8 +76,8 @@ const std::vector<FamilyInfo>& Families() {
        {"warp_transpose", "warp_transpose_timesliced"}},
       {"block_store",
        "cub::BlockStore: a blocked arrangement in registers out to a tile in global memory",
-       {{"store", false, "store the tile starting at block_dst"},
-        {"store_guarded", false, "store only the tile's first valid_items items"}},
+       {{"store", OpKind::kNone, "store the tile starting at block_dst"},
+        {"store_guarded", OpKind::kNone, "store only the tile's first valid_items items"}},
        kLoadStoreAlgorithms,
        "",
        false,
@@ -85,10 +87,10 @@ const std::vector<FamilyInfo>& Families() {
       {"block_exchange",
        "cub::BlockExchange: rearranges items between striped, blocked and warp-striped "
        "arrangements across the block",
-       {{"striped_to_blocked", false, "striped input -> blocked output"},
-        {"blocked_to_striped", false, "blocked input -> striped output"},
-        {"warp_striped_to_blocked", false, "warp-striped input -> blocked output"},
-        {"blocked_to_warp_striped", false, "blocked input -> warp-striped output"}},
+       {{"striped_to_blocked", OpKind::kNone, "striped input -> blocked output"},
+        {"blocked_to_striped", OpKind::kNone, "blocked input -> striped output"},
+        {"warp_striped_to_blocked", OpKind::kNone, "warp-striped input -> blocked output"},
+        {"blocked_to_warp_striped", OpKind::kNone, "blocked input -> warp-striped output"}},
        {},
        "",
        false,
@@ -98,13 +100,14 @@ const std::vector<FamilyInfo>& Families() {
        true},
       {"block_shuffle",
        "cub::BlockShuffle: moves items between threads of the block",
-       {{"offset", false, "output = the input of thread (this + distance), 1 item per thread",
+       {{"offset", OpKind::kNone,
+         "output = the input of thread (this + distance), 1 item per thread", true},
+        {"rotate", OpKind::kNone, "like offset, wrapping around the block, 1 item per thread",
          true},
-        {"rotate", false, "like offset, wrapping around the block, 1 item per thread", true},
-        {"up", false,
+        {"up", OpKind::kNone,
          "prev[i] = the item before item i in blocked order (thread 0's first is "
          "left as it was)"},
-        {"down", false,
+        {"down", OpKind::kNone,
          "next[i] = the item after item i in blocked order (the last thread's "
          "last is left as it was)"}},
        {},
@@ -115,10 +118,10 @@ const std::vector<FamilyInfo>& Families() {
        {}},
       {"warp_reduce",
        "cub::WarpReduce: a reduction across a logical warp",
-       {{"sum", false, "sum across the logical warp (valid in lane 0)"},
-        {"max", false, "maximum (valid in lane 0)"},
-        {"min", false, "minimum (valid in lane 0)"},
-        {"reduce", true, "reduction with op (valid in lane 0)"}},
+       {{"sum", OpKind::kNone, "sum across the logical warp (valid in lane 0)"},
+        {"max", OpKind::kNone, "maximum (valid in lane 0)"},
+        {"min", OpKind::kNone, "minimum (valid in lane 0)"},
+        {"reduce", OpKind::kBinary, "reduction with op (valid in lane 0)"}},
        {},
        "",
        true,
@@ -127,10 +130,11 @@ const std::vector<FamilyInfo>& Families() {
        {}},
       {"warp_scan",
        "cub::WarpScan: a prefix scan across a logical warp",
-       {{"inclusive_sum", false, "inclusive prefix sum"},
-        {"exclusive_sum", false, "exclusive prefix sum (lane 0 gets 0)"},
-        {"inclusive_scan", true, "inclusive prefix scan with op"},
-        {"exclusive_scan", true, "exclusive prefix scan with op, seeded by initial_value"}},
+       {{"inclusive_sum", OpKind::kNone, "inclusive prefix sum"},
+        {"exclusive_sum", OpKind::kNone, "exclusive prefix sum (lane 0 gets 0)"},
+        {"inclusive_scan", OpKind::kBinary, "inclusive prefix scan with op"},
+        {"exclusive_scan", OpKind::kBinary,
+         "exclusive prefix scan with op, seeded by initial_value"}},
        {},
        "",
        true,
@@ -148,8 +152,6 @@ const FamilyInfo* FindFamily(std::string_view name) {
   return nullptr;
 }
 
-constexpr std::string_view kBuiltinOps[] = {"sum", "max", "min", "bit_and", "bit_or", "bit_xor"};
-
 template <class Range, class Fn>
 std::string JoinMapped(const Range& r, Fn fn) {
   std::vector<std::string> parts;
@@ -166,6 +168,26 @@ std::string Quote(std::string_view s) {
 }
 
 }  // namespace
+
+const std::vector<OpKindInfo>& OpKinds() {
+  static const auto* kinds = new std::vector<OpKindInfo>{
+      {OpKind::kBinary,
+       "binary",
+       "(T, T) -> T",
+       {"sum", "max", "min", "bit_and", "bit_or", "bit_xor"}},
+      {OpKind::kComparator, "comparator", "(T, T) -> bool", {"less", "greater"}},
+      {OpKind::kFlag, "flag", "(T, T) -> bool", {"not_equal", "equal"}},
+      {OpKind::kDifference, "difference", "(T, T) -> T", {"difference", "sum"}},
+  };
+  return *kinds;
+}
+
+const OpKindInfo& GetOpKind(OpKind kind) {
+  for (const auto& k : OpKinds()) {
+    if (k.kind == kind) return k;
+  }
+  std::abort();  // kNone has no info; callers check first
+}
 
 const std::vector<DType>& DTypes() {
   static const auto* types = new std::vector<DType>{
@@ -311,21 +333,29 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
   }
 
   // operator
-  if (method->needs_op) {
+  if (method->op != OpKind::kNone) {
+    const OpKindInfo& kind = GetOpKind(method->op);
     if (in.op().has_user()) {
       return Invalid(ctx,
                      "op.user: user-defined operators are not supported by this daemon "
                      "yet; use op.builtin");
     }
+    const std::string allowed = StrJoin(kind.builtins, ", ");
     if (in.op().builtin().empty()) {
-      return Invalid(ctx, StrCat("method ", Quote(method->name),
-                                 " needs an operator: op.builtin must be one of ",
-                                 StrJoin(kBuiltinOps, ", ")));
+      return Invalid(ctx, StrCat("method ", Quote(method->name), " needs a ", kind.name,
+                                 " operator: op.builtin must be one of ", allowed));
     }
     const std::string& op = in.op().builtin();
-    if (std::find(std::begin(kBuiltinOps), std::end(kBuiltinOps), op) == std::end(kBuiltinOps)) {
-      return Invalid(ctx, StrCat("op.builtin must be one of ", StrJoin(kBuiltinOps, ", "), "; got ",
-                                 Quote(op)));
+    if (std::find(kind.builtins.begin(), kind.builtins.end(), op) == kind.builtins.end()) {
+      for (const OpKindInfo& other : OpKinds()) {
+        if (std::find(other.builtins.begin(), other.builtins.end(), op) != other.builtins.end()) {
+          return Invalid(
+              ctx, StrCat("op.builtin ", Quote(op), " is a ", other.name, " operator, but method ",
+                          Quote(method->name), " takes a ", kind.name, " operator ", kind.signature,
+                          ": one of ", allowed));
+        }
+      }
+      return Invalid(ctx, StrCat("op.builtin must be one of ", allowed, "; got ", Quote(op)));
     }
     if (op.rfind("bit_", 0) == 0 && !dtype->is_integer) {
       return Invalid(ctx, StrCat("op.builtin ", Quote(op), " needs an integer dtype; got ",
@@ -425,7 +455,8 @@ coop::v1::CatalogResponse Catalog(const TargetInfo& target) {
     for (const auto& m : f.methods) {
       auto* pm = pf->add_methods();
       pm->set_name(std::string(m.name));
-      pm->set_needs_op(m.needs_op);
+      pm->set_needs_op(m.op != OpKind::kNone);
+      if (m.op != OpKind::kNone) pm->set_op_kind(std::string(GetOpKind(m.op).name));
       pm->set_description(std::string(m.description));
     }
     for (const auto& a : f.algorithms) pf->add_algorithms(std::string(a));
@@ -439,7 +470,13 @@ coop::v1::CatalogResponse Catalog(const TargetInfo& target) {
     pf->set_exchange_options(f.exchange_options);
   }
   for (const auto& t : DTypes()) out.add_dtypes(std::string(t.name));
-  for (const auto& o : kBuiltinOps) out.add_builtin_ops(std::string(o));
+  for (const auto& o : GetOpKind(OpKind::kBinary).builtins) out.add_builtin_ops(std::string(o));
+  for (const auto& k : OpKinds()) {
+    auto* pk = out.add_op_kinds();
+    pk->set_name(std::string(k.name));
+    pk->set_signature(std::string(k.signature));
+    for (const auto& b : k.builtins) pk->add_builtins(std::string(b));
+  }
   for (int a : target.supported_archs) out.add_archs(StrCat("sm_", a));
   out.add_calling_conventions("c");
   out.add_calling_conventions("numba");

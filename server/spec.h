@@ -28,6 +28,28 @@ struct DType {
 const std::vector<DType>& DTypes();
 const DType* FindDType(std::string_view name);
 
+// The kind of operator a method takes. A kind fixes the operator's signature (T is the spec's
+// dtype), so the builtins of a kind are interchangeable and a user-supplied operator (not yet
+// accepted) will be checked against the kind's signature. Add a kind here and in OpKinds().
+enum class OpKind {
+  kNone,        // the method takes no operator
+  kBinary,      // (T, T) -> T, associative: reduce and scan
+  kComparator,  // (T, T) -> bool, a strict weak order: merge sort
+  kFlag,        // (T, T) -> bool, true where two neighbours are discontinuous: block_discontinuity
+  kDifference,  // (T, T) -> T, combines an item with its neighbour: block_adjacent_difference
+};
+
+struct OpKindInfo {
+  OpKind kind;
+  std::string_view name;                   // "binary", "comparator", "flag", "difference"
+  std::string_view signature;              // "(T, T) -> T"
+  std::vector<std::string_view> builtins;  // the builtin operators of this kind
+};
+
+// Every kind except kNone, in documentation order.
+const std::vector<OpKindInfo>& OpKinds();
+const OpKindInfo& GetOpKind(OpKind kind);  // kind must not be kNone
+
 // What Canonicalize() checks the arch against.
 struct TargetInfo {
   std::vector<int> supported_archs;  // e.g. {75, 80, 86, 89, 90, 100, 120}, from NVRTC

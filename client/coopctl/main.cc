@@ -732,6 +732,7 @@ int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
         w.BeginObject();
         w.Key("name").String(m.name);
         w.Key("needs_op").Bool(m.needs_op);
+        w.Key("op_kind").String(m.op_kind);
         w.Key("description").String(m.description);
         w.EndObject();
       }
@@ -752,6 +753,16 @@ int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
     strings(w, c->dtypes);
     w.Key("builtin_ops");
     strings(w, c->builtin_ops);
+    w.Key("op_kinds").BeginArray();
+    for (const auto& k : c->op_kinds) {
+      w.BeginObject();
+      w.Key("name").String(k.name);
+      w.Key("signature").String(k.signature);
+      w.Key("builtins");
+      strings(w, k.builtins);
+      w.EndObject();
+    }
+    w.EndArray();
     w.Key("archs");
     strings(w, c->archs);
     w.Key("calling_conventions");
@@ -770,7 +781,7 @@ int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
     for (size_t i = 0; i < f.methods.size(); ++i) {
       const auto& m = f.methods[i];
       std::cout << "  --method " << m.name << (i == 0 ? " (default)" : "")
-                << (m.needs_op ? " --op OP" : "") << ": " << m.description << "\n";
+                << (m.needs_op ? " --op " + m.op_kind : "") << ": " << m.description << "\n";
     }
     if (!f.algorithms.empty()) {
       std::cout << "  --algorithm " << join(f.algorithms)
@@ -784,9 +795,11 @@ int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
     if (f.scan_options) std::cout << "  --with-aggregate\n";
     if (f.exchange_options) std::cout << "  --warp-time-slicing\n";
   }
-  std::cout << "dtypes: " << join(c->dtypes) << "\n"
-            << "operators: " << join(c->builtin_ops) << "\n"
-            << "archs: " << join(c->archs) << "\n"
+  std::cout << "dtypes: " << join(c->dtypes) << "\n";
+  for (const auto& k : c->op_kinds) {
+    std::cout << "operators, " << k.name << " " << k.signature << ": " << join(k.builtins) << "\n";
+  }
+  std::cout << "archs: " << join(c->archs) << "\n"
             << "abi: " << join(c->calling_conventions) << "\n";
   return 0;
 }

@@ -401,7 +401,7 @@ Result<Catalog> Client::GetCatalog() {
     family.name = f.name();
     family.description = f.description();
     for (const auto& m : f.methods())
-      family.methods.push_back({m.name(), m.needs_op(), m.description()});
+      family.methods.push_back({m.name(), m.needs_op(), m.description(), m.op_kind()});
     family.algorithms = strings(f.algorithms());
     family.default_algorithm = f.default_algorithm();
     family.warp = f.warp();
@@ -413,6 +413,9 @@ Result<Catalog> Client::GetCatalog() {
   }
   out.dtypes = strings(resp.dtypes());
   out.builtin_ops = strings(resp.builtin_ops());
+  for (const auto& k : resp.op_kinds()) {
+    out.op_kinds.push_back({k.name(), k.signature(), strings(k.builtins())});
+  }
   out.archs = strings(resp.archs());
   out.calling_conventions = strings(resp.calling_conventions());
   return out;

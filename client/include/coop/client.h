@@ -242,6 +242,14 @@ struct CatalogMethod {
   std::string name;
   bool needs_op = false;
   std::string description;
+  std::string op_kind;  // "binary", "comparator", "flag", "difference"; empty: takes no op
+};
+
+// A kind of operator: its signature (T is the spec's dtype) and its builtin operators.
+struct CatalogOpKind {
+  std::string name;       // "binary", ...
+  std::string signature;  // "(T, T) -> T"
+  std::vector<std::string> builtins;
 };
 
 struct CatalogFamily {
@@ -261,7 +269,8 @@ struct CatalogFamily {
 struct Catalog {
   std::vector<CatalogFamily> families;
   std::vector<std::string> dtypes;
-  std::vector<std::string> builtin_ops;
+  std::vector<std::string> builtin_ops;  // the binary kind's builtins (op_kinds has every kind)
+  std::vector<CatalogOpKind> op_kinds;
   std::vector<std::string> archs;
   std::vector<std::string> calling_conventions;
 };

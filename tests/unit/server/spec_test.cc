@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "absl/status/status.h"
 
 namespace coopd {
@@ -200,12 +202,17 @@ TEST(Spec, OperatorRules) {
   auto s = BlockReduce();
   s.set_method("reduce");
   EXPECT_EQ(Error(s),
-            "block_reduce: method \"reduce\" needs an operator: op.builtin must be one of sum, "
-            "max, min, bit_and, bit_or, bit_xor");
+            "block_reduce: method \"reduce\" needs a binary operator: op.builtin must be one of "
+            "sum, max, min, bit_and, bit_or, bit_xor");
   s.mutable_op()->set_builtin("avg");
   EXPECT_EQ(Error(s),
             "block_reduce: op.builtin must be one of sum, max, min, bit_and, bit_or, bit_xor; got "
             "\"avg\"");
+  // A builtin of another kind is named as such.
+  s.mutable_op()->set_builtin("less");
+  EXPECT_EQ(Error(s),
+            "block_reduce: op.builtin \"less\" is a comparator operator, but method \"reduce\" "
+            "takes a binary operator (T, T) -> T: one of sum, max, min, bit_and, bit_or, bit_xor");
   s.mutable_op()->set_builtin("bit_xor");
   EXPECT_EQ(Error(s),
             "block_reduce: op.builtin \"bit_xor\" needs an integer dtype; got \"float32\"");
@@ -283,6 +290,10 @@ TEST(Spec, CatalogMatchesTheValidator) {
   coop::v1::CatalogResponse c = Catalog(Target());
   ASSERT_EQ(c.families_size(), 8);
   EXPECT_EQ(c.archs(4), "sm_90");
+  ASSERT_EQ(c.op_kinds_size(), 4);
+  EXPECT_EQ(c.op_kinds(1).name(), "comparator");
+  EXPECT_EQ(c.op_kinds(1).signature(), "(T, T) -> bool");
+  EXPECT_EQ(c.builtin_ops_size(), c.op_kinds(0).builtins_size()) << "builtin_ops: binary kind";
   for (const auto& f : c.families()) {
     for (const auto& m : f.methods()) {
       PrimitiveSpec s;
@@ -290,7 +301,14 @@ TEST(Spec, CatalogMatchesTheValidator) {
       s.set_method(m.name());
       s.set_dtype("int32");
       if (!f.warp()) s.mutable_block()->set_x(64);
-      if (m.needs_op()) s.mutable_op()->set_builtin("max");
+      EXPECT_EQ(m.needs_op(), !m.op_kind().empty()) << m.name();
+      if (m.needs_op()) {
+        // The first builtin of the method's kind.
+        auto kind = std::find_if(c.op_kinds().begin(), c.op_kinds().end(),
+                                 [&](const auto& k) { return k.name() == m.op_kind(); });
+        ASSERT_NE(kind, c.op_kinds().end()) << m.op_kind();
+        s.mutable_op()->set_builtin(kind->builtins(0));
+      }
       s.set_arch("sm_90");
       for (int a = 0; a < std::max(1, f.algorithms_size()); ++a) {
         if (f.algorithms_size() > 0) s.set_algorithm(f.algorithms(a));
