@@ -34,7 +34,32 @@ std::string AlgorithmEnum(const PrimitiveSpec& s) {
   return "";
 }
 
+// The C type of the sort options' value dtype, or CUB's NullType for keys only.
+std::string SortValueType(std::string_view value_dtype) {
+  if (value_dtype.empty()) return "::cub::NullType";
+  return std::string(FindDType(value_dtype)->c_type);
+}
+
 std::string PrimitiveType(const PrimitiveSpec& s, std::string_view t) {
+  if (s.family() == "block_radix_sort") {
+    // Template order: KeyT, BLOCK_DIM_X, ITEMS_PER_THREAD, ValueT, RADIX_BITS,
+    // MEMOIZE_OUTER_SCAN, INNER_SCAN_ALGORITHM, SMEM_CONFIG, BLOCK_DIM_Y, BLOCK_DIM_Z; the three
+    // before the block dims are CUB's defaults.
+    return StrCat("::cub::BlockRadixSort<", t, ", ", s.block().x(), ", ", s.items_per_thread(),
+                  ", ", SortValueType(s.radix_sort().value_dtype()), ", ",
+                  s.radix_sort().radix_bits(),
+                  ", true, ::cub::BLOCK_SCAN_WARP_SCANS, ::cudaSharedMemBankSizeFourByte, ",
+                  s.block().y(), ", ", s.block().z(), ">");
+  }
+  if (s.family() == "block_merge_sort") {
+    return StrCat("::cub::BlockMergeSort<", t, ", ", s.block().x(), ", ", s.items_per_thread(),
+                  ", ", SortValueType(s.merge_sort().value_dtype()), ", ", s.block().y(), ", ",
+                  s.block().z(), ">");
+  }
+  if (s.family() == "warp_merge_sort") {
+    return StrCat("::cub::WarpMergeSort<", t, ", ", s.items_per_thread(), ", ", s.warp_threads(),
+                  ", ", SortValueType(s.merge_sort().value_dtype()), ">");
+  }
   if (s.family() == "warp_reduce") {
     return StrCat("::cub::WarpReduce<", t, ", ", s.warp_threads(), ">");
   }
@@ -105,6 +130,45 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     return plans;
   }
 
+  if (s.family() == "block_radix_sort" || s.family() == "block_merge_sort" ||
+      s.family() == "warp_merge_sort") {
+    // keys (and values) are the thread's N-item blocked arrays, sorted in place.
+    const bool radix = s.family() == "block_radix_sort";
+    const std::string& value_dtype =
+        radix ? s.radix_sort().value_dtype() : s.merge_sort().value_dtype();
+    EntryPlan p;
+    p.result = "void";
+    p.params = {{t + "*", "keys"}};
+    std::string args = "temp_storage, keys";
+    if (!value_dtype.empty()) {
+      p.params.push_back({SortValueType(value_dtype) + "*", "values"});
+      args += ", values";
+    }
+    const bool guarded =
+        s.method().size() > 8 && s.method().substr(s.method().size() - 8) == "_guarded";
+    if (radix) {
+      p.params.push_back({"int", "begin_bit"});
+      p.params.push_back({"int", "end_bit"});
+      args += ", begin_bit, end_bit";
+    } else if (guarded) {
+      p.params.push_back({"int", "valid_items"});
+      p.params.push_back({t, "oob_default"});
+      args += ", valid_items, oob_default";
+    }
+    if (!op.empty()) args += ", " + op;
+    p.call = StrCat("::coop::device::", radix ? "radix_" : "merge_", s.method(), "<Prim, ", n, ">(",
+                    args, ")");
+    p.description = StrCat(
+        s.method(), " of ", n, " keys", value_dtype.empty() ? "" : " and values",
+        " per thread, in place",
+        radix ? " by key bits [begin_bit, end_bit) (0 and 8*sizeof(key) for all)"
+              : StrCat(" by ", s.op().builtin()),
+        guarded ? "; only the tile's first valid_items keys count, the rest become oob_default"
+                : "",
+        s.family() == "warp_merge_sort" ? "; temp_storage is this logical warp's own" : "");
+    plans.push_back(std::move(p));
+    return plans;
+  }
   if (s.family() == "block_shuffle") {
     EntryPlan p;
     if (s.method() == "offset" || s.method() == "rotate") {

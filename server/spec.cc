@@ -18,6 +18,26 @@ struct MethodInfo {
   bool single_item = false;  // this method takes exactly one item per thread
 };
 
+// Which dtypes a family accepts.
+enum class DtypeRule {
+  kAny,
+  // Keys CUB's radix traits can order bit-wise: every arithmetic dtype (all of DTypes() today;
+  // a user-declared struct would not be).
+  kRadixSortable,
+  kUnsignedInteger,  // histogram samples (used as bin indices)
+};
+
+bool AcceptsDtype(DtypeRule rule, const DType& t) {
+  switch (rule) {
+    case DtypeRule::kRadixSortable:
+      return t.is_integer || t.name == "float32" || t.name == "float64";
+    case DtypeRule::kUnsignedInteger:
+      return t.is_integer && t.name.rfind("uint", 0) == 0;
+    default:
+      return true;
+  }
+}
+
 struct FamilyInfo {
   std::string_view name;
   std::string_view description;
@@ -30,7 +50,20 @@ struct FamilyInfo {
   // Algorithms that need the block's thread count to be a multiple of the warp size (32).
   std::vector<std::string_view> warp_multiple_algorithms;
   bool exchange_options = false;  // accepts ExchangeOptions (warp_time_slicing)
+  DtypeRule dtypes = DtypeRule::kAny;
+  // The PrimitiveSpec.family_options case this family accepts, besides scan/exchange above.
+  PrimitiveSpec::FamilyOptionsCase options = PrimitiveSpec::FAMILY_OPTIONS_NOT_SET;
+  bool power_of_two_threads = false;  // x*y*z must be a power of two (CUB static_asserts it)
 };
+
+const std::vector<MethodInfo> kMergeSortMethods = {
+    {"sort", OpKind::kComparator,
+     "sorts the keys (and values) of the tile by op, blocked in and out"},
+    {"sort_guarded", OpKind::kComparator,
+     "sorts the first valid_items keys (and values); the rest of the keys become oob_default"},
+    {"stable_sort", OpKind::kComparator, "like sort, keeping the order of equal keys"},
+    {"stable_sort_guarded", OpKind::kComparator,
+     "like sort_guarded, keeping the order of equal keys"}};
 
 const std::vector<std::string_view> kLoadStoreAlgorithms = {
     "direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced"};
@@ -116,6 +149,36 @@ const std::vector<FamilyInfo>& Families() {
        true,
        false,
        {}},
+      {"block_radix_sort",
+       "cub::BlockRadixSort: sorts keys (or key-value pairs) across the block by their bits "
+       "[begin_bit, end_bit)",
+       {{"sort", OpKind::kNone, "ascending sort; blocked in, blocked out"},
+        {"sort_descending", OpKind::kNone, "descending sort; blocked in, blocked out"},
+        {"sort_blocked_to_striped", OpKind::kNone, "ascending sort; blocked in, striped out"},
+        {"sort_descending_blocked_to_striped", OpKind::kNone,
+         "descending sort; blocked in, striped out"}},
+       {},
+       "",
+       false,
+       true,
+       false,
+       {},
+       false,
+       DtypeRule::kRadixSortable,
+       PrimitiveSpec::kRadixSort},
+      {"block_merge_sort",
+       "cub::BlockMergeSort: sorts keys (or key-value pairs) across the block with a comparator",
+       kMergeSortMethods,
+       {},
+       "",
+       false,
+       true,
+       false,
+       {},
+       false,
+       DtypeRule::kAny,
+       PrimitiveSpec::kMergeSort,
+       true},
       {"warp_reduce",
        "cub::WarpReduce: a reduction across a logical warp",
        {{"sum", OpKind::kNone, "sum across the logical warp (valid in lane 0)"},
@@ -141,6 +204,19 @@ const std::vector<FamilyInfo>& Families() {
        false,
        true,
        {}},
+      {"warp_merge_sort",
+       "cub::WarpMergeSort: sorts keys (or key-value pairs) across a logical warp with a "
+       "comparator",
+       kMergeSortMethods,
+       {},
+       "",
+       true,
+       true,
+       false,
+       {},
+       false,
+       DtypeRule::kAny,
+       PrimitiveSpec::kMergeSort},
   };
   return *families;
 }
@@ -165,6 +241,39 @@ absl::Status Invalid(std::string_view context, std::string_view detail) {
 
 std::string Quote(std::string_view s) {
   return StrCat("\"", s, "\"");
+}
+
+std::vector<std::string_view> FamilyDtypes(const FamilyInfo& f) {
+  std::vector<std::string_view> names;
+  for (const auto& t : DTypes()) {
+    if (AcceptsDtype(f.dtypes, t)) names.push_back(t.name);
+  }
+  return names;
+}
+
+// The name of a family-options field, as in the proto and in messages.
+std::string_view OptionsName(PrimitiveSpec::FamilyOptionsCase c) {
+  switch (c) {
+    case PrimitiveSpec::kScan:
+      return "scan";
+    case PrimitiveSpec::kExchange:
+      return "exchange";
+    case PrimitiveSpec::kRadixSort:
+      return "radix_sort";
+    case PrimitiveSpec::kMergeSort:
+      return "merge_sort";
+    default:
+      return "";
+  }
+}
+
+// value_dtype of the sort options: empty (keys only) or a dtype.
+absl::Status CheckValueDtype(std::string_view ctx, std::string_view options,
+                             const std::string& value_dtype) {
+  if (value_dtype.empty() || FindDType(value_dtype) != nullptr) return absl::OkStatus();
+  return Invalid(ctx, StrCat(options, ".value_dtype must be empty (keys only) or one of ",
+                             JoinMapped(DTypes(), [](const DType& t) { return t.name; }), "; got ",
+                             Quote(value_dtype)));
 }
 
 }  // namespace
@@ -252,10 +361,9 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
 
   // dtype
   const DType* dtype = FindDType(in.dtype());
-  if (dtype == nullptr) {
-    return Invalid(ctx, StrCat("dtype must be one of ",
-                               JoinMapped(DTypes(), [](const DType& t) { return t.name; }),
-                               "; got ", Quote(in.dtype())));
+  if (dtype == nullptr || !AcceptsDtype(fam->dtypes, *dtype)) {
+    return Invalid(ctx, StrCat("dtype must be one of ", StrJoin(FamilyDtypes(*fam), ", "), "; got ",
+                               Quote(in.dtype())));
   }
   out.set_dtype(std::string(dtype->name));
 
@@ -285,6 +393,10 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
     if (total > 1024) {
       return Invalid(ctx, StrCat("block threads (x*y*z) must be 1..1024, got ", x, "*", y, "*", z,
                                  " = ", total));
+    }
+    if (fam->power_of_two_threads && (total & (total - 1)) != 0) {
+      return Invalid(ctx, StrCat("block threads (x*y*z) must be a power of two, got ", x, "*", y,
+                                 "*", z, " = ", total));
     }
     out.mutable_block()->set_x(x);
     out.mutable_block()->set_y(y);
@@ -427,6 +539,32 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
   if (fam->scan_options) {
     out.mutable_scan()->set_with_aggregate(in.scan().with_aggregate());
   }
+  for (auto c : {PrimitiveSpec::kRadixSort, PrimitiveSpec::kMergeSort}) {
+    if (in.family_options_case() == c && fam->options != c) {
+      std::vector<std::string_view> takers;
+      for (const auto& f : Families()) {
+        if (f.options == c) takers.push_back(f.name);
+      }
+      return Invalid(ctx,
+                     StrCat(OptionsName(c), " options apply only to ", StrJoin(takers, " and ")));
+    }
+  }
+  if (fam->options == PrimitiveSpec::kRadixSort) {
+    const auto& o = in.radix_sort();
+    auto* r = out.mutable_radix_sort();
+    if (absl::Status st = CheckValueDtype(ctx, "radix_sort", o.value_dtype()); !st.ok()) return st;
+    r->set_value_dtype(o.value_dtype());
+    const uint32_t bits = o.radix_bits() == 0 ? 4 : o.radix_bits();
+    if (bits > 8) {
+      return Invalid(ctx, StrCat("radix_sort.radix_bits must be 1..8 (0 means 4), got ", bits));
+    }
+    r->set_radix_bits(bits);
+  }
+  if (fam->options == PrimitiveSpec::kMergeSort) {
+    const auto& o = in.merge_sort();
+    if (absl::Status st = CheckValueDtype(ctx, "merge_sort", o.value_dtype()); !st.ok()) return st;
+    out.mutable_merge_sort()->set_value_dtype(o.value_dtype());
+  }
   return out;
 }
 
@@ -443,7 +581,13 @@ std::string CanonicalEncoding(const PrimitiveSpec& s) {
       // Only block_exchange specs carry this line, so adding it changed no other key.
       s.has_exchange()
           ? StrCat("exchange.warp_time_slicing=", s.exchange().warp_time_slicing() ? 1 : 0, "\n")
-          : std::string());
+          : std::string(),
+      // Likewise: only the sort families' specs carry these lines.
+      s.has_radix_sort() ? StrCat("radix_sort.value_dtype=", s.radix_sort().value_dtype(),
+                                  "\nradix_sort.radix_bits=", s.radix_sort().radix_bits(), "\n")
+                         : std::string(),
+      s.has_merge_sort() ? StrCat("merge_sort.value_dtype=", s.merge_sort().value_dtype(), "\n")
+                         : std::string());
 }
 
 coop::v1::CatalogResponse Catalog(const TargetInfo& target) {
@@ -468,6 +612,11 @@ coop::v1::CatalogResponse Catalog(const TargetInfo& target) {
       pf->add_warp_multiple_algorithms(std::string(a));
     }
     pf->set_exchange_options(f.exchange_options);
+    pf->set_family_options(std::string(OptionsName(f.scan_options       ? PrimitiveSpec::kScan
+                                                   : f.exchange_options ? PrimitiveSpec::kExchange
+                                                                        : f.options)));
+    for (const auto& t : FamilyDtypes(f)) pf->add_dtypes(std::string(t));
+    pf->set_power_of_two_threads(f.power_of_two_threads);
   }
   for (const auto& t : DTypes()) out.add_dtypes(std::string(t.name));
   for (const auto& o : GetOpKind(OpKind::kBinary).builtins) out.add_builtin_ops(std::string(o));

@@ -20,7 +20,8 @@ constexpr char kUsage[] =
     "commands:\n"
     "  specialize FAMILY [--method M] --dtype T --threads X[,Y[,Z]] [--items N]\n"
     "             [--algorithm A] [--op OP] [--warp-threads N] [--with-aggregate]\n"
-    "             [--warp-time-slicing] [--abi c|numba] --arch sm_XX [--json] [--out DIR]\n"
+    "             [--warp-time-slicing] [--value-dtype T] [--radix-bits N]\n"
+    "             [--abi c|numba] --arch sm_XX [--json] [--out DIR]\n"
     "      Request one specialization. FAMILY: see `coopctl catalog`.\n"
     "      --out DIR writes <symbol>.ltoir and <symbol>.h (the entry declarations).\n"
     "      Several specs joined by \" + \" form a bundle: one LTO-IR, one round trip.\n"
@@ -124,6 +125,8 @@ std::string Shape(const coop::Spec& s) {
   out += " items " + std::to_string(s.items_per_thread);
   if (!s.algorithm.empty()) out += " algorithm " + s.algorithm;
   if (!s.op.empty()) out += " op " + s.op;
+  if (!s.value_dtype.empty()) out += " values " + s.value_dtype;
+  if (s.radix_bits != 0) out += " radix_bits " + std::to_string(s.radix_bits);
   if (s.calling_convention == coop::CallingConvention::kNumba) out += " abi numba";
   return out;
 }
@@ -278,6 +281,10 @@ coop::Spec ParseSpec(const std::vector<std::string>& args, size_t* i, bool* json
       spec.scan_with_aggregate = true;
     } else if (a == "--warp-time-slicing") {
       spec.exchange_warp_time_slicing = true;
+    } else if (a == "--value-dtype") {
+      spec.value_dtype = value();
+    } else if (a == "--radix-bits") {
+      spec.radix_bits = ParseUint(a, value());
     } else if (a == "--abi") {
       std::string v = value();
       if (v == "c") {
@@ -746,6 +753,10 @@ int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
       w.Key("warp_multiple_algorithms");
       strings(w, f.warp_multiple_algorithms);
       w.Key("exchange_options").Bool(f.exchange_options);
+      w.Key("family_options").String(f.family_options);
+      w.Key("dtypes");
+      strings(w, f.dtypes);
+      w.Key("power_of_two_threads").Bool(f.power_of_two_threads);
       w.EndObject();
     }
     w.EndArray();
@@ -789,11 +800,17 @@ int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
                                                 : " (default " + f.default_algorithm + ")")
                 << "\n";
     }
-    std::cout << (f.warp ? "  --warp-threads 1, 2, 4, 8, 16, 32 (default 32)\n"
-                         : "  --threads X[,Y[,Z]] (1..1024 in all)\n");
+    std::cout << (f.warp                   ? "  --warp-threads 1, 2, 4, 8, 16, 32 (default 32)\n"
+                  : f.power_of_two_threads ? "  --threads X[,Y[,Z]] (x*y*z a power of two)\n"
+                                           : "  --threads X[,Y[,Z]] (1..1024 in all)\n");
+    if (f.dtypes.size() != c->dtypes.size()) std::cout << "  --dtype " << join(f.dtypes) << "\n";
     std::cout << "  --items 1.." << f.max_items_per_thread << "\n";
     if (f.scan_options) std::cout << "  --with-aggregate\n";
     if (f.exchange_options) std::cout << "  --warp-time-slicing\n";
+    if (f.family_options == "radix_sort" || f.family_options == "merge_sort") {
+      std::cout << "  --value-dtype T (key-value pairs; default keys only)\n";
+    }
+    if (f.family_options == "radix_sort") std::cout << "  --radix-bits 1..8 (default 4)\n";
   }
   std::cout << "dtypes: " << join(c->dtypes) << "\n";
   for (const auto& k : c->op_kinds) {

@@ -45,6 +45,16 @@ v1::PrimitiveSpec ToProto(const Spec& s) {
   }
   if (s.scan_with_aggregate) p.mutable_scan()->set_with_aggregate(true);
   if (s.exchange_warp_time_slicing) p.mutable_exchange()->set_warp_time_slicing(true);
+  // The sort options go in the message of the family that takes them; the daemon rejects them
+  // for any other family.
+  if (!s.value_dtype.empty() || s.radix_bits != 0) {
+    if (s.family == "block_radix_sort" || s.radix_bits != 0) {
+      p.mutable_radix_sort()->set_value_dtype(s.value_dtype);
+      p.mutable_radix_sort()->set_radix_bits(s.radix_bits);
+    } else {
+      p.mutable_merge_sort()->set_value_dtype(s.value_dtype);
+    }
+  }
   return p;
 }
 
@@ -64,6 +74,8 @@ Spec FromProto(const v1::PrimitiveSpec& p) {
                              : CallingConvention::kC;
   s.scan_with_aggregate = p.scan().with_aggregate();
   s.exchange_warp_time_slicing = p.exchange().warp_time_slicing();
+  s.value_dtype = p.has_radix_sort() ? p.radix_sort().value_dtype() : p.merge_sort().value_dtype();
+  s.radix_bits = p.radix_sort().radix_bits();
   return s;
 }
 
@@ -409,6 +421,9 @@ Result<Catalog> Client::GetCatalog() {
     family.scan_options = f.scan_options();
     family.warp_multiple_algorithms = strings(f.warp_multiple_algorithms());
     family.exchange_options = f.exchange_options();
+    family.family_options = f.family_options();
+    family.dtypes = strings(f.dtypes());
+    family.power_of_two_threads = f.power_of_two_threads();
     out.families.push_back(std::move(family));
   }
   out.dtypes = strings(resp.dtypes());

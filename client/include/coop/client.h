@@ -99,6 +99,10 @@ struct Spec {
   CallingConvention calling_convention = CallingConvention::kDefault;
   bool scan_with_aggregate = false;         // block_scan: also emit the `_aggregate` entry
   bool exchange_warp_time_slicing = false;  // block_exchange: CUB's WARP_TIME_SLICING
+  // block_radix_sort, block_merge_sort, warp_merge_sort: the dtype of values sorted along with
+  // the keys; empty sorts keys only.
+  std::string value_dtype;
+  uint32_t radix_bits = 0;  // block_radix_sort: bits per pass, 1..8; 0 means 4
 };
 
 struct Entry {
@@ -263,6 +267,11 @@ struct CatalogFamily {
   bool scan_options = false;
   std::vector<std::string> warp_multiple_algorithms;
   bool exchange_options = false;
+  // The Spec options it accepts: "scan", "exchange", "radix_sort" (value_dtype, radix_bits),
+  // "merge_sort" (value_dtype); empty: none.
+  std::string family_options;
+  std::vector<std::string> dtypes;    // the dtypes it accepts
+  bool power_of_two_threads = false;  // the block's thread count must be a power of two
 };
 
 // What this daemon accepts, from the same tables its validator uses.

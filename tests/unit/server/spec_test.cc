@@ -109,7 +109,8 @@ TEST(Spec, RejectsUnknownFamily) {
   s.set_family("block_sort");
   EXPECT_EQ(Error(s),
             "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
-            "block_exchange, block_shuffle, warp_reduce, warp_scan; got \"block_sort\"");
+            "block_exchange, block_shuffle, block_radix_sort, block_merge_sort, warp_reduce, "
+            "warp_scan, warp_merge_sort; got \"block_sort\"");
 }
 
 TEST(Spec, RejectsUnknownMethod) {
@@ -284,11 +285,48 @@ TEST(Spec, WarpScanTakesScanOptionsAndALogicalWarp) {
   EXPECT_EQ(Error(s), "warp_scan: items_per_thread must be 1, got 2");
 }
 
+TEST(Spec, SortOptions) {
+  PrimitiveSpec s = BlockReduce();
+  s.set_family("block_radix_sort");
+  s.set_items_per_thread(4);
+  auto r = Canonicalize(s, Target());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->radix_sort().radix_bits(), 4u) << "CUB's default, resolved";
+  EXPECT_EQ(r->method(), "sort");
+  // An explicit default shares the key; values change it.
+  s.mutable_radix_sort()->set_radix_bits(4);
+  auto explicit_bits = Canonicalize(s, Target());
+  ASSERT_TRUE(explicit_bits.ok());
+  EXPECT_EQ(CanonicalEncoding(*r), CanonicalEncoding(*explicit_bits));
+  s.mutable_radix_sort()->set_value_dtype("int32");
+  auto pairs = Canonicalize(s, Target());
+  ASSERT_TRUE(pairs.ok());
+  EXPECT_NE(CanonicalEncoding(*pairs), CanonicalEncoding(*r));
+  s.mutable_radix_sort()->set_radix_bits(9);
+  EXPECT_EQ(Error(s), "block_radix_sort: radix_sort.radix_bits must be 1..8 (0 means 4), got 9");
+
+  PrimitiveSpec m = BlockReduce();
+  m.set_family("warp_merge_sort");
+  m.clear_block();
+  m.mutable_op()->set_builtin("greater");
+  m.mutable_radix_sort()->set_value_dtype("int32");
+  EXPECT_EQ(Error(m), "warp_merge_sort: radix_sort options apply only to block_radix_sort");
+  m.mutable_merge_sort()->set_value_dtype("int32");
+  r = Canonicalize(m, Target());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->warp_threads(), 32u);
+  EXPECT_NE(CanonicalEncoding(*r).find("merge_sort.value_dtype=int32\n"), std::string::npos);
+  // Families without sort options keep their encoding free of the sort lines (old keys hold).
+  auto reduce = Canonicalize(BlockReduce(), Target());
+  ASSERT_TRUE(reduce.ok());
+  EXPECT_EQ(CanonicalEncoding(*reduce).find("sort"), std::string::npos);
+}
+
 // The catalogue and the validator come from one table: everything the catalogue offers
 // validates, and the validator's error lists exactly the catalogue's values.
 TEST(Spec, CatalogMatchesTheValidator) {
   coop::v1::CatalogResponse c = Catalog(Target());
-  ASSERT_EQ(c.families_size(), 8);
+  ASSERT_EQ(c.families_size(), 11);
   EXPECT_EQ(c.archs(4), "sm_90");
   ASSERT_EQ(c.op_kinds_size(), 4);
   EXPECT_EQ(c.op_kinds(1).name(), "comparator");

@@ -283,6 +283,79 @@ __device__ __forceinline__ void shuffle_down(void* t, const T* input, T* next) {
   store_items(out, next);
 }
 
+// ---- block_radix_sort -------------------------------------------------------------------------
+// keys (and values) point at the thread's N-item blocked arrays; sorted in place.
+
+#define COOP_RADIX_SORT(NAME, METHOD)                                                          \
+  template <class Prim, int N, class K>                                                        \
+  __device__ __forceinline__ void radix_##NAME(void* t, K* keys, int begin_bit, int end_bit) { \
+    K k[N];                                                                                    \
+    load_items(keys, k);                                                                       \
+    Prim(temp<Prim>(t)).METHOD(k, begin_bit, end_bit);                                         \
+    store_items(k, keys);                                                                      \
+  }                                                                                            \
+  template <class Prim, int N, class K, class V>                                               \
+  __device__ __forceinline__ void radix_##NAME(void* t, K* keys, V* values, int begin_bit,     \
+                                               int end_bit) {                                  \
+    K k[N];                                                                                    \
+    V v[N];                                                                                    \
+    load_items(keys, k);                                                                       \
+    load_items(values, v);                                                                     \
+    Prim(temp<Prim>(t)).METHOD(k, v, begin_bit, end_bit);                                      \
+    store_items(k, keys);                                                                      \
+    store_items(v, values);                                                                    \
+  }
+COOP_RADIX_SORT(sort, Sort)
+COOP_RADIX_SORT(sort_descending, SortDescending)
+COOP_RADIX_SORT(sort_blocked_to_striped, SortBlockedToStriped)
+COOP_RADIX_SORT(sort_descending_blocked_to_striped, SortDescendingBlockedToStriped)
+#undef COOP_RADIX_SORT
+
+// ---- block_merge_sort / warp_merge_sort ------------------------------------------------------
+// Same arrays as radix sort; op is the comparator. The guarded forms sort the tile's first
+// valid_items keys and fill the rest with oob_default.
+
+#define COOP_MERGE_SORT(NAME, METHOD)                                                             \
+  template <class Prim, int N, class K, class Op>                                                 \
+  __device__ __forceinline__ void merge_##NAME(void* t, K* keys, Op op) {                         \
+    K k[N];                                                                                       \
+    load_items(keys, k);                                                                          \
+    Prim(temp<Prim>(t)).METHOD(k, op);                                                            \
+    store_items(k, keys);                                                                         \
+  }                                                                                               \
+  template <class Prim, int N, class K, class V, class Op>                                        \
+  __device__ __forceinline__ void merge_##NAME(void* t, K* keys, V* values, Op op) {              \
+    K k[N];                                                                                       \
+    V v[N];                                                                                       \
+    load_items(keys, k);                                                                          \
+    load_items(values, v);                                                                        \
+    Prim(temp<Prim>(t)).METHOD(k, v, op);                                                         \
+    store_items(k, keys);                                                                         \
+    store_items(v, values);                                                                       \
+  }                                                                                               \
+  template <class Prim, int N, class K, class Op>                                                 \
+  __device__ __forceinline__ void merge_##NAME##_guarded(void* t, K* keys, int valid_items,       \
+                                                         K oob_default, Op op) {                  \
+    K k[N];                                                                                       \
+    load_items(keys, k);                                                                          \
+    Prim(temp<Prim>(t)).METHOD(k, op, valid_items, oob_default);                                  \
+    store_items(k, keys);                                                                         \
+  }                                                                                               \
+  template <class Prim, int N, class K, class V, class Op>                                        \
+  __device__ __forceinline__ void merge_##NAME##_guarded(void* t, K* keys, V* values,             \
+                                                         int valid_items, K oob_default, Op op) { \
+    K k[N];                                                                                       \
+    V v[N];                                                                                       \
+    load_items(keys, k);                                                                          \
+    load_items(values, v);                                                                        \
+    Prim(temp<Prim>(t)).METHOD(k, v, op, valid_items, oob_default);                               \
+    store_items(k, keys);                                                                         \
+    store_items(v, values);                                                                       \
+  }
+COOP_MERGE_SORT(sort, Sort)
+COOP_MERGE_SORT(stable_sort, StableSort)
+#undef COOP_MERGE_SORT
+
 }  // namespace device
 }  // namespace coop
 
