@@ -31,6 +31,7 @@ std::string AlgorithmEnum(const PrimitiveSpec& s) {
   if (s.family() == "block_scan") return "::cub::BLOCK_SCAN_" + upper;
   if (s.family() == "block_load") return "::cub::BLOCK_LOAD_" + upper;
   if (s.family() == "block_store") return "::cub::BLOCK_STORE_" + upper;
+  if (s.family() == "block_histogram") return "::cub::BLOCK_HISTO_" + upper;
   return "";
 }
 
@@ -50,6 +51,11 @@ std::string PrimitiveType(const PrimitiveSpec& s, std::string_view t) {
                   s.radix_sort().radix_bits(),
                   ", true, ::cub::BLOCK_SCAN_WARP_SCANS, ::cudaSharedMemBankSizeFourByte, ",
                   s.block().y(), ", ", s.block().z(), ">");
+  }
+  if (s.family() == "block_histogram") {
+    return StrCat("::cub::BlockHistogram<", t, ", ", s.block().x(), ", ", s.items_per_thread(),
+                  ", ", s.histogram().bins(), ", ", AlgorithmEnum(s), ", ", s.block().y(), ", ",
+                  s.block().z(), ">");
   }
   if (s.family() == "block_merge_sort") {
     return StrCat("::cub::BlockMergeSort<", t, ", ", s.block().x(), ", ", s.items_per_thread(),
@@ -166,6 +172,25 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
         guarded ? "; only the tile's first valid_items keys count, the rest become oob_default"
                 : "",
         s.family() == "warp_merge_sort" ? "; temp_storage is this logical warp's own" : "");
+    plans.push_back(std::move(p));
+    return plans;
+  }
+  if (s.family() == "block_histogram") {
+    EntryPlan p;
+    p.result = "void";
+    const bool init = s.method() == "init_histogram";
+    if (!init) p.params.push_back({StrCat("const ", t, "*"), "samples"});
+    p.params.push_back({"unsigned int*", "histogram"});
+    p.call = StrCat("::coop::device::", s.method(), "<Prim", init ? "" : StrCat(", ", n),
+                    ">(temp_storage", init ? "" : ", samples", ", histogram)");
+    const std::string counters =
+        StrCat("histogram points to the block's ", s.histogram().bins(),
+               " counters (the same pointer in every thread, usually shared memory)");
+    p.description =
+        init ? StrCat("zeroes the counters; ", counters)
+             : StrCat(s.method() == "histogram" ? "zeroes the counters, then counts " : "adds ", n,
+                      " samples per thread (each < ", s.histogram().bins(),
+                      s.method() == "histogram" ? ")" : ") to the counters", "; ", counters);
     plans.push_back(std::move(p));
     return plans;
   }

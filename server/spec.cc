@@ -179,6 +179,21 @@ const std::vector<FamilyInfo>& Families() {
        DtypeRule::kAny,
        PrimitiveSpec::kMergeSort,
        true},
+      {"block_histogram",
+       "cub::BlockHistogram: counts the block's samples (each < bins) into bins counters",
+       {{"histogram", OpKind::kNone,
+         "zeroes the block's counters, then counts the tile's samples into them"},
+        {"init_histogram", OpKind::kNone, "zeroes the block's counters"},
+        {"composite", OpKind::kNone, "adds the tile's samples to the counters (no zeroing)"}},
+       {"sort", "atomic"},
+       "sort",
+       false,
+       true,
+       false,
+       {},
+       false,
+       DtypeRule::kUnsignedInteger,
+       PrimitiveSpec::kHistogram},
       {"warp_reduce",
        "cub::WarpReduce: a reduction across a logical warp",
        {{"sum", OpKind::kNone, "sum across the logical warp (valid in lane 0)"},
@@ -262,6 +277,8 @@ std::string_view OptionsName(PrimitiveSpec::FamilyOptionsCase c) {
       return "radix_sort";
     case PrimitiveSpec::kMergeSort:
       return "merge_sort";
+    case PrimitiveSpec::kHistogram:
+      return "histogram";
     default:
       return "";
   }
@@ -539,7 +556,7 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
   if (fam->scan_options) {
     out.mutable_scan()->set_with_aggregate(in.scan().with_aggregate());
   }
-  for (auto c : {PrimitiveSpec::kRadixSort, PrimitiveSpec::kMergeSort}) {
+  for (auto c : {PrimitiveSpec::kRadixSort, PrimitiveSpec::kMergeSort, PrimitiveSpec::kHistogram}) {
     if (in.family_options_case() == c && fam->options != c) {
       std::vector<std::string_view> takers;
       for (const auto& f : Families()) {
@@ -565,6 +582,15 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
     if (absl::Status st = CheckValueDtype(ctx, "merge_sort", o.value_dtype()); !st.ok()) return st;
     out.mutable_merge_sort()->set_value_dtype(o.value_dtype());
   }
+  if (fam->options == PrimitiveSpec::kHistogram) {
+    const uint32_t bins = in.histogram().bins();
+    if (bins == 0 || bins > 65536) {
+      return Invalid(ctx, StrCat("histogram.bins (the number of counters) is required and must be "
+                                 "1..65536, got ",
+                                 bins));
+    }
+    out.mutable_histogram()->set_bins(bins);
+  }
   return out;
 }
 
@@ -582,12 +608,13 @@ std::string CanonicalEncoding(const PrimitiveSpec& s) {
       s.has_exchange()
           ? StrCat("exchange.warp_time_slicing=", s.exchange().warp_time_slicing() ? 1 : 0, "\n")
           : std::string(),
-      // Likewise: only the sort families' specs carry these lines.
+      // Likewise: only the sort and histogram families' specs carry these lines.
       s.has_radix_sort() ? StrCat("radix_sort.value_dtype=", s.radix_sort().value_dtype(),
                                   "\nradix_sort.radix_bits=", s.radix_sort().radix_bits(), "\n")
                          : std::string(),
       s.has_merge_sort() ? StrCat("merge_sort.value_dtype=", s.merge_sort().value_dtype(), "\n")
-                         : std::string());
+                         : std::string(),
+      s.has_histogram() ? StrCat("histogram.bins=", s.histogram().bins(), "\n") : std::string());
 }
 
 coop::v1::CatalogResponse Catalog(const TargetInfo& target) {

@@ -55,6 +55,7 @@ v1::PrimitiveSpec ToProto(const Spec& s) {
       p.mutable_merge_sort()->set_value_dtype(s.value_dtype);
     }
   }
+  if (s.histogram_bins != 0) p.mutable_histogram()->set_bins(s.histogram_bins);
   return p;
 }
 
@@ -76,6 +77,7 @@ Spec FromProto(const v1::PrimitiveSpec& p) {
   s.exchange_warp_time_slicing = p.exchange().warp_time_slicing();
   s.value_dtype = p.has_radix_sort() ? p.radix_sort().value_dtype() : p.merge_sort().value_dtype();
   s.radix_bits = p.radix_sort().radix_bits();
+  s.histogram_bins = p.histogram().bins();
   return s;
 }
 

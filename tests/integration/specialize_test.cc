@@ -174,7 +174,7 @@ TEST_F(SharedDaemon, CoopctlCatalogListsEveryFamily) {
   EXPECT_NE(out.find("\"archs\":[\"sm_"), std::string::npos) << out;
   auto catalog = Client().GetCatalog();
   ASSERT_TRUE(catalog) << catalog.error().message;
-  EXPECT_EQ(catalog->families.size(), 11u);
+  EXPECT_EQ(catalog->families.size(), 12u);
   EXPECT_NE(out.find("\"op_kind\":\"comparator\""), std::string::npos) << out;
   EXPECT_NE(out.find("\"family_options\":\"radix_sort\""), std::string::npos) << out;
 }
@@ -254,6 +254,8 @@ std::vector<TruthRow> LoadLayoutTruth() {
         r.spec.value_dtype = value;
       } else if (key == "radix_bits") {
         r.spec.radix_bits = static_cast<uint32_t>(std::stoul(value));
+      } else if (key == "bins") {
+        r.spec.histogram_bins = static_cast<uint32_t>(std::stoul(value));
       } else {
         ADD_FAILURE() << "unknown option " << kv << " in " << line;
       }
@@ -485,6 +487,36 @@ TEST_F(SharedDaemon, MergeSortEveryMethodLinksWithACallingKernel) {
       << a->entries[0].declaration;
 }
 
+// Histogram: every method and algorithm, each unsigned sample dtype, a 2D block.
+TEST_F(SharedDaemon, HistogramEveryMethodLinksWithACallingKernel) {
+  std::vector<coop::Spec> specs;
+  for (const char* method : {"histogram", "init_histogram", "composite"}) {
+    for (const char* algorithm : {"sort", "atomic"}) {
+      for (const char* dtype : {"uint8", "uint16", "uint32", "uint64"}) {
+        coop::Spec s = BlockReduceF32();
+        s.family = "block_histogram";
+        s.method = method;
+        s.algorithm = algorithm;
+        s.dtype = dtype;
+        s.block = {64, 2};
+        s.items_per_thread = 4;
+        s.histogram_bins = std::string(dtype) == "uint8" ? 256 : 100;
+        // Atomic histograms need no temp storage: CUB's TempStorage is an empty struct (1 byte).
+        specs.push_back(s);
+      }
+    }
+  }
+  auto client = Client();
+  ExpectEachLinks(client, specs);
+  auto a = client.Specialize(specs[0]);
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_NE(a->entries[0].declaration.find(
+                "(void* temp_storage, const unsigned char* samples, unsigned int* histogram)"),
+            std::string::npos)
+      << a->entries[0].declaration;
+  EXPECT_EQ(a->spec.histogram_bins, 256u);
+}
+
 struct InvalidCase {
   std::string name;
   std::function<void(coop::Spec&)> mutate;
@@ -528,8 +560,8 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
        "warp_reduce: warp_threads must be a power of two 1..32 (1, 2, 4, 8, 16, 32), got 64"},
       {"unknown family", [](coop::Spec& s) { s.family = "block_sort"; },
        "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
-       "block_exchange, block_shuffle, block_radix_sort, block_merge_sort, warp_reduce, "
-       "warp_scan, warp_merge_sort; got \"block_sort\""},
+       "block_exchange, block_shuffle, block_radix_sort, block_merge_sort, block_histogram, "
+       "warp_reduce, warp_scan, warp_merge_sort; got \"block_sort\""},
       {"unknown method", [](coop::Spec& s) { s.method = "product"; },
        "block_reduce: method must be one of sum, max, min, reduce; got \"product\""},
       {"comparator given to a binary-op method",
@@ -577,6 +609,22 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
          s.radix_bits = 9;
        },
        "block_radix_sort: radix_sort.radix_bits must be 1..8 (0 means 4), got 9"},
+      {"histogram with 0 bins",
+       [](coop::Spec& s) {
+         s.family = "block_histogram";
+         s.method = "histogram";
+         s.dtype = "uint8";
+       },
+       "block_histogram: histogram.bins (the number of counters) is required and must be "
+       "1..65536, got 0"},
+      {"histogram of signed samples",
+       [](coop::Spec& s) {
+         s.family = "block_histogram";
+         s.method = "histogram";
+         s.dtype = "int32";
+         s.histogram_bins = 16;
+       },
+       "block_histogram: dtype must be one of uint8, uint16, uint32, uint64; got \"int32\""},
       {"sort options on another family", [](coop::Spec& s) { s.value_dtype = "int32"; },
        "block_reduce: merge_sort options apply only to block_merge_sort and warp_merge_sort"},
   };

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cub/block/block_exchange.cuh>
+#include <cub/block/block_histogram.cuh>
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_merge_sort.cuh>
 #include <cub/block/block_radix_sort.cuh>
@@ -147,5 +148,16 @@ int main() {
                                                                "op=greater,value_dtype=float32");
   Row<cub::WarpMergeSort<float, 1, 8>::TempStorage>("warp_merge_sort", "sort_guarded", "float32", 0,
                                                     0, 0, 1, "-", 8, "op=less");
+  // block_histogram: both algorithms, 1D/2D/3D blocks, several bin counts.
+  Row<cub::BlockHistogram<uint8_t, 128, 4, 256>::TempStorage>(
+      "block_histogram", "histogram", "uint8", 128, 1, 1, 4, "sort", 0, "bins=256");
+  Row<cub::BlockHistogram<uint16_t, 64, 2, 100, cub::BLOCK_HISTO_ATOMIC>::TempStorage>(
+      "block_histogram", "composite", "uint16", 64, 1, 1, 2, "atomic", 0, "bins=100");
+  Row<cub::BlockHistogram<uint64_t, 32, 1, 7, cub::BLOCK_HISTO_SORT, 2>::TempStorage>(
+      "block_histogram", "histogram", "uint64", 32, 2, 1, 1, "sort", 0, "bins=7");
+  Row<cub::BlockHistogram<uint32_t, 16, 8, 32, cub::BLOCK_HISTO_SORT, 4, 2>::TempStorage>(
+      "block_histogram", "init_histogram", "uint32", 16, 4, 2, 8, "sort", 0, "bins=32");
+  Row<cub::BlockHistogram<uint8_t, 96, 3, 1>::TempStorage>("block_histogram", "composite", "uint8",
+                                                           96, 1, 1, 3, "sort", 0, "bins=1");
   return 0;
 }

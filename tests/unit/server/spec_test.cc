@@ -109,8 +109,8 @@ TEST(Spec, RejectsUnknownFamily) {
   s.set_family("block_sort");
   EXPECT_EQ(Error(s),
             "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
-            "block_exchange, block_shuffle, block_radix_sort, block_merge_sort, warp_reduce, "
-            "warp_scan, warp_merge_sort; got \"block_sort\"");
+            "block_exchange, block_shuffle, block_radix_sort, block_merge_sort, block_histogram, "
+            "warp_reduce, warp_scan, warp_merge_sort; got \"block_sort\"");
 }
 
 TEST(Spec, RejectsUnknownMethod) {
@@ -322,11 +322,32 @@ TEST(Spec, SortOptions) {
   EXPECT_EQ(CanonicalEncoding(*reduce).find("sort"), std::string::npos);
 }
 
+TEST(Spec, HistogramNeedsBinsAndUnsignedSamples) {
+  PrimitiveSpec s = BlockReduce();
+  s.set_family("block_histogram");
+  s.set_dtype("uint8");
+  EXPECT_EQ(Error(s),
+            "block_histogram: histogram.bins (the number of counters) is required and must be "
+            "1..65536, got 0");
+  s.mutable_histogram()->set_bins(256);
+  auto r = Canonicalize(s, Target());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->algorithm(), "sort");
+  EXPECT_EQ(r->method(), "histogram");
+  EXPECT_NE(CanonicalEncoding(*r).find("histogram.bins=256\n"), std::string::npos);
+  s.set_dtype("float32");
+  EXPECT_EQ(Error(s),
+            "block_histogram: dtype must be one of uint8, uint16, uint32, uint64; got \"float32\"");
+  auto reduce = BlockReduce();
+  reduce.mutable_histogram()->set_bins(4);
+  EXPECT_EQ(Error(reduce), "block_reduce: histogram options apply only to block_histogram");
+}
+
 // The catalogue and the validator come from one table: everything the catalogue offers
 // validates, and the validator's error lists exactly the catalogue's values.
 TEST(Spec, CatalogMatchesTheValidator) {
   coop::v1::CatalogResponse c = Catalog(Target());
-  ASSERT_EQ(c.families_size(), 11);
+  ASSERT_EQ(c.families_size(), 12);
   EXPECT_EQ(c.archs(4), "sm_90");
   ASSERT_EQ(c.op_kinds_size(), 4);
   EXPECT_EQ(c.op_kinds(1).name(), "comparator");
@@ -337,7 +358,8 @@ TEST(Spec, CatalogMatchesTheValidator) {
       PrimitiveSpec s;
       s.set_family(f.name());
       s.set_method(m.name());
-      s.set_dtype("int32");
+      s.set_dtype(f.dtypes(0));  // the family's first accepted dtype
+      if (f.family_options() == "histogram") s.mutable_histogram()->set_bins(8);
       if (!f.warp()) s.mutable_block()->set_x(64);
       EXPECT_EQ(m.needs_op(), !m.op_kind().empty()) << m.name();
       if (m.needs_op()) {

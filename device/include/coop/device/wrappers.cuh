@@ -311,6 +311,28 @@ COOP_RADIX_SORT(sort_blocked_to_striped, SortBlockedToStriped)
 COOP_RADIX_SORT(sort_descending_blocked_to_striped, SortDescendingBlockedToStriped)
 #undef COOP_RADIX_SORT
 
+// ---- block_histogram --------------------------------------------------------------------------
+// counters points at the block's BINS counters (the same pointer in every thread).
+
+template <class Prim>
+__device__ __forceinline__ void init_histogram(void* t, unsigned int* counters) {
+  Prim(temp<Prim>(t)).InitHistogram(counters);
+}
+
+template <class Prim, int N, class T>
+__device__ __forceinline__ void histogram(void* t, const T* samples, unsigned int* counters) {
+  T v[N];
+  load_items(samples, v);
+  Prim(temp<Prim>(t)).Histogram(v, counters);
+}
+
+template <class Prim, int N, class T>
+__device__ __forceinline__ void composite(void* t, const T* samples, unsigned int* counters) {
+  T v[N];
+  load_items(samples, v);
+  Prim(temp<Prim>(t)).Composite(v, counters);
+}
+
 // ---- block_merge_sort / warp_merge_sort ------------------------------------------------------
 // Same arrays as radix sort; op is the comparator. The guarded forms sort the tile's first
 // valid_items keys and fill the rest with oob_default.
