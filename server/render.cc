@@ -52,6 +52,12 @@ std::string PrimitiveType(const PrimitiveSpec& s, std::string_view t) {
                   ", true, ::cub::BLOCK_SCAN_WARP_SCANS, ::cudaSharedMemBankSizeFourByte, ",
                   s.block().y(), ", ", s.block().z(), ">");
   }
+  if (s.family() == "block_discontinuity" || s.family() == "block_adjacent_difference") {
+    return StrCat(
+        "::cub::",
+        s.family() == "block_discontinuity" ? "BlockDiscontinuity<" : "BlockAdjacentDifference<", t,
+        ", ", s.block().x(), ", ", s.block().y(), ", ", s.block().z(), ">");
+  }
   if (s.family() == "block_histogram") {
     return StrCat("::cub::BlockHistogram<", t, ", ", s.block().x(), ", ", s.items_per_thread(),
                   ", ", s.histogram().bins(), ", ", AlgorithmEnum(s), ", ", s.block().y(), ", ",
@@ -172,6 +178,33 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
         guarded ? "; only the tile's first valid_items keys count, the rest become oob_default"
                 : "",
         s.family() == "warp_merge_sort" ? "; temp_storage is this logical warp's own" : "");
+    plans.push_back(std::move(p));
+    return plans;
+  }
+  if (s.family() == "block_discontinuity" || s.family() == "block_adjacent_difference") {
+    // The method name says which arrays and neighbour items the entry takes.
+    const std::string& m = s.method();
+    auto has = [&](std::string_view word) { return m.find(word) != std::string::npos; };
+    EntryPlan p;
+    p.result = "void";
+    p.params = {{StrCat("const ", t, "*"), "input"}};
+    if (s.family() == "block_discontinuity") {
+      if (has("heads")) p.params.push_back({"int*", "head_flags"});
+      if (has("tails")) p.params.push_back({"int*", "tail_flags"});
+    } else {
+      p.params.push_back({t + "*", "output"});
+      if (has("partial")) p.params.push_back({"int", "valid_items"});
+    }
+    if (has("predecessor")) p.params.push_back({t, "tile_predecessor_item"});
+    if (has("successor")) p.params.push_back({t, "tile_successor_item"});
+    std::string args = "temp_storage";
+    for (const auto& param : p.params) args += ", " + param.second;
+    p.call = StrCat("::coop::device::", m, "<Prim, ", n, ">(", args, ", ", op, ")");
+    p.description = StrCat(
+        m, " over ", n, " blocked items per thread with ", s.op().builtin(),
+        s.family() == "block_discontinuity" ? " (flags are 0 or 1)" : "",
+        has("predecessor") ? "; tile_predecessor_item is read in thread 0 only" : "",
+        has("successor") ? "; tile_successor_item is read in the block's last thread only" : "");
     plans.push_back(std::move(p));
     return plans;
   }

@@ -174,7 +174,7 @@ TEST_F(SharedDaemon, CoopctlCatalogListsEveryFamily) {
   EXPECT_NE(out.find("\"archs\":[\"sm_"), std::string::npos) << out;
   auto catalog = Client().GetCatalog();
   ASSERT_TRUE(catalog) << catalog.error().message;
-  EXPECT_EQ(catalog->families.size(), 12u);
+  EXPECT_EQ(catalog->families.size(), 14u);
   EXPECT_NE(out.find("\"op_kind\":\"comparator\""), std::string::npos) << out;
   EXPECT_NE(out.find("\"family_options\":\"radix_sort\""), std::string::npos) << out;
 }
@@ -517,6 +517,42 @@ TEST_F(SharedDaemon, HistogramEveryMethodLinksWithACallingKernel) {
   EXPECT_EQ(a->spec.histogram_bins, 256u);
 }
 
+// Discontinuity and adjacent difference: every method with each builtin of its op kind.
+TEST_F(SharedDaemon, NeighbourFamiliesEveryMethodLinksWithACallingKernel) {
+  auto catalog = Client().GetCatalog();
+  ASSERT_TRUE(catalog) << catalog.error().message;
+  std::vector<coop::Spec> specs;
+  for (const auto& f : catalog->families) {
+    if (f.name != "block_discontinuity" && f.name != "block_adjacent_difference") continue;
+    for (const auto& m : f.methods) {
+      for (const char* op : f.name == "block_discontinuity"
+                                ? std::vector<const char*>{"not_equal", "equal"}
+                                : std::vector<const char*>{"difference", "sum"}) {
+        coop::Spec s = BlockReduceF32();
+        s.family = f.name;
+        s.method = m.name;
+        s.op = op;
+        s.dtype = std::string(op) == "sum" ? "uint64" : "int16";
+        s.block = {32, 2, 2};
+        s.items_per_thread = 5;
+        specs.push_back(s);
+      }
+    }
+  }
+  ASSERT_EQ(specs.size(), 2u * (8 + 7));
+  auto client = Client();
+  ExpectEachLinks(client, specs);
+  coop::Spec both = specs[14];  // flag_heads_and_tails_with_predecessor_and_successor, not_equal
+  ASSERT_EQ(both.method, "flag_heads_and_tails_with_predecessor_and_successor");
+  auto a = client.Specialize(both);
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_NE(a->entries[0].declaration.find(
+                "(void* temp_storage, const short* input, int* head_flags, int* tail_flags, short "
+                "tile_predecessor_item, short tile_successor_item)"),
+            std::string::npos)
+      << a->entries[0].declaration;
+}
+
 struct InvalidCase {
   std::string name;
   std::function<void(coop::Spec&)> mutate;
@@ -561,7 +597,8 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
       {"unknown family", [](coop::Spec& s) { s.family = "block_sort"; },
        "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
        "block_exchange, block_shuffle, block_radix_sort, block_merge_sort, block_histogram, "
-       "warp_reduce, warp_scan, warp_merge_sort; got \"block_sort\""},
+       "block_discontinuity, block_adjacent_difference, warp_reduce, warp_scan, "
+       "warp_merge_sort; got \"block_sort\""},
       {"unknown method", [](coop::Spec& s) { s.method = "product"; },
        "block_reduce: method must be one of sum, max, min, reduce; got \"product\""},
       {"comparator given to a binary-op method",
@@ -625,6 +662,22 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
          s.histogram_bins = 16;
        },
        "block_histogram: dtype must be one of uint8, uint16, uint32, uint64; got \"int32\""},
+      {"difference operator given to a flag method",
+       [](coop::Spec& s) {
+         s.family = "block_discontinuity";
+         s.method = "flag_tails";
+         s.op = "difference";
+       },
+       "block_discontinuity: op.builtin \"difference\" is a difference operator, but method "
+       "\"flag_tails\" takes a flag operator (T, T) -> bool: one of not_equal, equal"},
+      {"flag operator given to a difference method",
+       [](coop::Spec& s) {
+         s.family = "block_adjacent_difference";
+         s.method = "subtract_right";
+         s.op = "not_equal";
+       },
+       "block_adjacent_difference: op.builtin \"not_equal\" is a flag operator, but method "
+       "\"subtract_right\" takes a difference operator (T, T) -> T: one of difference, sum"},
       {"sort options on another family", [](coop::Spec& s) { s.value_dtype = "int32"; },
        "block_reduce: merge_sort options apply only to block_merge_sort and warp_merge_sort"},
   };

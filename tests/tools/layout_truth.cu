@@ -8,6 +8,8 @@
 // fields the row needs (op, value_dtype, radix_bits), or "-".
 #include <cstdint>
 #include <cstdio>
+#include <cub/block/block_adjacent_difference.cuh>
+#include <cub/block/block_discontinuity.cuh>
 #include <cub/block/block_exchange.cuh>
 #include <cub/block/block_histogram.cuh>
 #include <cub/block/block_load.cuh>
@@ -159,5 +161,22 @@ int main() {
       "block_histogram", "init_histogram", "uint32", 16, 4, 2, 8, "sort", 0, "bins=32");
   Row<cub::BlockHistogram<uint8_t, 96, 3, 1>::TempStorage>("block_histogram", "composite", "uint8",
                                                            96, 1, 1, 3, "sort", 0, "bins=1");
+  // block_discontinuity / block_adjacent_difference: the layout depends on T and the block only.
+  Row<cub::BlockDiscontinuity<int32_t, 128>::TempStorage>(
+      "block_discontinuity", "flag_heads", "int32", 128, 1, 1, 4, "-", 0, "op=not_equal");
+  Row<cub::BlockDiscontinuity<double, 32, 4>::TempStorage>(
+      "block_discontinuity", "flag_heads_and_tails", "float64", 32, 4, 1, 2, "-", 0, "op=equal");
+  Row<cub::BlockDiscontinuity<uint8_t, 8, 8, 2>::TempStorage>("block_discontinuity",
+                                                              "flag_tails_with_successor", "uint8",
+                                                              8, 8, 2, 1, "-", 0, "op=not_equal");
+  Row<cub::BlockAdjacentDifference<float, 256>::TempStorage>("block_adjacent_difference",
+                                                             "subtract_left", "float32", 256, 1, 1,
+                                                             4, "-", 0, "op=difference");
+  Row<cub::BlockAdjacentDifference<int64_t, 16, 6>::TempStorage>("block_adjacent_difference",
+                                                                 "subtract_right_partial", "int64",
+                                                                 16, 6, 1, 3, "-", 0, "op=sum");
+  Row<cub::BlockAdjacentDifference<uint16_t, 4, 4, 4>::TempStorage>(
+      "block_adjacent_difference", "subtract_left_with_predecessor", "uint16", 4, 4, 4, 2, "-", 0,
+      "op=difference");
   return 0;
 }

@@ -110,7 +110,8 @@ TEST(Spec, RejectsUnknownFamily) {
   EXPECT_EQ(Error(s),
             "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
             "block_exchange, block_shuffle, block_radix_sort, block_merge_sort, block_histogram, "
-            "warp_reduce, warp_scan, warp_merge_sort; got \"block_sort\"");
+            "block_discontinuity, block_adjacent_difference, warp_reduce, warp_scan, "
+            "warp_merge_sort; got \"block_sort\"");
 }
 
 TEST(Spec, RejectsUnknownMethod) {
@@ -347,7 +348,7 @@ TEST(Spec, HistogramNeedsBinsAndUnsignedSamples) {
 // validates, and the validator's error lists exactly the catalogue's values.
 TEST(Spec, CatalogMatchesTheValidator) {
   coop::v1::CatalogResponse c = Catalog(Target());
-  ASSERT_EQ(c.families_size(), 12);
+  ASSERT_EQ(c.families_size(), 14);
   EXPECT_EQ(c.archs(4), "sm_90");
   ASSERT_EQ(c.op_kinds_size(), 4);
   EXPECT_EQ(c.op_kinds(1).name(), "comparator");

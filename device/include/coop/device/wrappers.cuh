@@ -311,6 +311,72 @@ COOP_RADIX_SORT(sort_blocked_to_striped, SortBlockedToStriped)
 COOP_RADIX_SORT(sort_descending_blocked_to_striped, SortDescendingBlockedToStriped)
 #undef COOP_RADIX_SORT
 
+// ---- block_discontinuity ----------------------------------------------------------------------
+// input points at the thread's N blocked items; head_flags / tail_flags at N ints each.
+
+// Runs fn(in, heads, tails) on register copies and stores the flag arrays that were given.
+template <int N, class T, class Fn>
+__device__ __forceinline__ void with_flags(const T* input, int* head_flags, int* tail_flags,
+                                           Fn fn) {
+  T in[N];
+  int heads[N], tails[N];
+  load_items(input, in);
+  fn(in, heads, tails);
+  if (head_flags != nullptr) store_items(heads, head_flags);
+  if (tail_flags != nullptr) store_items(tails, tail_flags);
+}
+
+#define COOP_FLAGS(NAME, PARAMS, HEADS, TAILS, CALL)                                      \
+  template <class Prim, int N, class T, class Op>                                         \
+  __device__ __forceinline__ void NAME(void* t, const T* input PARAMS, Op op) {           \
+    with_flags<N>(input, HEADS, TAILS,                                                    \
+                  [&](T(&in)[N], int(&h)[N], int(&tl)[N]) { Prim(temp<Prim>(t)).CALL; }); \
+  }
+#define COOP_COMMA ,
+COOP_FLAGS(flag_heads, COOP_COMMA int* head_flags, head_flags, nullptr, FlagHeads(h, in, op))
+COOP_FLAGS(flag_heads_with_predecessor, COOP_COMMA int* head_flags COOP_COMMA T pred, head_flags,
+           nullptr, FlagHeads(h, in, op, pred))
+COOP_FLAGS(flag_tails, COOP_COMMA int* tail_flags, nullptr, tail_flags, FlagTails(tl, in, op))
+COOP_FLAGS(flag_tails_with_successor, COOP_COMMA int* tail_flags COOP_COMMA T succ, nullptr,
+           tail_flags, FlagTails(tl, in, op, succ))
+COOP_FLAGS(flag_heads_and_tails, COOP_COMMA int* head_flags COOP_COMMA int* tail_flags, head_flags,
+           tail_flags, FlagHeadsAndTails(h, tl, in, op))
+COOP_FLAGS(flag_heads_and_tails_with_predecessor,
+           COOP_COMMA int* head_flags COOP_COMMA int* tail_flags COOP_COMMA T pred, head_flags,
+           tail_flags, FlagHeadsAndTails(h, pred, tl, in, op))
+COOP_FLAGS(flag_heads_and_tails_with_successor,
+           COOP_COMMA int* head_flags COOP_COMMA int* tail_flags COOP_COMMA T succ, head_flags,
+           tail_flags, FlagHeadsAndTails(h, tl, succ, in, op))
+COOP_FLAGS(flag_heads_and_tails_with_predecessor_and_successor,
+           COOP_COMMA int* head_flags COOP_COMMA int* tail_flags COOP_COMMA T pred COOP_COMMA T
+               succ,
+           head_flags, tail_flags, FlagHeadsAndTails(h, pred, tl, succ, in, op))
+#undef COOP_FLAGS
+
+// ---- block_adjacent_difference ----------------------------------------------------------------
+// input and output point at the thread's N blocked items (they may be the same array).
+
+#define COOP_SUBTRACT(NAME, PARAMS, CALL)                                                  \
+  template <class Prim, int N, class T, class Op>                                          \
+  __device__ __forceinline__ void NAME(void* t, const T* input, T* output PARAMS, Op op) { \
+    T in[N], out[N];                                                                       \
+    load_items(input, in);                                                                 \
+    Prim(temp<Prim>(t)).CALL;                                                              \
+    store_items(out, output);                                                              \
+  }
+COOP_SUBTRACT(subtract_left, , SubtractLeft(in, out, op))
+COOP_SUBTRACT(subtract_left_with_predecessor, COOP_COMMA T pred, SubtractLeft(in, out, op, pred))
+COOP_SUBTRACT(subtract_left_partial, COOP_COMMA int valid_items,
+              SubtractLeftPartialTile(in, out, op, valid_items))
+COOP_SUBTRACT(subtract_left_partial_with_predecessor, COOP_COMMA int valid_items COOP_COMMA T pred,
+              SubtractLeftPartialTile(in, out, op, valid_items, pred))
+COOP_SUBTRACT(subtract_right, , SubtractRight(in, out, op))
+COOP_SUBTRACT(subtract_right_with_successor, COOP_COMMA T succ, SubtractRight(in, out, op, succ))
+COOP_SUBTRACT(subtract_right_partial, COOP_COMMA int valid_items,
+              SubtractRightPartialTile(in, out, op, valid_items))
+#undef COOP_SUBTRACT
+#undef COOP_COMMA
+
 // ---- block_histogram --------------------------------------------------------------------------
 // counters points at the block's BINS counters (the same pointer in every thread).
 
