@@ -253,10 +253,19 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     EntryPlan p;
     p.result = "void";
     p.params = {{StrCat("const ", t, "*"), "input"}, {t + "*", "output"}};
-    p.call = StrCat("::coop::device::exchange_", s.method(), "<Prim, ", n,
-                    ">(temp_storage, input, output)");
-    p.description = StrCat(s.method(), " over ", n,
-                           " items per thread (input and output may be the same array)");
+    std::string args = "temp_storage, input, output";
+    if (s.method().rfind("scatter_", 0) == 0) {
+      p.params.push_back({"const int*", "ranks"});
+      args += ", ranks";
+    }
+    if (s.method() == "scatter_to_striped_flagged") {
+      p.params.push_back({"const int*", "is_valid"});
+      args += ", is_valid";
+    }
+    p.call = StrCat("::coop::device::exchange_", s.method(), "<Prim, ", n, ">(", args, ")");
+    p.description = StrCat(
+        s.method(), " over ", n, " items per thread (input and output may be the same array)",
+        s.method().rfind("scatter_", 0) == 0 ? "; ranks[i] is item i's position in the tile" : "");
     plans.push_back(std::move(p));
     return plans;
   }

@@ -123,7 +123,15 @@ const std::vector<FamilyInfo>& Families() {
        {{"striped_to_blocked", OpKind::kNone, "striped input -> blocked output"},
         {"blocked_to_striped", OpKind::kNone, "blocked input -> striped output"},
         {"warp_striped_to_blocked", OpKind::kNone, "warp-striped input -> blocked output"},
-        {"blocked_to_warp_striped", OpKind::kNone, "blocked input -> warp-striped output"}},
+        {"blocked_to_warp_striped", OpKind::kNone, "blocked input -> warp-striped output"},
+        {"scatter_to_blocked", OpKind::kNone,
+         "item i goes to tile position ranks[i]; blocked output"},
+        {"scatter_to_striped", OpKind::kNone,
+         "item i goes to tile position ranks[i]; striped output"},
+        {"scatter_to_striped_guarded", OpKind::kNone,
+         "like scatter_to_striped; items with a negative rank are not moved"},
+        {"scatter_to_striped_flagged", OpKind::kNone,
+         "like scatter_to_striped; only items with is_valid[i] != 0 are moved"}},
        {},
        "",
        false,
@@ -593,7 +601,19 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
     return Invalid(ctx, "exchange options apply only to block_exchange");
   }
   if (fam->exchange_options) {
-    out.mutable_exchange()->set_warp_time_slicing(in.exchange().warp_time_slicing());
+    const bool slicing = in.exchange().warp_time_slicing();
+    // CCCL 3.0.1's ScatterToStripedGuarded/Flagged index the whole tile in the time-sliced
+    // buffer, which holds only one warp's items: past 32 threads they would write out of bounds.
+    const uint64_t threads = uint64_t{out.block().x()} * out.block().y() * out.block().z();
+    if (slicing && threads > 32 &&
+        (method->name == "scatter_to_striped_guarded" ||
+         method->name == "scatter_to_striped_flagged")) {
+      return Invalid(ctx, StrCat("method ", Quote(method->name),
+                                 " does not support exchange.warp_time_slicing with more than 32 "
+                                 "threads (CUB's buffer then holds one warp's items), got ",
+                                 threads));
+    }
+    out.mutable_exchange()->set_warp_time_slicing(slicing);
   }
   if (in.family_options_case() == PrimitiveSpec::kScan && !fam->scan_options) {
     return Invalid(ctx, "scan options apply only to block_scan");

@@ -553,6 +553,35 @@ TEST_F(SharedDaemon, NeighbourFamiliesEveryMethodLinksWithACallingKernel) {
       << a->entries[0].declaration;
 }
 
+// block_exchange's scatters: each method, with and without warp time slicing where CUB allows it.
+TEST_F(SharedDaemon, ExchangeScattersLinkWithACallingKernel) {
+  std::vector<coop::Spec> specs;
+  for (const char* method : {"scatter_to_blocked", "scatter_to_striped",
+                             "scatter_to_striped_guarded", "scatter_to_striped_flagged"}) {
+    for (bool slicing : {false, true}) {
+      coop::Spec s = BlockReduceF32();
+      s.family = "block_exchange";
+      s.method = method;
+      s.dtype = "float64";
+      // Guarded and flagged scatters take time slicing only up to one warp (see spec.cc).
+      s.block = std::string(method).find("_striped_") != std::string::npos && slicing
+                    ? coop::Dim3{16, 2}
+                    : coop::Dim3{64, 2};
+      s.items_per_thread = 3;
+      s.exchange_warp_time_slicing = slicing;
+      specs.push_back(s);
+    }
+  }
+  auto client = Client();
+  ExpectEachLinks(client, specs);
+  auto a = client.Specialize(specs.back());
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_NE(a->entries[0].declaration.find("(void* temp_storage, const double* input, double* "
+                                           "output, const int* ranks, const int* is_valid)"),
+            std::string::npos)
+      << a->entries[0].declaration;
+}
+
 struct InvalidCase {
   std::string name;
   std::function<void(coop::Spec&)> mutate;
@@ -678,6 +707,17 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
        },
        "block_adjacent_difference: op.builtin \"not_equal\" is a flag operator, but method "
        "\"subtract_right\" takes a difference operator (T, T) -> T: one of difference, sum"},
+      {"guarded scatter with warp time slicing past one warp",
+       [](coop::Spec& s) {
+         s.family = "block_exchange";
+         s.method = "scatter_to_striped_guarded";
+         s.block = {64};
+         s.items_per_thread = 2;
+         s.exchange_warp_time_slicing = true;
+       },
+       "block_exchange: method \"scatter_to_striped_guarded\" does not support "
+       "exchange.warp_time_slicing with more than 32 threads (CUB's buffer then holds one warp's "
+       "items), got 64"},
       {"sort options on another family", [](coop::Spec& s) { s.value_dtype = "int32"; },
        "block_reduce: merge_sort options apply only to block_merge_sort and warp_merge_sort"},
   };

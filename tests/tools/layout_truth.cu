@@ -110,6 +110,10 @@ int main() {
       "block_exchange", "blocked_to_striped", "int64", 64, 2, 1, 2, "-", 0);
   Row<cub::BlockExchange<uint8_t, 96, 16>::TempStorage>("block_exchange", "warp_striped_to_blocked",
                                                         "uint8", 96, 1, 1, 16, "-", 0);
+  Row<cub::BlockExchange<int16_t, 32, 5, false, 3>::TempStorage>(
+      "block_exchange", "scatter_to_striped_flagged", "int16", 32, 3, 1, 5, "-", 0);
+  Row<cub::BlockExchange<uint32_t, 16, 4, false, 2, 2>::TempStorage>(
+      "block_exchange", "scatter_to_blocked", "uint32", 16, 2, 2, 4, "-", 0);
   // block_shuffle: the layout does not depend on the method or items per thread.
   Row<cub::BlockShuffle<float, 128>::TempStorage>("block_shuffle", "offset", "float32", 128, 1, 1,
                                                   1, "-", 0);
