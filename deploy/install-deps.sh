@@ -43,3 +43,16 @@ for f in "$CUDA_HOME/include/nvrtc.h" "$CUDA_HOME/include/nvJitLink.h" \
     exit 1
   fi
 done
+
+# A newer CCCL (3.3, from PyPI's nvidia-cuda-cccl) for block_topk, which CUDA 13.0's CCCL 3.0
+# lacks. Used by the tests (and by anyone who starts coopd with --cccl-include on it); unpacked
+# into .deps/ in the source tree, never installed system-wide.
+NEWER_CCCL_VERSION=13.3.3.3.1
+newer_cccl="$(cd "$(dirname "$0")/.." && pwd)/.deps/nvidia-cuda-cccl-$NEWER_CCCL_VERSION"
+if [[ ! -e $newer_cccl/nvidia/cu13/include/cccl/cub/block/block_topk.cuh ]]; then
+  echo "install-deps: fetching nvidia-cuda-cccl==$NEWER_CCCL_VERSION (CCCL 3.3 headers) into $newer_cccl" >&2
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --target "$newer_cccl" \
+    "nvidia-cuda-cccl==$NEWER_CCCL_VERSION"
+else
+  echo "install-deps: CCCL 3.3 headers present in $newer_cccl" >&2
+fi

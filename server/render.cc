@@ -12,8 +12,14 @@ namespace {
 
 using coop::v1::PrimitiveSpec;
 
+// The functor of a builtin operator, of any op kind (spec.cc's OpKinds() lists them).
 std::string OperatorExpr(std::string_view builtin, std::string_view c_type) {
   if (builtin == "sum") return StrCat("::cuda::std::plus<", c_type, ">{}");
+  if (builtin == "difference") return StrCat("::cuda::std::minus<", c_type, ">{}");
+  if (builtin == "less") return StrCat("::cuda::std::less<", c_type, ">{}");
+  if (builtin == "greater") return StrCat("::cuda::std::greater<", c_type, ">{}");
+  if (builtin == "equal") return StrCat("::cuda::std::equal_to<", c_type, ">{}");
+  if (builtin == "not_equal") return StrCat("::cuda::std::not_equal_to<", c_type, ">{}");
   if (builtin == "max") return StrCat("::cuda::maximum<", c_type, ">{}");
   if (builtin == "min") return StrCat("::cuda::minimum<", c_type, ">{}");
   if (builtin == "bit_and") return StrCat("::cuda::std::bit_and<", c_type, ">{}");
@@ -31,6 +37,11 @@ std::string UserFunctorName(const coop::v1::UserOperator& user) {
 std::string OperatorExpr(const coop::v1::Operator& op, std::string_view c_type) {
   if (!op.has_user()) return OperatorExpr(op.builtin(), c_type);
   return StrCat(UserFunctorName(op.user()), "{", op.user().stateful() ? "op_state" : "", "}");
+}
+
+// For descriptions: "less", or a user operator's name.
+std::string OperatorName(const coop::v1::Operator& op) {
+  return op.has_user() ? op.user().name() : op.builtin();
 }
 
 // Declares a user operator's symbol and defines the functor that calls it.
@@ -56,10 +67,52 @@ std::string AlgorithmEnum(const PrimitiveSpec& s) {
   if (s.family() == "block_scan") return "::cub::BLOCK_SCAN_" + upper;
   if (s.family() == "block_load") return "::cub::BLOCK_LOAD_" + upper;
   if (s.family() == "block_store") return "::cub::BLOCK_STORE_" + upper;
+  if (s.family() == "block_histogram") return "::cub::BLOCK_HISTO_" + upper;
   return "";
 }
 
+// The C type of the sort options' value dtype, or CUB's NullType for keys only.
+std::string SortValueType(std::string_view value_dtype) {
+  if (value_dtype.empty()) return "::cub::NullType";
+  return std::string(FindDType(value_dtype)->c_type);
+}
+
 std::string PrimitiveType(const PrimitiveSpec& s, std::string_view t) {
+  if (s.family() == "block_topk") {
+    // CCCL 3.3's block_topk<KeyT, BlockDimX, ItemsPerThread, ValueT>: 1D blocks only.
+    return StrCat("::cub::detail::block_topk<", t, ", ", s.block().x(), ", ", s.items_per_thread(),
+                  ", ", SortValueType(s.top_k().value_dtype()), ">");
+  }
+  if (s.family() == "block_radix_sort") {
+    // Template order: KeyT, BLOCK_DIM_X, ITEMS_PER_THREAD, ValueT, RADIX_BITS,
+    // MEMOIZE_OUTER_SCAN, INNER_SCAN_ALGORITHM, SMEM_CONFIG, BLOCK_DIM_Y, BLOCK_DIM_Z; the three
+    // before the block dims are CUB's defaults.
+    return StrCat("::cub::BlockRadixSort<", t, ", ", s.block().x(), ", ", s.items_per_thread(),
+                  ", ", SortValueType(s.radix_sort().value_dtype()), ", ",
+                  s.radix_sort().radix_bits(),
+                  ", true, ::cub::BLOCK_SCAN_WARP_SCANS, ::cudaSharedMemBankSizeFourByte, ",
+                  s.block().y(), ", ", s.block().z(), ">");
+  }
+  if (s.family() == "block_discontinuity" || s.family() == "block_adjacent_difference") {
+    return StrCat(
+        "::cub::",
+        s.family() == "block_discontinuity" ? "BlockDiscontinuity<" : "BlockAdjacentDifference<", t,
+        ", ", s.block().x(), ", ", s.block().y(), ", ", s.block().z(), ">");
+  }
+  if (s.family() == "block_histogram") {
+    return StrCat("::cub::BlockHistogram<", t, ", ", s.block().x(), ", ", s.items_per_thread(),
+                  ", ", s.histogram().bins(), ", ", AlgorithmEnum(s), ", ", s.block().y(), ", ",
+                  s.block().z(), ">");
+  }
+  if (s.family() == "block_merge_sort") {
+    return StrCat("::cub::BlockMergeSort<", t, ", ", s.block().x(), ", ", s.items_per_thread(),
+                  ", ", SortValueType(s.merge_sort().value_dtype()), ", ", s.block().y(), ", ",
+                  s.block().z(), ">");
+  }
+  if (s.family() == "warp_merge_sort") {
+    return StrCat("::cub::WarpMergeSort<", t, ", ", s.items_per_thread(), ", ", s.warp_threads(),
+                  ", ", SortValueType(s.merge_sort().value_dtype()), ">");
+  }
   if (s.family() == "warp_reduce") {
     return StrCat("::cub::WarpReduce<", t, ", ", s.warp_threads(), ">");
   }
@@ -130,6 +183,112 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     return plans;
   }
 
+  if (s.family() == "block_topk") {
+    const std::string& value_dtype = s.top_k().value_dtype();
+    EntryPlan p;
+    p.result = "void";
+    p.params = {{t + "*", "keys"}};
+    if (!value_dtype.empty()) p.params.push_back({SortValueType(value_dtype) + "*", "values"});
+    p.params.push_back({"int", "k"});
+    p.params.push_back({"int", "begin_bit"});
+    p.params.push_back({"int", "end_bit"});
+    std::string args = "temp_storage";
+    for (const auto& param : p.params) args += ", " + param.second;
+    p.call = StrCat("::coop::device::topk_", s.method(), "<Prim, ", n, ">(", args, ")");
+    p.description = StrCat(
+        "the k ", s.method().rfind("max", 0) == 0 ? "largest" : "smallest", " of the tile's ",
+        s.block().x() * n, " keys", value_dtype.empty() ? "" : " (with their values)",
+        " come first in blocked order, compared on key bits [begin_bit, end_bit); keys (and "
+        "values) are the thread's ",
+        n, "-item blocked arrays, rearranged in place");
+    plans.push_back(std::move(p));
+    return plans;
+  }
+  if (s.family() == "block_radix_sort" || s.family() == "block_merge_sort" ||
+      s.family() == "warp_merge_sort") {
+    // keys (and values) are the thread's N-item blocked arrays, sorted in place.
+    const bool radix = s.family() == "block_radix_sort";
+    const std::string& value_dtype =
+        radix ? s.radix_sort().value_dtype() : s.merge_sort().value_dtype();
+    EntryPlan p;
+    p.result = "void";
+    p.params = {{t + "*", "keys"}};
+    std::string args = "temp_storage, keys";
+    if (!value_dtype.empty()) {
+      p.params.push_back({SortValueType(value_dtype) + "*", "values"});
+      args += ", values";
+    }
+    const bool guarded =
+        s.method().size() > 8 && s.method().substr(s.method().size() - 8) == "_guarded";
+    if (radix) {
+      p.params.push_back({"int", "begin_bit"});
+      p.params.push_back({"int", "end_bit"});
+      args += ", begin_bit, end_bit";
+    } else if (guarded) {
+      p.params.push_back({"int", "valid_items"});
+      p.params.push_back({t, "oob_default"});
+      args += ", valid_items, oob_default";
+    }
+    if (!op.empty()) args += ", " + op;
+    p.call = StrCat("::coop::device::", radix ? "radix_" : "merge_", s.method(), "<Prim, ", n, ">(",
+                    args, ")");
+    p.description = StrCat(
+        s.method(), " of ", n, " keys", value_dtype.empty() ? "" : " and values",
+        " per thread, in place",
+        radix ? " by key bits [begin_bit, end_bit) (0 and 8*sizeof(key) for all)"
+              : StrCat(" by ", OperatorName(s.op())),
+        guarded ? "; only the tile's first valid_items keys count, the rest become oob_default"
+                : "",
+        s.family() == "warp_merge_sort" ? "; temp_storage is this logical warp's own" : "");
+    plans.push_back(std::move(p));
+    return plans;
+  }
+  if (s.family() == "block_discontinuity" || s.family() == "block_adjacent_difference") {
+    // The method name says which arrays and neighbour items the entry takes.
+    const std::string& m = s.method();
+    auto has = [&](std::string_view word) { return m.find(word) != std::string::npos; };
+    EntryPlan p;
+    p.result = "void";
+    p.params = {{StrCat("const ", t, "*"), "input"}};
+    if (s.family() == "block_discontinuity") {
+      if (has("heads")) p.params.push_back({"int*", "head_flags"});
+      if (has("tails")) p.params.push_back({"int*", "tail_flags"});
+    } else {
+      p.params.push_back({t + "*", "output"});
+      if (has("partial")) p.params.push_back({"int", "valid_items"});
+    }
+    if (has("predecessor")) p.params.push_back({t, "tile_predecessor_item"});
+    if (has("successor")) p.params.push_back({t, "tile_successor_item"});
+    std::string args = "temp_storage";
+    for (const auto& param : p.params) args += ", " + param.second;
+    p.call = StrCat("::coop::device::", m, "<Prim, ", n, ">(", args, ", ", op, ")");
+    p.description = StrCat(
+        m, " over ", n, " blocked items per thread with ", OperatorName(s.op()),
+        s.family() == "block_discontinuity" ? " (flags are 0 or 1)" : "",
+        has("predecessor") ? "; tile_predecessor_item is read in thread 0 only" : "",
+        has("successor") ? "; tile_successor_item is read in the block's last thread only" : "");
+    plans.push_back(std::move(p));
+    return plans;
+  }
+  if (s.family() == "block_histogram") {
+    EntryPlan p;
+    p.result = "void";
+    const bool init = s.method() == "init_histogram";
+    if (!init) p.params.push_back({StrCat("const ", t, "*"), "samples"});
+    p.params.push_back({"unsigned int*", "histogram"});
+    p.call = StrCat("::coop::device::", s.method(), "<Prim", init ? "" : StrCat(", ", n),
+                    ">(temp_storage", init ? "" : ", samples", ", histogram)");
+    const std::string counters =
+        StrCat("histogram points to the block's ", s.histogram().bins(),
+               " counters (the same pointer in every thread, usually shared memory)");
+    p.description =
+        init ? StrCat("zeroes the counters; ", counters)
+             : StrCat(s.method() == "histogram" ? "zeroes the counters, then counts " : "adds ", n,
+                      " samples per thread (each < ", s.histogram().bins(),
+                      s.method() == "histogram" ? ")" : ") to the counters", "; ", counters);
+    plans.push_back(std::move(p));
+    return plans;
+  }
   if (s.family() == "block_shuffle") {
     EntryPlan p;
     if (s.method() == "offset" || s.method() == "rotate") {
@@ -156,10 +315,19 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     EntryPlan p;
     p.result = "void";
     p.params = {{StrCat("const ", t, "*"), "input"}, {t + "*", "output"}};
-    p.call = StrCat("::coop::device::exchange_", s.method(), "<Prim, ", n,
-                    ">(temp_storage, input, output)");
-    p.description = StrCat(s.method(), " over ", n,
-                           " items per thread (input and output may be the same array)");
+    std::string args = "temp_storage, input, output";
+    if (s.method().rfind("scatter_", 0) == 0) {
+      p.params.push_back({"const int*", "ranks"});
+      args += ", ranks";
+    }
+    if (s.method() == "scatter_to_striped_flagged") {
+      p.params.push_back({"const int*", "is_valid"});
+      args += ", is_valid";
+    }
+    p.call = StrCat("::coop::device::exchange_", s.method(), "<Prim, ", n, ">(", args, ")");
+    p.description = StrCat(
+        s.method(), " over ", n, " items per thread (input and output may be the same array)",
+        s.method().rfind("scatter_", 0) == 0 ? "; ranks[i] is item i's position in the tile" : "");
     plans.push_back(std::move(p));
     return plans;
   }

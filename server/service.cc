@@ -75,7 +75,8 @@ absl::StatusOr<std::vector<PrimitiveSpec>> Service::Validate(const std::vector<P
   for (size_t i = 0; i < in.size(); ++i) {
     const std::string where = bundle ? StrCat("specs[", i, "]: ") : "";
     auto spec = Canonicalize(in[i], toolchain_.Target());
-    if (!spec.ok()) return absl::InvalidArgumentError(StrCat(where, spec.status().message()));
+    if (!spec.ok())
+      return absl::Status(spec.status().code(), StrCat(where, spec.status().message()));
     if (i > 0 && spec->arch() != out[0].arch()) {
       return absl::InvalidArgumentError(
           StrCat(where, "arch must match specs[0]'s \"", out[0].arch(),

@@ -1,6 +1,7 @@
 #include "server/spec.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "absl/status/status.h"
 #include "server/strings.h"
@@ -13,10 +14,31 @@ using coop::v1::PrimitiveSpec;
 
 struct MethodInfo {
   std::string_view name;
-  bool needs_op;
+  OpKind op;  // the operator it takes (kNone: none)
   std::string_view description;
   bool single_item = false;  // this method takes exactly one item per thread
 };
+
+// Which dtypes a family accepts.
+enum class DtypeRule {
+  kAny,
+  // Keys CUB's radix traits can order bit-wise: every arithmetic dtype (all of DTypes() today;
+  // a user-declared struct would not be).
+  kRadixSortable,
+  kUnsignedInteger,  // histogram samples (used as bin indices)
+};
+
+bool AcceptsDtype(DtypeRule rule, const DType& t) {
+  switch (rule) {
+    case DtypeRule::kRadixSortable:
+      // CUB's radix traits cover every arithmetic dtype, __half and __nv_bfloat16 included.
+      return true;
+    case DtypeRule::kUnsignedInteger:
+      return t.is_integer && t.name.rfind("uint", 0) == 0;
+    default:
+      return true;
+  }
+}
 
 struct FamilyInfo {
   std::string_view name;
@@ -30,7 +52,24 @@ struct FamilyInfo {
   // Algorithms that need the block's thread count to be a multiple of the warp size (32).
   std::vector<std::string_view> warp_multiple_algorithms;
   bool exchange_options = false;  // accepts ExchangeOptions (warp_time_slicing)
+  DtypeRule dtypes = DtypeRule::kAny;
+  // The PrimitiveSpec.family_options case this family accepts, besides scan/exchange above.
+  PrimitiveSpec::FamilyOptionsCase options = PrimitiveSpec::FAMILY_OPTIONS_NOT_SET;
+  bool power_of_two_threads = false;  // x*y*z must be a power of two (CUB static_asserts it)
+  // A header (relative to the CCCL root) the family needs, and the first CCCL release with it;
+  // empty: every supported release has the family.
+  std::string_view requires_header = "";
+  std::string_view min_cccl = "";
 };
+
+const std::vector<MethodInfo> kMergeSortMethods = {
+    {"sort", OpKind::kComparator,
+     "sorts the keys (and values) of the tile by op, blocked in and out"},
+    {"sort_guarded", OpKind::kComparator,
+     "sorts the first valid_items keys (and values); the rest of the keys become oob_default"},
+    {"stable_sort", OpKind::kComparator, "like sort, keeping the order of equal keys"},
+    {"stable_sort_guarded", OpKind::kComparator,
+     "like sort_guarded, keeping the order of equal keys"}};
 
 const std::vector<std::string_view> kLoadStoreAlgorithms = {
     "direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced"};
@@ -39,10 +78,10 @@ const std::vector<FamilyInfo>& Families() {
   static const auto* families = new std::vector<FamilyInfo>{
       {"block_reduce",
        "cub::BlockReduce: a reduction across the thread block",
-       {{"sum", false, "sum of every item in the block (valid in thread 0)"},
-        {"max", false, "maximum (valid in thread 0)"},
-        {"min", false, "minimum (valid in thread 0)"},
-        {"reduce", true, "reduction with op (valid in thread 0)"}},
+       {{"sum", OpKind::kNone, "sum of every item in the block (valid in thread 0)"},
+        {"max", OpKind::kNone, "maximum (valid in thread 0)"},
+        {"min", OpKind::kNone, "minimum (valid in thread 0)"},
+        {"reduce", OpKind::kBinary, "reduction with op (valid in thread 0)"}},
        {"raking", "raking_commutative_only", "warp_reductions"},
        "warp_reductions",
        false,
@@ -51,10 +90,11 @@ const std::vector<FamilyInfo>& Families() {
        {}},
       {"block_scan",
        "cub::BlockScan: a prefix scan across the thread block",
-       {{"inclusive_sum", false, "inclusive prefix sum"},
-        {"exclusive_sum", false, "exclusive prefix sum (thread 0 gets 0)"},
-        {"inclusive_scan", true, "inclusive prefix scan with op"},
-        {"exclusive_scan", true, "exclusive prefix scan with op, seeded by initial_value"}},
+       {{"inclusive_sum", OpKind::kNone, "inclusive prefix sum"},
+        {"exclusive_sum", OpKind::kNone, "exclusive prefix sum (thread 0 gets 0)"},
+        {"inclusive_scan", OpKind::kBinary, "inclusive prefix scan with op"},
+        {"exclusive_scan", OpKind::kBinary,
+         "exclusive prefix scan with op, seeded by initial_value"}},
        {"raking", "raking_memoize", "warp_scans"},
        "raking",
        false,
@@ -63,9 +103,9 @@ const std::vector<FamilyInfo>& Families() {
        {}},
       {"block_load",
        "cub::BlockLoad: a tile from global memory into a blocked arrangement in registers",
-       {{"load", false, "load the tile starting at block_src"},
-        {"load_guarded", false, "load only the tile's first valid_items items"},
-        {"load_guarded_default", false,
+       {{"load", OpKind::kNone, "load the tile starting at block_src"},
+        {"load_guarded", OpKind::kNone, "load only the tile's first valid_items items"},
+        {"load_guarded_default", OpKind::kNone,
          "load the first valid_items items; the rest of the tile gets oob_default"}},
        kLoadStoreAlgorithms,
        "",  // CUB defaults to direct, often far from the best: coopd makes the caller choose
@@ -75,8 +115,8 @@ const std::vector<FamilyInfo>& Families() {
        {"warp_transpose", "warp_transpose_timesliced"}},
       {"block_store",
        "cub::BlockStore: a blocked arrangement in registers out to a tile in global memory",
-       {{"store", false, "store the tile starting at block_dst"},
-        {"store_guarded", false, "store only the tile's first valid_items items"}},
+       {{"store", OpKind::kNone, "store the tile starting at block_dst"},
+        {"store_guarded", OpKind::kNone, "store only the tile's first valid_items items"}},
        kLoadStoreAlgorithms,
        "",
        false,
@@ -86,10 +126,18 @@ const std::vector<FamilyInfo>& Families() {
       {"block_exchange",
        "cub::BlockExchange: rearranges items between striped, blocked and warp-striped "
        "arrangements across the block",
-       {{"striped_to_blocked", false, "striped input -> blocked output"},
-        {"blocked_to_striped", false, "blocked input -> striped output"},
-        {"warp_striped_to_blocked", false, "warp-striped input -> blocked output"},
-        {"blocked_to_warp_striped", false, "blocked input -> warp-striped output"}},
+       {{"striped_to_blocked", OpKind::kNone, "striped input -> blocked output"},
+        {"blocked_to_striped", OpKind::kNone, "blocked input -> striped output"},
+        {"warp_striped_to_blocked", OpKind::kNone, "warp-striped input -> blocked output"},
+        {"blocked_to_warp_striped", OpKind::kNone, "blocked input -> warp-striped output"},
+        {"scatter_to_blocked", OpKind::kNone,
+         "item i goes to tile position ranks[i]; blocked output"},
+        {"scatter_to_striped", OpKind::kNone,
+         "item i goes to tile position ranks[i]; striped output"},
+        {"scatter_to_striped_guarded", OpKind::kNone,
+         "like scatter_to_striped; items with a negative rank are not moved"},
+        {"scatter_to_striped_flagged", OpKind::kNone,
+         "like scatter_to_striped; only items with is_valid[i] != 0 are moved"}},
        {},
        "",
        false,
@@ -99,13 +147,14 @@ const std::vector<FamilyInfo>& Families() {
        true},
       {"block_shuffle",
        "cub::BlockShuffle: moves items between threads of the block",
-       {{"offset", false, "output = the input of thread (this + distance), 1 item per thread",
+       {{"offset", OpKind::kNone,
+         "output = the input of thread (this + distance), 1 item per thread", true},
+        {"rotate", OpKind::kNone, "like offset, wrapping around the block, 1 item per thread",
          true},
-        {"rotate", false, "like offset, wrapping around the block, 1 item per thread", true},
-        {"up", false,
+        {"up", OpKind::kNone,
          "prev[i] = the item before item i in blocked order (thread 0's first is "
          "left as it was)"},
-        {"down", false,
+        {"down", OpKind::kNone,
          "next[i] = the item after item i in blocked order (the last thread's "
          "last is left as it was)"}},
        {},
@@ -114,12 +163,102 @@ const std::vector<FamilyInfo>& Families() {
        true,
        false,
        {}},
+      {"block_radix_sort",
+       "cub::BlockRadixSort: sorts keys (or key-value pairs) across the block by their bits "
+       "[begin_bit, end_bit)",
+       {{"sort", OpKind::kNone, "ascending sort; blocked in, blocked out"},
+        {"sort_descending", OpKind::kNone, "descending sort; blocked in, blocked out"},
+        {"sort_blocked_to_striped", OpKind::kNone, "ascending sort; blocked in, striped out"},
+        {"sort_descending_blocked_to_striped", OpKind::kNone,
+         "descending sort; blocked in, striped out"}},
+       {},
+       "",
+       false,
+       true,
+       false,
+       {},
+       false,
+       DtypeRule::kRadixSortable,
+       PrimitiveSpec::kRadixSort},
+      {"block_merge_sort",
+       "cub::BlockMergeSort: sorts keys (or key-value pairs) across the block with a comparator",
+       kMergeSortMethods,
+       {},
+       "",
+       false,
+       true,
+       false,
+       {},
+       false,
+       DtypeRule::kAny,
+       PrimitiveSpec::kMergeSort,
+       true},
+      {"block_histogram",
+       "cub::BlockHistogram: counts the block's samples (each < bins) into bins counters",
+       {{"histogram", OpKind::kNone,
+         "zeroes the block's counters, then counts the tile's samples into them"},
+        {"init_histogram", OpKind::kNone, "zeroes the block's counters"},
+        {"composite", OpKind::kNone, "adds the tile's samples to the counters (no zeroing)"}},
+       {"sort", "atomic"},
+       "sort",
+       false,
+       true,
+       false,
+       {},
+       false,
+       DtypeRule::kUnsignedInteger,
+       PrimitiveSpec::kHistogram},
+      {"block_discontinuity",
+       "cub::BlockDiscontinuity: flags items that differ from their neighbour in blocked order",
+       {{"flag_heads", OpKind::kFlag,
+         "head_flags[i] = op(previous item, item i); the block's first item is flagged 1"},
+        {"flag_heads_with_predecessor", OpKind::kFlag,
+         "like flag_heads; the block's first item is compared with tile_predecessor_item"},
+        {"flag_tails", OpKind::kFlag,
+         "tail_flags[i] = op(item i, next item); the block's last item is flagged 1"},
+        {"flag_tails_with_successor", OpKind::kFlag,
+         "like flag_tails; the block's last item is compared with tile_successor_item"},
+        {"flag_heads_and_tails", OpKind::kFlag, "flag_heads and flag_tails in one pass"},
+        {"flag_heads_and_tails_with_predecessor", OpKind::kFlag,
+         "heads with tile_predecessor_item, tails without a successor"},
+        {"flag_heads_and_tails_with_successor", OpKind::kFlag,
+         "heads without a predecessor, tails with tile_successor_item"},
+        {"flag_heads_and_tails_with_predecessor_and_successor", OpKind::kFlag,
+         "heads with tile_predecessor_item, tails with tile_successor_item"}},
+       {},
+       "",
+       false,
+       true,
+       false,
+       {}},
+      {"block_adjacent_difference",
+       "cub::BlockAdjacentDifference: combines each item with its neighbour in blocked order",
+       {{"subtract_left", OpKind::kDifference,
+         "output[i] = op(item i, previous item); the block's first item is copied"},
+        {"subtract_left_with_predecessor", OpKind::kDifference,
+         "like subtract_left; the block's first item is combined with tile_predecessor_item"},
+        {"subtract_left_partial", OpKind::kDifference,
+         "subtract_left over the tile's first valid_items items; the rest are copied"},
+        {"subtract_left_partial_with_predecessor", OpKind::kDifference,
+         "subtract_left_partial; the block's first item is combined with tile_predecessor_item"},
+        {"subtract_right", OpKind::kDifference,
+         "output[i] = op(item i, next item); the block's last item is copied"},
+        {"subtract_right_with_successor", OpKind::kDifference,
+         "like subtract_right; the block's last item is combined with tile_successor_item"},
+        {"subtract_right_partial", OpKind::kDifference,
+         "subtract_right over the tile's first valid_items items; the rest are copied"}},
+       {},
+       "",
+       false,
+       true,
+       false,
+       {}},
       {"warp_reduce",
        "cub::WarpReduce: a reduction across a logical warp",
-       {{"sum", false, "sum across the logical warp (valid in lane 0)"},
-        {"max", false, "maximum (valid in lane 0)"},
-        {"min", false, "minimum (valid in lane 0)"},
-        {"reduce", true, "reduction with op (valid in lane 0)"}},
+       {{"sum", OpKind::kNone, "sum across the logical warp (valid in lane 0)"},
+        {"max", OpKind::kNone, "maximum (valid in lane 0)"},
+        {"min", OpKind::kNone, "minimum (valid in lane 0)"},
+        {"reduce", OpKind::kBinary, "reduction with op (valid in lane 0)"}},
        {},
        "",
        true,
@@ -128,18 +267,59 @@ const std::vector<FamilyInfo>& Families() {
        {}},
       {"warp_scan",
        "cub::WarpScan: a prefix scan across a logical warp",
-       {{"inclusive_sum", false, "inclusive prefix sum"},
-        {"exclusive_sum", false, "exclusive prefix sum (lane 0 gets 0)"},
-        {"inclusive_scan", true, "inclusive prefix scan with op"},
-        {"exclusive_scan", true, "exclusive prefix scan with op, seeded by initial_value"}},
+       {{"inclusive_sum", OpKind::kNone, "inclusive prefix sum"},
+        {"exclusive_sum", OpKind::kNone, "exclusive prefix sum (lane 0 gets 0)"},
+        {"inclusive_scan", OpKind::kBinary, "inclusive prefix scan with op"},
+        {"exclusive_scan", OpKind::kBinary,
+         "exclusive prefix scan with op, seeded by initial_value"}},
        {},
        "",
        true,
        false,
        true,
        {}},
+      {"warp_merge_sort",
+       "cub::WarpMergeSort: sorts keys (or key-value pairs) across a logical warp with a "
+       "comparator",
+       kMergeSortMethods,
+       {},
+       "",
+       true,
+       true,
+       false,
+       {},
+       false,
+       DtypeRule::kAny,
+       PrimitiveSpec::kMergeSort},
+      {"block_topk",
+       "cub::detail::block_topk: the k largest (max_*) or smallest (min_*) keys of the block's "
+       "tile, with their values for *_pairs, come first in blocked order (CCCL 3.3 or newer)",
+       {{"max_keys", OpKind::kNone,
+         "the k largest keys first in blocked order (keys in place; bits [begin_bit, end_bit))"},
+        {"min_keys", OpKind::kNone, "the k smallest keys first in blocked order"},
+        {"max_pairs", OpKind::kNone,
+         "the k largest keys first, each value moved with its key (top_k.value_dtype)"},
+        {"min_pairs", OpKind::kNone, "the k smallest keys first, with their values"}},
+       {},
+       "",
+       false,
+       true,
+       false,
+       {},
+       false,
+       DtypeRule::kRadixSortable,
+       PrimitiveSpec::kTopK,
+       false,
+       "cub/block/block_topk.cuh",
+       "3.3"},
   };
   return *families;
+}
+
+bool FamilyAvailable(const FamilyInfo& f, const TargetInfo& target) {
+  return f.requires_header.empty() ||
+         std::find(target.cccl_headers_present.begin(), target.cccl_headers_present.end(),
+                   f.requires_header) != target.cccl_headers_present.end();
 }
 
 const FamilyInfo* FindFamily(std::string_view name) {
@@ -148,8 +328,6 @@ const FamilyInfo* FindFamily(std::string_view name) {
   }
   return nullptr;
 }
-
-constexpr std::string_view kBuiltinOps[] = {"sum", "max", "min", "bit_and", "bit_or", "bit_xor"};
 
 template <class Range, class Fn>
 std::string JoinMapped(const Range& r, Fn fn) {
@@ -166,7 +344,64 @@ std::string Quote(std::string_view s) {
   return StrCat("\"", s, "\"");
 }
 
+std::vector<std::string_view> FamilyDtypes(const FamilyInfo& f) {
+  std::vector<std::string_view> names;
+  for (const auto& t : DTypes()) {
+    if (AcceptsDtype(f.dtypes, t)) names.push_back(t.name);
+  }
+  return names;
+}
+
+// The name of a family-options field, as in the proto and in messages.
+std::string_view OptionsName(PrimitiveSpec::FamilyOptionsCase c) {
+  switch (c) {
+    case PrimitiveSpec::kScan:
+      return "scan";
+    case PrimitiveSpec::kExchange:
+      return "exchange";
+    case PrimitiveSpec::kRadixSort:
+      return "radix_sort";
+    case PrimitiveSpec::kMergeSort:
+      return "merge_sort";
+    case PrimitiveSpec::kHistogram:
+      return "histogram";
+    case PrimitiveSpec::kTopK:
+      return "top_k";
+    default:
+      return "";
+  }
+}
+
+// value_dtype of the sort options: empty (keys only) or a dtype.
+absl::Status CheckValueDtype(std::string_view ctx, std::string_view options,
+                             const std::string& value_dtype) {
+  if (value_dtype.empty() || FindDType(value_dtype) != nullptr) return absl::OkStatus();
+  return Invalid(ctx, StrCat(options, ".value_dtype must be empty (keys only) or one of ",
+                             JoinMapped(DTypes(), [](const DType& t) { return t.name; }), "; got ",
+                             Quote(value_dtype)));
+}
+
 }  // namespace
+
+const std::vector<OpKindInfo>& OpKinds() {
+  static const auto* kinds = new std::vector<OpKindInfo>{
+      {OpKind::kBinary,
+       "binary",
+       "(T, T) -> T",
+       {"sum", "max", "min", "bit_and", "bit_or", "bit_xor"}},
+      {OpKind::kComparator, "comparator", "(T, T) -> bool", {"less", "greater"}},
+      {OpKind::kFlag, "flag", "(T, T) -> bool", {"not_equal", "equal"}},
+      {OpKind::kDifference, "difference", "(T, T) -> T", {"difference", "sum"}},
+  };
+  return *kinds;
+}
+
+const OpKindInfo& GetOpKind(OpKind kind) {
+  for (const auto& k : OpKinds()) {
+    if (k.kind == kind) return k;
+  }
+  std::abort();  // kNone has no info; callers check first
+}
 
 const std::vector<DType>& DTypes() {
   static const auto* types = new std::vector<DType>{
@@ -210,6 +445,13 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
                        Quote(in.family())));
   }
   const std::string_view ctx = fam->name;
+  if (!FamilyAvailable(*fam, target)) {
+    return absl::FailedPreconditionError(StrCat(
+        ctx, ": needs CCCL ", fam->min_cccl, " or newer (", fam->requires_header,
+        "); this coopd compiles against CCCL ", target.cccl_version, " at ", target.cccl_include,
+        ". Start coopd with --cccl-include pointing at newer headers, e.g. those of "
+        "`pip install nvidia-cuda-cccl==13.3.3.3.1` (site-packages/nvidia/cu13/include/cccl)"));
+  }
   PrimitiveSpec out;
   out.set_family(std::string(fam->name));
 
@@ -232,10 +474,9 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
 
   // dtype
   const DType* dtype = FindDType(in.dtype());
-  if (dtype == nullptr) {
-    return Invalid(ctx, StrCat("dtype must be one of ",
-                               JoinMapped(DTypes(), [](const DType& t) { return t.name; }),
-                               "; got ", Quote(in.dtype())));
+  if (dtype == nullptr || !AcceptsDtype(fam->dtypes, *dtype)) {
+    return Invalid(ctx, StrCat("dtype must be one of ", StrJoin(FamilyDtypes(*fam), ", "), "; got ",
+                               Quote(in.dtype())));
   }
   out.set_dtype(std::string(dtype->name));
 
@@ -265,6 +506,10 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
     if (total > 1024) {
       return Invalid(ctx, StrCat("block threads (x*y*z) must be 1..1024, got ", x, "*", y, "*", z,
                                  " = ", total));
+    }
+    if (fam->power_of_two_threads && (total & (total - 1)) != 0) {
+      return Invalid(ctx, StrCat("block threads (x*y*z) must be a power of two, got ", x, "*", y,
+                                 "*", z, " = ", total));
     }
     out.mutable_block()->set_x(x);
     out.mutable_block()->set_y(y);
@@ -313,20 +558,32 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
   }
 
   // operator
-  if (method->needs_op && in.op().has_user()) {
-    auto user = CanonicalUserOperator(in.op().user(), ctx, *dtype, OperatorSignature{});
+  if (method->op != OpKind::kNone && in.op().has_user()) {
+    const OpKindInfo& kind = GetOpKind(method->op);
+    OperatorSignature signature;
+    signature.returns_bool = kind.kind == OpKind::kComparator || kind.kind == OpKind::kFlag;
+    auto user = CanonicalUserOperator(in.op().user(), ctx, *dtype, signature);
     if (!user.ok()) return user.status();
     *out.mutable_op()->mutable_user() = std::move(*user);
-  } else if (method->needs_op) {
+  } else if (method->op != OpKind::kNone) {
+    const OpKindInfo& kind = GetOpKind(method->op);
+    const std::string allowed = StrJoin(kind.builtins, ", ");
     if (in.op().builtin().empty()) {
-      return Invalid(ctx, StrCat("method ", Quote(method->name),
-                                 " needs an operator: op.builtin must be one of ",
-                                 StrJoin(kBuiltinOps, ", "), ", or op.user"));
+      return Invalid(
+          ctx, StrCat("method ", Quote(method->name), " needs a ", kind.name, " operator ",
+                      kind.signature, ": op.builtin must be one of ", allowed, ", or op.user"));
     }
     const std::string& op = in.op().builtin();
-    if (std::find(std::begin(kBuiltinOps), std::end(kBuiltinOps), op) == std::end(kBuiltinOps)) {
-      return Invalid(ctx, StrCat("op.builtin must be one of ", StrJoin(kBuiltinOps, ", "), "; got ",
-                                 Quote(op)));
+    if (std::find(kind.builtins.begin(), kind.builtins.end(), op) == kind.builtins.end()) {
+      for (const OpKindInfo& other : OpKinds()) {
+        if (std::find(other.builtins.begin(), other.builtins.end(), op) != other.builtins.end()) {
+          return Invalid(
+              ctx, StrCat("op.builtin ", Quote(op), " is a ", other.name, " operator, but method ",
+                          Quote(method->name), " takes a ", kind.name, " operator ", kind.signature,
+                          ": one of ", allowed));
+        }
+      }
+      return Invalid(ctx, StrCat("op.builtin must be one of ", allowed, "; got ", Quote(op)));
     }
     if (op.rfind("bit_", 0) == 0 && !dtype->is_integer) {
       return Invalid(ctx, StrCat("op.builtin ", Quote(op), " needs an integer dtype; got ",
@@ -390,13 +647,81 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
     return Invalid(ctx, "exchange options apply only to block_exchange");
   }
   if (fam->exchange_options) {
-    out.mutable_exchange()->set_warp_time_slicing(in.exchange().warp_time_slicing());
+    const bool slicing = in.exchange().warp_time_slicing();
+    // CCCL 3.0.1's ScatterToStripedGuarded/Flagged index the whole tile in the time-sliced
+    // buffer, which holds only one warp's items: past 32 threads they would write out of bounds.
+    const uint64_t threads = uint64_t{out.block().x()} * out.block().y() * out.block().z();
+    if (slicing && threads > 32 &&
+        (method->name == "scatter_to_striped_guarded" ||
+         method->name == "scatter_to_striped_flagged")) {
+      return Invalid(ctx, StrCat("method ", Quote(method->name),
+                                 " does not support exchange.warp_time_slicing with more than 32 "
+                                 "threads (CUB's buffer then holds one warp's items), got ",
+                                 threads));
+    }
+    out.mutable_exchange()->set_warp_time_slicing(slicing);
   }
   if (in.family_options_case() == PrimitiveSpec::kScan && !fam->scan_options) {
     return Invalid(ctx, "scan options apply only to block_scan");
   }
   if (fam->scan_options) {
     out.mutable_scan()->set_with_aggregate(in.scan().with_aggregate());
+  }
+  for (auto c : {PrimitiveSpec::kRadixSort, PrimitiveSpec::kMergeSort, PrimitiveSpec::kHistogram,
+                 PrimitiveSpec::kTopK}) {
+    if (in.family_options_case() == c && fam->options != c) {
+      std::vector<std::string_view> takers;
+      for (const auto& f : Families()) {
+        if (f.options == c) takers.push_back(f.name);
+      }
+      return Invalid(ctx,
+                     StrCat(OptionsName(c), " options apply only to ", StrJoin(takers, " and ")));
+    }
+  }
+  if (fam->options == PrimitiveSpec::kRadixSort) {
+    const auto& o = in.radix_sort();
+    auto* r = out.mutable_radix_sort();
+    if (absl::Status st = CheckValueDtype(ctx, "radix_sort", o.value_dtype()); !st.ok()) return st;
+    r->set_value_dtype(o.value_dtype());
+    const uint32_t bits = o.radix_bits() == 0 ? 4 : o.radix_bits();
+    if (bits > 8) {
+      return Invalid(ctx, StrCat("radix_sort.radix_bits must be 1..8 (0 means 4), got ", bits));
+    }
+    r->set_radix_bits(bits);
+  }
+  if (fam->options == PrimitiveSpec::kMergeSort) {
+    const auto& o = in.merge_sort();
+    if (absl::Status st = CheckValueDtype(ctx, "merge_sort", o.value_dtype()); !st.ok()) return st;
+    out.mutable_merge_sort()->set_value_dtype(o.value_dtype());
+  }
+  if (fam->options == PrimitiveSpec::kHistogram) {
+    const uint32_t bins = in.histogram().bins();
+    if (bins == 0 || bins > 65536) {
+      return Invalid(ctx, StrCat("histogram.bins (the number of counters) is required and must be "
+                                 "1..65536, got ",
+                                 bins));
+    }
+    out.mutable_histogram()->set_bins(bins);
+  }
+  if (fam->options == PrimitiveSpec::kTopK) {
+    const std::string& value_dtype = in.top_k().value_dtype();
+    const bool pairs = method->name.find("_pairs") != std::string_view::npos;
+    if (pairs && value_dtype.empty()) {
+      return Invalid(ctx, StrCat("method ", Quote(method->name),
+                                 " needs top_k.value_dtype (the values' dtype: one of ",
+                                 JoinMapped(DTypes(), [](const DType& t) { return t.name; }), ")"));
+    }
+    if (!pairs && !value_dtype.empty()) {
+      return Invalid(ctx, StrCat("top_k.value_dtype applies only to the *_pairs methods; method ",
+                                 Quote(method->name), " sorts keys only"));
+    }
+    if (absl::Status st = CheckValueDtype(ctx, "top_k", value_dtype); !st.ok()) return st;
+    if (out.block().y() != 1 || out.block().z() != 1) {
+      return Invalid(ctx, StrCat("block must be one-dimensional (CUB's block_topk has no "
+                                 "BLOCK_DIM_Y/Z); got ",
+                                 out.block().x(), "x", out.block().y(), "x", out.block().z()));
+    }
+    out.mutable_top_k()->set_value_dtype(value_dtype);
   }
   return out;
 }
@@ -415,7 +740,23 @@ std::string CanonicalEncoding(const PrimitiveSpec& s) {
       // Only block_exchange specs carry this line, so adding it changed no other key.
       s.has_exchange()
           ? StrCat("exchange.warp_time_slicing=", s.exchange().warp_time_slicing() ? 1 : 0, "\n")
-          : std::string());
+          : std::string(),
+      // Likewise: only the sort and histogram families' specs carry these lines.
+      s.has_radix_sort() ? StrCat("radix_sort.value_dtype=", s.radix_sort().value_dtype(),
+                                  "\nradix_sort.radix_bits=", s.radix_sort().radix_bits(), "\n")
+                         : std::string(),
+      s.has_merge_sort() ? StrCat("merge_sort.value_dtype=", s.merge_sort().value_dtype(), "\n")
+                         : std::string(),
+      s.has_histogram() ? StrCat("histogram.bins=", s.histogram().bins(), "\n") : std::string(),
+      s.has_top_k() ? StrCat("top_k.value_dtype=", s.top_k().value_dtype(), "\n") : std::string());
+}
+
+std::vector<std::string> OptionalCcclHeaders() {
+  std::vector<std::string> out;
+  for (const auto& f : Families()) {
+    if (!f.requires_header.empty()) out.emplace_back(f.requires_header);
+  }
+  return out;
 }
 
 coop::v1::CatalogResponse Catalog(const TargetInfo& target) {
@@ -427,7 +768,8 @@ coop::v1::CatalogResponse Catalog(const TargetInfo& target) {
     for (const auto& m : f.methods) {
       auto* pm = pf->add_methods();
       pm->set_name(std::string(m.name));
-      pm->set_needs_op(m.needs_op);
+      pm->set_needs_op(m.op != OpKind::kNone);
+      if (m.op != OpKind::kNone) pm->set_op_kind(std::string(GetOpKind(m.op).name));
       pm->set_description(std::string(m.description));
     }
     for (const auto& a : f.algorithms) pf->add_algorithms(std::string(a));
@@ -439,9 +781,24 @@ coop::v1::CatalogResponse Catalog(const TargetInfo& target) {
       pf->add_warp_multiple_algorithms(std::string(a));
     }
     pf->set_exchange_options(f.exchange_options);
+    pf->set_family_options(std::string(OptionsName(f.scan_options       ? PrimitiveSpec::kScan
+                                                   : f.exchange_options ? PrimitiveSpec::kExchange
+                                                                        : f.options)));
+    for (const auto& t : FamilyDtypes(f)) pf->add_dtypes(std::string(t));
+    pf->set_power_of_two_threads(f.power_of_two_threads);
+    pf->set_available(FamilyAvailable(f, target));
+    if (!f.requires_header.empty()) {
+      pf->set_requires(StrCat("CCCL ", f.min_cccl, " or newer (", f.requires_header, ")"));
+    }
   }
   for (const auto& t : DTypes()) out.add_dtypes(std::string(t.name));
-  for (const auto& o : kBuiltinOps) out.add_builtin_ops(std::string(o));
+  for (const auto& o : GetOpKind(OpKind::kBinary).builtins) out.add_builtin_ops(std::string(o));
+  for (const auto& k : OpKinds()) {
+    auto* pk = out.add_op_kinds();
+    pk->set_name(std::string(k.name));
+    pk->set_signature(std::string(k.signature));
+    for (const auto& b : k.builtins) pk->add_builtins(std::string(b));
+  }
   for (int a : target.supported_archs) out.add_archs(StrCat("sm_", a));
   out.add_calling_conventions("c");
   out.add_calling_conventions("numba");

@@ -28,14 +28,47 @@ struct DType {
 const std::vector<DType>& DTypes();
 const DType* FindDType(std::string_view name);
 
+// The kind of operator a method takes. A kind fixes the operator's signature (T is the spec's
+// dtype), so the builtins of a kind are interchangeable and a user-supplied operator (not yet
+// accepted) will be checked against the kind's signature. Add a kind here and in OpKinds().
+enum class OpKind {
+  kNone,        // the method takes no operator
+  kBinary,      // (T, T) -> T, associative: reduce and scan
+  kComparator,  // (T, T) -> bool, a strict weak order: merge sort
+  kFlag,        // (T, T) -> bool, true where two neighbours are discontinuous: block_discontinuity
+  kDifference,  // (T, T) -> T, combines an item with its neighbour: block_adjacent_difference
+};
+
+struct OpKindInfo {
+  OpKind kind;
+  std::string_view name;                   // "binary", "comparator", "flag", "difference"
+  std::string_view signature;              // "(T, T) -> T"
+  std::vector<std::string_view> builtins;  // the builtin operators of this kind
+};
+
+// Every kind except kNone, in documentation order.
+const std::vector<OpKindInfo>& OpKinds();
+const OpKindInfo& GetOpKind(OpKind kind);  // kind must not be kNone
+
 // What Canonicalize() checks the arch against.
 struct TargetInfo {
   std::vector<int> supported_archs;  // e.g. {75, 80, 86, 89, 90, 100, 120}, from NVRTC
+  std::string cccl_version;          // "3.0.1"
+  std::string cccl_include;          // the CCCL header root NVRTC compiles against
+  // Which of OptionalCcclHeaders() that root holds (families that need the others are refused
+  // with FAILED_PRECONDITION).
+  std::vector<std::string> cccl_headers_present;
 };
+
+// Headers, relative to the CCCL root, that some families need and older CCCL releases lack
+// ("cub/block/block_topk.cuh").
+std::vector<std::string> OptionalCcclHeaders();
 
 // Validates `in` and returns the canonical spec, or INVALID_ARGUMENT naming the field, the value
 // received and the values allowed, e.g.
 //   block_reduce: items_per_thread must be 1..64, got 0
+// A family the configured CCCL headers lack gets FAILED_PRECONDITION naming the CCCL release it
+// needs.
 absl::StatusOr<coop::v1::PrimitiveSpec> Canonicalize(const coop::v1::PrimitiveSpec& in,
                                                      const TargetInfo& target);
 

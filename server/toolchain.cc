@@ -176,6 +176,12 @@ absl::StatusOr<Toolchain> ProbeToolchain(const ToolchainOptions& options) {
   }
   long v = std::strtol(version_text->c_str() + pos + marker.size(), nullptr, 10);
   tc.cccl_version = StrCat(v / 1000000, ".", (v / 1000) % 1000, ".", v % 1000);
+  for (const std::string& h : OptionalCcclHeaders()) {
+    std::error_code ec;
+    if (fs::is_regular_file(fs::path(tc.cccl_include) / h, ec)) {
+      tc.cccl_headers_present.push_back(h);
+    }
+  }
 
   auto cccl_digest =
       TreeDigest(tc.cccl_include, options.manifest_path, &tc.headers_hashed, &tc.headers_total);

@@ -50,7 +50,11 @@ struct Toolchain {
 
   std::string NvrtcVersion() const;
   std::string NvJitLinkVersion() const;
-  TargetInfo Target() const { return TargetInfo{supported_archs}; }
+  std::vector<std::string> cccl_headers_present;  // of OptionalCcclHeaders()
+
+  TargetInfo Target() const {
+    return TargetInfo{supported_archs, cccl_version, cccl_include, cccl_headers_present};
+  }
 };
 
 // FAILED_PRECONDITION when the CCCL headers cannot be found or read.

@@ -20,7 +20,8 @@ constexpr char kUsage[] =
     "commands:\n"
     "  specialize FAMILY [--method M] --dtype T --threads X[,Y[,Z]] [--items N]\n"
     "             [--algorithm A] [--op OP] [--warp-threads N] [--with-aggregate]\n"
-    "             [--warp-time-slicing] [--abi c|numba] --arch sm_XX [--json] [--out DIR]\n"
+    "             [--warp-time-slicing] [--value-dtype T] [--radix-bits N] [--bins N]\n"
+    "             [--abi c|numba] --arch sm_XX [--json] [--out DIR]\n"
     "             [--op-name NAME (--op-source FILE | --op-ltoir FILE) [--op-stateful]]\n"
     "      Request one specialization. FAMILY: see `coopctl catalog`.\n"
     "      --out DIR writes <symbol>.ltoir and <symbol>.h (the entry declarations), and\n"
@@ -127,6 +128,9 @@ std::string Shape(const coop::Spec& s) {
   out += " items " + std::to_string(s.items_per_thread);
   if (!s.algorithm.empty()) out += " algorithm " + s.algorithm;
   if (!s.op.empty()) out += " op " + s.op;
+  if (!s.value_dtype.empty()) out += " values " + s.value_dtype;
+  if (s.radix_bits != 0) out += " radix_bits " + std::to_string(s.radix_bits);
+  if (s.histogram_bins != 0) out += " bins " + std::to_string(s.histogram_bins);
   if (s.calling_convention == coop::CallingConvention::kNumba) out += " abi numba";
   return out;
 }
@@ -310,6 +314,12 @@ coop::Spec ParseSpec(const std::vector<std::string>& args, size_t* i, bool* json
       spec.scan_with_aggregate = true;
     } else if (a == "--warp-time-slicing") {
       spec.exchange_warp_time_slicing = true;
+    } else if (a == "--value-dtype") {
+      spec.value_dtype = value();
+    } else if (a == "--radix-bits") {
+      spec.radix_bits = ParseUint(a, value());
+    } else if (a == "--bins") {
+      spec.histogram_bins = ParseUint(a, value());
     } else if (a == "--abi") {
       std::string v = value();
       if (v == "c") {
@@ -769,6 +779,7 @@ int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
         w.BeginObject();
         w.Key("name").String(m.name);
         w.Key("needs_op").Bool(m.needs_op);
+        w.Key("op_kind").String(m.op_kind);
         w.Key("description").String(m.description);
         w.EndObject();
       }
@@ -782,6 +793,12 @@ int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
       w.Key("warp_multiple_algorithms");
       strings(w, f.warp_multiple_algorithms);
       w.Key("exchange_options").Bool(f.exchange_options);
+      w.Key("family_options").String(f.family_options);
+      w.Key("dtypes");
+      strings(w, f.dtypes);
+      w.Key("power_of_two_threads").Bool(f.power_of_two_threads);
+      w.Key("available").Bool(f.available);
+      w.Key("requires").String(f.requires);
       w.EndObject();
     }
     w.EndArray();
@@ -789,6 +806,16 @@ int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
     strings(w, c->dtypes);
     w.Key("builtin_ops");
     strings(w, c->builtin_ops);
+    w.Key("op_kinds").BeginArray();
+    for (const auto& k : c->op_kinds) {
+      w.BeginObject();
+      w.Key("name").String(k.name);
+      w.Key("signature").String(k.signature);
+      w.Key("builtins");
+      strings(w, k.builtins);
+      w.EndObject();
+    }
+    w.EndArray();
     w.Key("archs");
     strings(w, c->archs);
     w.Key("calling_conventions");
@@ -804,10 +831,11 @@ int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
   };
   for (const auto& f : c->families) {
     std::cout << f.name << ": " << f.description << "\n";
+    if (!f.available) std::cout << "  UNAVAILABLE here: needs " << f.requires << "\n";
     for (size_t i = 0; i < f.methods.size(); ++i) {
       const auto& m = f.methods[i];
       std::cout << "  --method " << m.name << (i == 0 ? " (default)" : "")
-                << (m.needs_op ? " --op OP" : "") << ": " << m.description << "\n";
+                << (m.needs_op ? " --op " + m.op_kind : "") << ": " << m.description << "\n";
     }
     if (!f.algorithms.empty()) {
       std::cout << "  --algorithm " << join(f.algorithms)
@@ -815,15 +843,25 @@ int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
                                                 : " (default " + f.default_algorithm + ")")
                 << "\n";
     }
-    std::cout << (f.warp ? "  --warp-threads 1, 2, 4, 8, 16, 32 (default 32)\n"
-                         : "  --threads X[,Y[,Z]] (1..1024 in all)\n");
+    std::cout << (f.warp                   ? "  --warp-threads 1, 2, 4, 8, 16, 32 (default 32)\n"
+                  : f.power_of_two_threads ? "  --threads X[,Y[,Z]] (x*y*z a power of two)\n"
+                                           : "  --threads X[,Y[,Z]] (1..1024 in all)\n");
+    if (f.dtypes.size() != c->dtypes.size()) std::cout << "  --dtype " << join(f.dtypes) << "\n";
     std::cout << "  --items 1.." << f.max_items_per_thread << "\n";
     if (f.scan_options) std::cout << "  --with-aggregate\n";
     if (f.exchange_options) std::cout << "  --warp-time-slicing\n";
+    if (f.family_options == "radix_sort" || f.family_options == "merge_sort" ||
+        f.family_options == "top_k") {
+      std::cout << "  --value-dtype T (key-value pairs; default keys only)\n";
+    }
+    if (f.family_options == "radix_sort") std::cout << "  --radix-bits 1..8 (default 4)\n";
+    if (f.family_options == "histogram") std::cout << "  --bins 1..65536 (required)\n";
   }
-  std::cout << "dtypes: " << join(c->dtypes) << "\n"
-            << "operators: " << join(c->builtin_ops) << "\n"
-            << "archs: " << join(c->archs) << "\n"
+  std::cout << "dtypes: " << join(c->dtypes) << "\n";
+  for (const auto& k : c->op_kinds) {
+    std::cout << "operators, " << k.name << " " << k.signature << ": " << join(k.builtins) << "\n";
+  }
+  std::cout << "archs: " << join(c->archs) << "\n"
             << "abi: " << join(c->calling_conventions) << "\n";
   return 0;
 }

@@ -56,6 +56,19 @@ v1::PrimitiveSpec ToProto(const Spec& s) {
   }
   if (s.scan_with_aggregate) p.mutable_scan()->set_with_aggregate(true);
   if (s.exchange_warp_time_slicing) p.mutable_exchange()->set_warp_time_slicing(true);
+  // The sort options go in the message of the family that takes them; the daemon rejects them
+  // for any other family.
+  if (!s.value_dtype.empty() || s.radix_bits != 0) {
+    if (s.family == "block_radix_sort" || s.radix_bits != 0) {
+      p.mutable_radix_sort()->set_value_dtype(s.value_dtype);
+      p.mutable_radix_sort()->set_radix_bits(s.radix_bits);
+    } else if (s.family == "block_topk") {
+      p.mutable_top_k()->set_value_dtype(s.value_dtype);
+    } else {
+      p.mutable_merge_sort()->set_value_dtype(s.value_dtype);
+    }
+  }
+  if (s.histogram_bins != 0) p.mutable_histogram()->set_bins(s.histogram_bins);
   return p;
 }
 
@@ -83,6 +96,11 @@ Spec FromProto(const v1::PrimitiveSpec& p) {
                              : CallingConvention::kC;
   s.scan_with_aggregate = p.scan().with_aggregate();
   s.exchange_warp_time_slicing = p.exchange().warp_time_slicing();
+  s.value_dtype = p.has_radix_sort() ? p.radix_sort().value_dtype()
+                  : p.has_top_k()    ? p.top_k().value_dtype()
+                                     : p.merge_sort().value_dtype();
+  s.radix_bits = p.radix_sort().radix_bits();
+  s.histogram_bins = p.histogram().bins();
   return s;
 }
 
@@ -423,7 +441,7 @@ Result<Catalog> Client::GetCatalog() {
     family.name = f.name();
     family.description = f.description();
     for (const auto& m : f.methods())
-      family.methods.push_back({m.name(), m.needs_op(), m.description()});
+      family.methods.push_back({m.name(), m.needs_op(), m.description(), m.op_kind()});
     family.algorithms = strings(f.algorithms());
     family.default_algorithm = f.default_algorithm();
     family.warp = f.warp();
@@ -431,10 +449,18 @@ Result<Catalog> Client::GetCatalog() {
     family.scan_options = f.scan_options();
     family.warp_multiple_algorithms = strings(f.warp_multiple_algorithms());
     family.exchange_options = f.exchange_options();
+    family.family_options = f.family_options();
+    family.dtypes = strings(f.dtypes());
+    family.power_of_two_threads = f.power_of_two_threads();
+    family.available = f.available();
+    family.requires = f.requires();
     out.families.push_back(std::move(family));
   }
   out.dtypes = strings(resp.dtypes());
   out.builtin_ops = strings(resp.builtin_ops());
+  for (const auto& k : resp.op_kinds()) {
+    out.op_kinds.push_back({k.name(), k.signature(), strings(k.builtins())});
+  }
   out.archs = strings(resp.archs());
   out.calling_conventions = strings(resp.calling_conventions());
   return out;

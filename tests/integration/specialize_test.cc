@@ -167,13 +167,16 @@ TEST_F(SharedDaemon, CoopctlCatalogListsEveryFamily) {
                       &out, &err);
   ASSERT_EQ(rc, 0) << err;
   for (const char* family : {"block_reduce", "block_scan", "block_load", "block_store",
-                             "block_exchange", "block_shuffle", "warp_reduce", "warp_scan"}) {
+                             "block_exchange", "block_shuffle", "block_radix_sort",
+                             "block_merge_sort", "warp_reduce", "warp_scan", "warp_merge_sort"}) {
     EXPECT_NE(out.find(std::string("\"name\":\"") + family + "\""), std::string::npos) << family;
   }
   EXPECT_NE(out.find("\"archs\":[\"sm_"), std::string::npos) << out;
   auto catalog = Client().GetCatalog();
   ASSERT_TRUE(catalog) << catalog.error().message;
-  EXPECT_EQ(catalog->families.size(), 8u);
+  EXPECT_EQ(catalog->families.size(), 14u);
+  EXPECT_NE(out.find("\"op_kind\":\"comparator\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"family_options\":\"radix_sort\""), std::string::npos) << out;
 }
 
 // Regression for a CCCL 3.0.1 bug found on the GPU (device/gpu_check): without <cuda_fp16.h>
@@ -238,9 +241,25 @@ std::vector<TruthRow> LoadLayoutTruth() {
     r.line = line;
     int bx, by, bz, items, warp;
     std::string algorithm;
+    std::string options;
     f >> r.spec.family >> r.spec.method >> r.spec.dtype >> bx >> by >> bz >> items >> algorithm >>
-        warp >> r.bytes >> r.align;
+        warp >> r.bytes >> r.align >> options;
     EXPECT_FALSE(f.fail()) << "bad line: " << line;
+    std::istringstream opts(options == "-" ? "" : options);
+    for (std::string kv; std::getline(opts, kv, ',');) {
+      const std::string key = kv.substr(0, kv.find('=')), value = kv.substr(kv.find('=') + 1);
+      if (key == "op") {
+        r.spec.op = value;
+      } else if (key == "value_dtype") {
+        r.spec.value_dtype = value;
+      } else if (key == "radix_bits") {
+        r.spec.radix_bits = static_cast<uint32_t>(std::stoul(value));
+      } else if (key == "bins") {
+        r.spec.histogram_bins = static_cast<uint32_t>(std::stoul(value));
+      } else {
+        ADD_FAILURE() << "unknown option " << kv << " in " << line;
+      }
+    }
     if (bx > 0)
       r.spec.block = {static_cast<uint32_t>(bx), static_cast<uint32_t>(by),
                       static_cast<uint32_t>(bz)};
@@ -392,6 +411,177 @@ TEST_F(SharedDaemon, EveryFamilyMethodAlgorithmAndDtypeCompiles) {
   }
 }
 
+// Specializes each spec and links every entry, called as declared, into an sm_90 cubin.
+void ExpectEachLinks(coop::Client& client, const std::vector<coop::Spec>& specs) {
+  for (const auto& s : specs) {
+    const std::string what =
+        s.family + " " + s.method + " " + s.dtype + " values \"" + s.value_dtype + "\" op " + s.op;
+    auto a = client.Specialize(s);
+    ASSERT_TRUE(a) << what << ": " << a.error().message;
+    EXPECT_GT(a->temp_storage_bytes, 0u) << what;
+    ASSERT_EQ(a->entries.size(), 1u) << what;
+    ExpectEntriesLinkIntoACubin(*a, what);
+  }
+}
+
+// Radix sort: every method, keys only and pairs, a 2D block and a non-default radix width.
+TEST_F(SharedDaemon, RadixSortEveryMethodLinksWithACallingKernel) {
+  std::vector<coop::Spec> specs;
+  for (const char* method : {"sort", "sort_descending", "sort_blocked_to_striped",
+                             "sort_descending_blocked_to_striped"}) {
+    for (const char* values : {"", "float64"}) {
+      coop::Spec s = BlockReduceF32();
+      s.family = "block_radix_sort";
+      s.method = method;
+      s.dtype = *values ? "int16" : "float32";
+      s.value_dtype = values;
+      s.block = {32, 3};
+      s.items_per_thread = 4;
+      s.radix_bits = *values ? 6 : 0;
+      specs.push_back(s);
+    }
+  }
+  auto client = Client();
+  ExpectEachLinks(client, specs);
+  // The entry takes keys, then values, then the bit range.
+  auto a = client.Specialize(specs[1]);
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_NE(a->entries[0].declaration.find(
+                "(void* temp_storage, short* keys, double* values, int begin_bit, int end_bit)"),
+            std::string::npos)
+      << a->entries[0].declaration;
+  EXPECT_EQ(a->spec.radix_bits, 6u);
+}
+
+// Merge sort, block and warp: every method, keys only and pairs, both comparators.
+TEST_F(SharedDaemon, MergeSortEveryMethodLinksWithACallingKernel) {
+  std::vector<coop::Spec> specs;
+  for (const char* family : {"block_merge_sort", "warp_merge_sort"}) {
+    const bool warp = std::string(family) == "warp_merge_sort";
+    for (const char* method : {"sort", "sort_guarded", "stable_sort", "stable_sort_guarded"}) {
+      for (const char* values : {"", "uint8"}) {
+        coop::Spec s;
+        s.family = family;
+        s.method = method;
+        s.dtype = *values ? "float64" : "int32";
+        s.value_dtype = values;
+        s.op = *values ? "greater" : "less";
+        if (warp) {
+          s.warp_threads = *values ? 8 : 32;
+        } else {
+          s.block = {16, 2, 2};
+        }
+        s.items_per_thread = 3;
+        s.arch = "sm_90";
+        specs.push_back(s);
+      }
+    }
+  }
+  auto client = Client();
+  ExpectEachLinks(client, specs);
+  auto a = client.Specialize(specs[3]);  // block sort_guarded with values
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_NE(a->entries[0].declaration.find("(void* temp_storage, double* keys, unsigned char* "
+                                           "values, int valid_items, double oob_default)"),
+            std::string::npos)
+      << a->entries[0].declaration;
+}
+
+// Histogram: every method and algorithm, each unsigned sample dtype, a 2D block.
+TEST_F(SharedDaemon, HistogramEveryMethodLinksWithACallingKernel) {
+  std::vector<coop::Spec> specs;
+  for (const char* method : {"histogram", "init_histogram", "composite"}) {
+    for (const char* algorithm : {"sort", "atomic"}) {
+      for (const char* dtype : {"uint8", "uint16", "uint32", "uint64"}) {
+        coop::Spec s = BlockReduceF32();
+        s.family = "block_histogram";
+        s.method = method;
+        s.algorithm = algorithm;
+        s.dtype = dtype;
+        s.block = {64, 2};
+        s.items_per_thread = 4;
+        s.histogram_bins = std::string(dtype) == "uint8" ? 256 : 100;
+        // Atomic histograms need no temp storage: CUB's TempStorage is an empty struct (1 byte).
+        specs.push_back(s);
+      }
+    }
+  }
+  auto client = Client();
+  ExpectEachLinks(client, specs);
+  auto a = client.Specialize(specs[0]);
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_NE(a->entries[0].declaration.find(
+                "(void* temp_storage, const unsigned char* samples, unsigned int* histogram)"),
+            std::string::npos)
+      << a->entries[0].declaration;
+  EXPECT_EQ(a->spec.histogram_bins, 256u);
+}
+
+// Discontinuity and adjacent difference: every method with each builtin of its op kind.
+TEST_F(SharedDaemon, NeighbourFamiliesEveryMethodLinksWithACallingKernel) {
+  auto catalog = Client().GetCatalog();
+  ASSERT_TRUE(catalog) << catalog.error().message;
+  std::vector<coop::Spec> specs;
+  for (const auto& f : catalog->families) {
+    if (f.name != "block_discontinuity" && f.name != "block_adjacent_difference") continue;
+    for (const auto& m : f.methods) {
+      for (const char* op : f.name == "block_discontinuity"
+                                ? std::vector<const char*>{"not_equal", "equal"}
+                                : std::vector<const char*>{"difference", "sum"}) {
+        coop::Spec s = BlockReduceF32();
+        s.family = f.name;
+        s.method = m.name;
+        s.op = op;
+        s.dtype = std::string(op) == "sum" ? "uint64" : "int16";
+        s.block = {32, 2, 2};
+        s.items_per_thread = 5;
+        specs.push_back(s);
+      }
+    }
+  }
+  ASSERT_EQ(specs.size(), 2u * (8 + 7));
+  auto client = Client();
+  ExpectEachLinks(client, specs);
+  coop::Spec both = specs[14];  // flag_heads_and_tails_with_predecessor_and_successor, not_equal
+  ASSERT_EQ(both.method, "flag_heads_and_tails_with_predecessor_and_successor");
+  auto a = client.Specialize(both);
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_NE(a->entries[0].declaration.find(
+                "(void* temp_storage, const short* input, int* head_flags, int* tail_flags, short "
+                "tile_predecessor_item, short tile_successor_item)"),
+            std::string::npos)
+      << a->entries[0].declaration;
+}
+
+// block_exchange's scatters: each method, with and without warp time slicing where CUB allows it.
+TEST_F(SharedDaemon, ExchangeScattersLinkWithACallingKernel) {
+  std::vector<coop::Spec> specs;
+  for (const char* method : {"scatter_to_blocked", "scatter_to_striped",
+                             "scatter_to_striped_guarded", "scatter_to_striped_flagged"}) {
+    for (bool slicing : {false, true}) {
+      coop::Spec s = BlockReduceF32();
+      s.family = "block_exchange";
+      s.method = method;
+      s.dtype = "float64";
+      // Guarded and flagged scatters take time slicing only up to one warp (see spec.cc).
+      s.block = std::string(method).find("_striped_") != std::string::npos && slicing
+                    ? coop::Dim3{16, 2}
+                    : coop::Dim3{64, 2};
+      s.items_per_thread = 3;
+      s.exchange_warp_time_slicing = slicing;
+      specs.push_back(s);
+    }
+  }
+  auto client = Client();
+  ExpectEachLinks(client, specs);
+  auto a = client.Specialize(specs.back());
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_NE(a->entries[0].declaration.find("(void* temp_storage, const double* input, double* "
+                                           "output, const int* ranks, const int* is_valid)"),
+            std::string::npos)
+      << a->entries[0].declaration;
+}
+
 struct InvalidCase {
   std::string name;
   std::function<void(coop::Spec&)> mutate;
@@ -435,9 +625,102 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
        "warp_reduce: warp_threads must be a power of two 1..32 (1, 2, 4, 8, 16, 32), got 64"},
       {"unknown family", [](coop::Spec& s) { s.family = "block_sort"; },
        "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
-       "block_exchange, block_shuffle, warp_reduce, warp_scan; got \"block_sort\""},
+       "block_exchange, block_shuffle, block_radix_sort, block_merge_sort, block_histogram, "
+       "block_discontinuity, block_adjacent_difference, warp_reduce, warp_scan, "
+       "warp_merge_sort; got \"block_sort\""},
       {"unknown method", [](coop::Spec& s) { s.method = "product"; },
        "block_reduce: method must be one of sum, max, min, reduce; got \"product\""},
+      {"comparator given to a binary-op method",
+       [](coop::Spec& s) {
+         s.method = "reduce";
+         s.op = "less";
+       },
+       "block_reduce: op.builtin \"less\" is a comparator operator, but method \"reduce\" takes "
+       "a binary operator (T, T) -> T: one of sum, max, min, bit_and, bit_or, bit_xor"},
+      {"binary op given to merge sort",
+       [](coop::Spec& s) {
+         s.family = "block_merge_sort";
+         s.method = "sort";
+         s.op = "max";
+       },
+       "block_merge_sort: op.builtin \"max\" is a binary operator, but method \"sort\" takes a "
+       "comparator operator (T, T) -> bool: one of less, greater"},
+      {"merge sort without a comparator",
+       [](coop::Spec& s) {
+         s.family = "block_merge_sort";
+         s.method = "stable_sort";
+       },
+       "block_merge_sort: method \"stable_sort\" needs a comparator operator (T, T) -> bool: "
+       "op.builtin must be one of less, greater, or op.user"},
+      {"merge sort on a block that is not a power of two",
+       [](coop::Spec& s) {
+         s.family = "block_merge_sort";
+         s.method = "sort";
+         s.op = "less";
+         s.block = {32, 3};
+       },
+       "block_merge_sort: block threads (x*y*z) must be a power of two, got 32*3*1 = 96"},
+      {"radix sort with an unknown value dtype",
+       [](coop::Spec& s) {
+         s.family = "block_radix_sort";
+         s.method = "sort";
+         s.value_dtype = "float8";
+       },
+       "block_radix_sort: radix_sort.value_dtype must be empty (keys only) or one of int8, int16, "
+       "int32, int64, uint8, uint16, uint32, uint64, float32, float64, float16, bfloat16; got "
+       "\"float8\""},
+      {"radix sort with 9 radix bits",
+       [](coop::Spec& s) {
+         s.family = "block_radix_sort";
+         s.method = "sort";
+         s.radix_bits = 9;
+       },
+       "block_radix_sort: radix_sort.radix_bits must be 1..8 (0 means 4), got 9"},
+      {"histogram with 0 bins",
+       [](coop::Spec& s) {
+         s.family = "block_histogram";
+         s.method = "histogram";
+         s.dtype = "uint8";
+       },
+       "block_histogram: histogram.bins (the number of counters) is required and must be "
+       "1..65536, got 0"},
+      {"histogram of signed samples",
+       [](coop::Spec& s) {
+         s.family = "block_histogram";
+         s.method = "histogram";
+         s.dtype = "int32";
+         s.histogram_bins = 16;
+       },
+       "block_histogram: dtype must be one of uint8, uint16, uint32, uint64; got \"int32\""},
+      {"difference operator given to a flag method",
+       [](coop::Spec& s) {
+         s.family = "block_discontinuity";
+         s.method = "flag_tails";
+         s.op = "difference";
+       },
+       "block_discontinuity: op.builtin \"difference\" is a difference operator, but method "
+       "\"flag_tails\" takes a flag operator (T, T) -> bool: one of not_equal, equal"},
+      {"flag operator given to a difference method",
+       [](coop::Spec& s) {
+         s.family = "block_adjacent_difference";
+         s.method = "subtract_right";
+         s.op = "not_equal";
+       },
+       "block_adjacent_difference: op.builtin \"not_equal\" is a flag operator, but method "
+       "\"subtract_right\" takes a difference operator (T, T) -> T: one of difference, sum"},
+      {"guarded scatter with warp time slicing past one warp",
+       [](coop::Spec& s) {
+         s.family = "block_exchange";
+         s.method = "scatter_to_striped_guarded";
+         s.block = {64};
+         s.items_per_thread = 2;
+         s.exchange_warp_time_slicing = true;
+       },
+       "block_exchange: method \"scatter_to_striped_guarded\" does not support "
+       "exchange.warp_time_slicing with more than 32 threads (CUB's buffer then holds one warp's "
+       "items), got 64"},
+      {"sort options on another family", [](coop::Spec& s) { s.value_dtype = "int32"; },
+       "block_reduce: merge_sort options apply only to block_merge_sort and warp_merge_sort"},
   };
   auto client = Client();
   auto before = client.GetStats();

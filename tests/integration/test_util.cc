@@ -5,6 +5,10 @@
 #include <nvrtc.h>
 #include <signal.h>
 
+#include <algorithm>
+
+#include "server/compiler.h"
+
 namespace coopd_test {
 
 TestDaemon::TestDaemon(std::vector<std::string> args)
@@ -121,6 +125,69 @@ std::string BlockSumKernel(const coop::Artifact& a) {
          "(temp, v);\n"
          "  if (threadIdx.x == 0) out[blockIdx.x] = r;\n"
          "}\n";
+}
+
+std::string CallEveryEntryKernel(const coop::Artifact& a) {
+  uint64_t bytes = 1, align = 1;
+  for (const auto& p : a.parts) {
+    bytes = std::max(bytes, p.temp_storage_bytes);
+    align = std::max(align, p.temp_storage_align);
+  }
+  std::string decls, body;
+  int n = 0;  // names the locals and the offset in g each scalar is read from
+  for (const auto& e : a.entries) {
+    decls += e.declaration + "\n";
+    const std::string& d = e.declaration;
+    const size_t device = d.find("__device__ ") + 11;
+    const std::string result = d.substr(device, d.find(" " + e.symbol + "(") - device);
+    const size_t open = d.find('(') + 1;
+    std::string params = d.substr(open, d.rfind(')') - open) + ", ";
+    std::string args, after;
+    for (size_t pos = 0, next; (next = params.find(", ", pos)) != std::string::npos;
+         pos = next + 2) {
+      const std::string param = params.substr(pos, next - pos);
+      std::string type = param.substr(0, param.rfind(' '));
+      const std::string v = "v" + std::to_string(n++);
+      if (type == "void*") {
+        args += ", temp";
+        continue;
+      }
+      const bool is_const = type.rfind("const ", 0) == 0;
+      if (is_const) type = type.substr(6);
+      if (type.back() == '*') {
+        type.pop_back();
+        body += "  " + type + " " + v + "[64];\n  for (int i = 0; i < 64; ++i) " + v +
+                "[i] = reinterpret_cast<const " + type + "*>(g)[threadIdx.x * 64 + i];\n";
+        if (!is_const) {
+          after += "  for (int i = 0; i < 64; ++i) reinterpret_cast<" + type +
+                   "*>(g)[threadIdx.x * 64 + i] = " + v + "[i];\n";
+        }
+      } else {
+        body += "  " + type + " " + v + " = *reinterpret_cast<const " + type + "*>(g + " +
+                std::to_string(8 * n) + ");\n";
+      }
+      args += ", " + v;
+    }
+    const std::string call = e.symbol + "(" + args.substr(2) + ")";
+    body += result == "void"
+                ? "  " + call + ";\n"
+                : "  reinterpret_cast<" + result + "*>(g)[threadIdx.x] = " + call + ";\n";
+    body += after;
+  }
+  return decls + "extern \"C\" __global__ void call_entries(unsigned char* g) {\n" +
+         "  __shared__ __align__(" + std::to_string(align) + ") unsigned char temp[" +
+         std::to_string(bytes) + "];\n" + body + "}\n";
+}
+
+void ExpectEntriesLinkIntoACubin(const coop::Artifact& a, const std::string& what) {
+  const std::string kernel = CallEveryEntryKernel(a);
+  const std::string kernel_ltoir = CompileKernel(kernel);
+  ASSERT_FALSE(kernel_ltoir.empty()) << what << ":\n" << kernel;
+  auto cubin = coopd::LinkCubin({{coopd::LinkInput::kLtoIr, "kernel", kernel_ltoir},
+                                 {coopd::LinkInput::kLtoIr, "artifact", a.ltoir}},
+                                "sm_90", {"-optimize-unused-variables"});
+  ASSERT_TRUE(cubin.ok()) << what << ": " << cubin.status() << "\n" << kernel;
+  EXPECT_NE(cubin->find("call_entries"), std::string::npos) << what;
 }
 
 }  // namespace coopd_test

@@ -43,4 +43,15 @@ std::string LinkToPtx(const std::vector<std::string>& ltoir_modules);
 // A kernel that calls a block_reduce sum float32 entry over 256-thread blocks.
 std::string BlockSumKernel(const coop::Artifact& artifact);
 
+// A kernel `call_entries(unsigned char* g)` that calls every entry of the artifact once, with
+// arguments of the types its declaration states: a pointer parameter gets a 64-element local
+// array read from g (and written back unless const), a scalar a value read from g, temp_storage
+// a __shared__ buffer of the largest part's size and alignment, and a result is stored to g.
+// Compiling and linking it proves each declaration is callable as declared and resolves.
+std::string CallEveryEntryKernel(const coop::Artifact& artifact);
+
+// Compiles CallEveryEntryKernel(artifact) and links it with the artifact's LTO-IR into an sm_90
+// cubin; fails the calling test (naming `what`) if either step fails.
+void ExpectEntriesLinkIntoACubin(const coop::Artifact& artifact, const std::string& what);
+
 }  // namespace coopd_test

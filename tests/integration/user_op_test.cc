@@ -253,6 +253,47 @@ TEST_F(UserOperators, StatefulOperatorGetsItsStateThroughEveryEntry) {
   ASSERT_TRUE(cubin.ok()) << cubin.status();
 }
 
+TEST_F(UserOperators, ComparatorsAndFlagOperatorsReturnBool) {
+  auto client = Client();
+  coop::Spec sort;
+  sort.family = "block_merge_sort";
+  sort.method = "sort";
+  sort.dtype = "float32";
+  sort.block = {128};
+  sort.items_per_thread = 4;
+  sort.arch = "sm_90";
+  sort.user_op = Source("by_magnitude",
+                        "__device__ bool by_magnitude(float a, float b) { return fabsf(a) < "
+                        "fabsf(b); }\n");
+  auto a = client.Specialize(sort);
+  ASSERT_TRUE(a) << a.error().message;
+  ASSERT_EQ(a->link_inputs.size(), 1u);
+  EXPECT_EQ(a->spec.user_op.result_dtype, "bool");
+  EXPECT_NE(a->entries.at(0).description.find("by_magnitude"), std::string::npos);
+
+  // A comparator that returns the value type is caught by the signature check.
+  sort.user_op = Source("not_a_comparator",
+                        "__device__ float not_a_comparator(float a, float b) { return a - b; }\n");
+  a = client.Specialize(sort);
+  ASSERT_FALSE(a);
+  EXPECT_NE(a.error().message.find("not_a_comparator(float, float) must return bool"),
+            std::string::npos)
+      << a.error().message;
+
+  coop::Spec flags;
+  flags.family = "block_discontinuity";
+  flags.method = "flag_heads";
+  flags.dtype = "int32";
+  flags.block = {64};
+  flags.items_per_thread = 2;
+  flags.arch = "sm_90";
+  flags.user_op =
+      Source("far_apart", "__device__ bool far_apart(int a, int b) { return abs(a - b) > 10; }\n");
+  auto f = client.Specialize(flags);
+  ASSERT_TRUE(f) << f.error().message;
+  EXPECT_EQ(f->link_inputs.size(), 1u);
+}
+
 TEST_F(UserOperators, BundleSharesOneOperatorAmongItsSpecs) {
   auto client = Client();
   const auto op = Source("clamp_add", kClampAdd);

@@ -3,27 +3,34 @@
 // the expected values come from the compiler, never from numbers typed into a test.
 //
 // Output, one spec per line:
-//   family method dtype bx by bz items algorithm warp_threads bytes align
-// ("-" for fields that do not apply).
+//   family method dtype bx by bz items algorithm warp_threads bytes align options
+// ("-" for fields that do not apply). options: comma-separated key=value of the other spec
+// fields the row needs (op, value_dtype, radix_bits), or "-".
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <cub/block/block_adjacent_difference.cuh>
+#include <cub/block/block_discontinuity.cuh>
 #include <cub/block/block_exchange.cuh>
+#include <cub/block/block_histogram.cuh>
 #include <cub/block/block_load.cuh>
+#include <cub/block/block_merge_sort.cuh>
+#include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/block/block_shuffle.cuh>
 #include <cub/block/block_store.cuh>
+#include <cub/warp/warp_merge_sort.cuh>
 #include <cub/warp/warp_reduce.cuh>
 #include <cub/warp/warp_scan.cuh>
 
 template <class Storage>
 void Row(const char* family, const char* method, const char* dtype, int bx, int by, int bz,
-         int items, const char* algorithm, int warp_threads) {
-  std::printf("%s %s %s %d %d %d %d %s %d %zu %zu\n", family, method, dtype, bx, by, bz, items,
-              algorithm, warp_threads, sizeof(Storage), alignof(Storage));
+         int items, const char* algorithm, int warp_threads, const char* options = "-") {
+  std::printf("%s %s %s %d %d %d %d %s %d %zu %zu %s\n", family, method, dtype, bx, by, bz, items,
+              algorithm, warp_threads, sizeof(Storage), alignof(Storage), options);
 }
 
 #define REDUCE(T, NAME, BX, BY, BZ, ALG, ALGNAME, ITEMS)                                           \
@@ -41,6 +48,11 @@ void Row(const char* family, const char* method, const char* dtype, int bx, int 
 #define STORE(T, NAME, BX, BY, BZ, ITEMS, ALG, ALGNAME)                                           \
   Row<cub::BlockStore<T, BX, ITEMS, cub::ALG, BY, BZ>::TempStorage>("block_store", "store", NAME, \
                                                                     BX, BY, BZ, ITEMS, ALGNAME, 0)
+// BlockRadixSort with CUB's defaults between RADIX_BITS and the block dims.
+#define RADIX(K, V, BX, BY, BZ, ITEMS, BITS)                                   \
+  cub::BlockRadixSort<K, BX, ITEMS, V, BITS, true, cub::BLOCK_SCAN_WARP_SCANS, \
+                      cudaSharedMemBankSizeFourByte, BY, BZ>::TempStorage
+
 #define WSCAN(T, NAME, W) \
   Row<cub::WarpScan<T, W>::TempStorage>("warp_scan", "inclusive_sum", NAME, 0, 0, 0, 1, "-", W)
 
@@ -101,6 +113,10 @@ int main() {
       "block_exchange", "blocked_to_striped", "int64", 64, 2, 1, 2, "-", 0);
   Row<cub::BlockExchange<uint8_t, 96, 16>::TempStorage>("block_exchange", "warp_striped_to_blocked",
                                                         "uint8", 96, 1, 1, 16, "-", 0);
+  Row<cub::BlockExchange<int16_t, 32, 5, false, 3>::TempStorage>(
+      "block_exchange", "scatter_to_striped_flagged", "int16", 32, 3, 1, 5, "-", 0);
+  Row<cub::BlockExchange<uint32_t, 16, 4, false, 2, 2>::TempStorage>(
+      "block_exchange", "scatter_to_blocked", "uint32", 16, 2, 2, 4, "-", 0);
   // block_shuffle: the layout does not depend on the method or items per thread.
   Row<cub::BlockShuffle<float, 128>::TempStorage>("block_shuffle", "offset", "float32", 128, 1, 1,
                                                   1, "-", 0);
@@ -122,5 +138,59 @@ int main() {
   WSCAN(int64_t, "int64", 8);
   WSCAN(uint16_t, "uint16", 16);
   WSCAN(float, "float32", 32);
+  // block_radix_sort: keys only and pairs, several radix widths, 1D/2D/3D blocks.
+  Row<RADIX(uint32_t, cub::NullType, 128, 1, 1, 4, 4)>("block_radix_sort", "sort", "uint32", 128, 1,
+                                                       1, 4, "-", 0, "radix_bits=4");
+  Row<RADIX(float, int32_t, 64, 1, 1, 8, 4)>("block_radix_sort", "sort_descending", "float32", 64,
+                                             1, 1, 8, "-", 0, "value_dtype=int32");
+  Row<RADIX(int64_t, cub::NullType, 32, 4, 2, 4, 8)>("block_radix_sort", "sort_blocked_to_striped",
+                                                     "int64", 32, 4, 2, 4, "-", 0, "radix_bits=8");
+  Row<RADIX(uint8_t, double, 16, 6, 1, 2, 5)>("block_radix_sort", "sort", "uint8", 16, 6, 1, 2, "-",
+                                              0, "value_dtype=float64,radix_bits=5");
+  Row<RADIX(double, uint16_t, 96, 1, 1, 3, 1)>("block_radix_sort", "sort", "float64", 96, 1, 1, 3,
+                                               "-", 0, "value_dtype=uint16,radix_bits=1");
+  // block_merge_sort (power-of-two blocks) and warp_merge_sort.
+  Row<cub::BlockMergeSort<int32_t, 128, 4>::TempStorage>("block_merge_sort", "sort", "int32", 128,
+                                                         1, 1, 4, "-", 0, "op=less");
+  Row<cub::BlockMergeSort<double, 64, 2, uint16_t, 2>::TempStorage>(
+      "block_merge_sort", "stable_sort", "float64", 64, 2, 1, 2, "-", 0,
+      "op=greater,value_dtype=uint16");
+  Row<cub::BlockMergeSort<int8_t, 16, 3, int64_t, 4, 2>::TempStorage>(
+      "block_merge_sort", "sort_guarded", "int8", 16, 4, 2, 3, "-", 0, "op=less,value_dtype=int64");
+  Row<cub::WarpMergeSort<int32_t, 4, 32>::TempStorage>("warp_merge_sort", "sort", "int32", 0, 0, 0,
+                                                       4, "-", 32, "op=less");
+  Row<cub::WarpMergeSort<uint64_t, 2, 16, float>::TempStorage>("warp_merge_sort", "stable_sort",
+                                                               "uint64", 0, 0, 0, 2, "-", 16,
+                                                               "op=greater,value_dtype=float32");
+  Row<cub::WarpMergeSort<float, 1, 8>::TempStorage>("warp_merge_sort", "sort_guarded", "float32", 0,
+                                                    0, 0, 1, "-", 8, "op=less");
+  // block_histogram: both algorithms, 1D/2D/3D blocks, several bin counts.
+  Row<cub::BlockHistogram<uint8_t, 128, 4, 256>::TempStorage>(
+      "block_histogram", "histogram", "uint8", 128, 1, 1, 4, "sort", 0, "bins=256");
+  Row<cub::BlockHistogram<uint16_t, 64, 2, 100, cub::BLOCK_HISTO_ATOMIC>::TempStorage>(
+      "block_histogram", "composite", "uint16", 64, 1, 1, 2, "atomic", 0, "bins=100");
+  Row<cub::BlockHistogram<uint64_t, 32, 1, 7, cub::BLOCK_HISTO_SORT, 2>::TempStorage>(
+      "block_histogram", "histogram", "uint64", 32, 2, 1, 1, "sort", 0, "bins=7");
+  Row<cub::BlockHistogram<uint32_t, 16, 8, 32, cub::BLOCK_HISTO_SORT, 4, 2>::TempStorage>(
+      "block_histogram", "init_histogram", "uint32", 16, 4, 2, 8, "sort", 0, "bins=32");
+  Row<cub::BlockHistogram<uint8_t, 96, 3, 1>::TempStorage>("block_histogram", "composite", "uint8",
+                                                           96, 1, 1, 3, "sort", 0, "bins=1");
+  // block_discontinuity / block_adjacent_difference: the layout depends on T and the block only.
+  Row<cub::BlockDiscontinuity<int32_t, 128>::TempStorage>(
+      "block_discontinuity", "flag_heads", "int32", 128, 1, 1, 4, "-", 0, "op=not_equal");
+  Row<cub::BlockDiscontinuity<double, 32, 4>::TempStorage>(
+      "block_discontinuity", "flag_heads_and_tails", "float64", 32, 4, 1, 2, "-", 0, "op=equal");
+  Row<cub::BlockDiscontinuity<uint8_t, 8, 8, 2>::TempStorage>("block_discontinuity",
+                                                              "flag_tails_with_successor", "uint8",
+                                                              8, 8, 2, 1, "-", 0, "op=not_equal");
+  Row<cub::BlockAdjacentDifference<float, 256>::TempStorage>("block_adjacent_difference",
+                                                             "subtract_left", "float32", 256, 1, 1,
+                                                             4, "-", 0, "op=difference");
+  Row<cub::BlockAdjacentDifference<int64_t, 16, 6>::TempStorage>("block_adjacent_difference",
+                                                                 "subtract_right_partial", "int64",
+                                                                 16, 6, 1, 3, "-", 0, "op=sum");
+  Row<cub::BlockAdjacentDifference<uint16_t, 4, 4, 4>::TempStorage>(
+      "block_adjacent_difference", "subtract_left_with_predecessor", "uint16", 4, 4, 4, 2, "-", 0,
+      "op=difference");
   return 0;
 }

@@ -112,6 +112,11 @@ struct Spec {
   CallingConvention calling_convention = CallingConvention::kDefault;
   bool scan_with_aggregate = false;         // block_scan: also emit the `_aggregate` entry
   bool exchange_warp_time_slicing = false;  // block_exchange: CUB's WARP_TIME_SLICING
+  // block_radix_sort, block_merge_sort, warp_merge_sort: the dtype of values sorted along with
+  // the keys; empty sorts keys only.
+  std::string value_dtype;
+  uint32_t radix_bits = 0;      // block_radix_sort: bits per pass, 1..8; 0 means 4
+  uint32_t histogram_bins = 0;  // block_histogram: number of counters (required, >= 1)
 };
 
 struct Entry {
@@ -264,6 +269,14 @@ struct CatalogMethod {
   std::string name;
   bool needs_op = false;
   std::string description;
+  std::string op_kind;  // "binary", "comparator", "flag", "difference"; empty: takes no op
+};
+
+// A kind of operator: its signature (T is the spec's dtype) and its builtin operators.
+struct CatalogOpKind {
+  std::string name;       // "binary", ...
+  std::string signature;  // "(T, T) -> T"
+  std::vector<std::string> builtins;
 };
 
 struct CatalogFamily {
@@ -277,13 +290,23 @@ struct CatalogFamily {
   bool scan_options = false;
   std::vector<std::string> warp_multiple_algorithms;
   bool exchange_options = false;
+  // The Spec options it accepts: "scan", "exchange", "radix_sort" (value_dtype, radix_bits),
+  // "merge_sort" (value_dtype), "histogram" (histogram_bins), "top_k" (value_dtype); empty: none.
+  std::string family_options;
+  std::vector<std::string> dtypes;    // the dtypes it accepts
+  bool power_of_two_threads = false;  // the block's thread count must be a power of two
+  // False when the daemon's CCCL headers lack the family (requests get kFailedPrecondition);
+  // `requires` says what it needs ("CCCL 3.3 or newer (cub/block/block_topk.cuh)").
+  bool available = true;
+  std::string requires;
 };
 
 // What this daemon accepts, from the same tables its validator uses.
 struct Catalog {
   std::vector<CatalogFamily> families;
   std::vector<std::string> dtypes;
-  std::vector<std::string> builtin_ops;
+  std::vector<std::string> builtin_ops;  // the binary kind's builtins (op_kinds has every kind)
+  std::vector<CatalogOpKind> op_kinds;
   std::vector<std::string> archs;
   std::vector<std::string> calling_conventions;
 };

@@ -10,7 +10,9 @@ namespace {
 using coop::v1::PrimitiveSpec;
 
 PrimitiveSpec Canonical(PrimitiveSpec s) {
-  auto r = Canonicalize(s, TargetInfo{{80, 90}});
+  TargetInfo target;
+  target.supported_archs = {80, 90};
+  auto r = Canonicalize(s, target);
   EXPECT_TRUE(r.ok()) << r.status();
   return *r;
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "absl/status/status.h"
 
 namespace coopd {
@@ -10,7 +12,11 @@ namespace {
 using coop::v1::PrimitiveSpec;
 
 TargetInfo Target() {
-  return TargetInfo{{75, 80, 86, 89, 90, 100, 120}};
+  TargetInfo t;
+  t.supported_archs = {75, 80, 86, 89, 90, 100, 120};
+  t.cccl_version = "3.0.1";
+  t.cccl_include = "/opt/cccl";
+  return t;
 }
 
 PrimitiveSpec BlockReduce() {
@@ -107,7 +113,9 @@ TEST(Spec, RejectsUnknownFamily) {
   s.set_family("block_sort");
   EXPECT_EQ(Error(s),
             "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
-            "block_exchange, block_shuffle, warp_reduce, warp_scan; got \"block_sort\"");
+            "block_exchange, block_shuffle, block_radix_sort, block_merge_sort, block_histogram, "
+            "block_discontinuity, block_adjacent_difference, warp_reduce, warp_scan, "
+            "warp_merge_sort, block_topk; got \"block_sort\"");
 }
 
 TEST(Spec, RejectsUnknownMethod) {
@@ -200,12 +208,17 @@ TEST(Spec, OperatorRules) {
   auto s = BlockReduce();
   s.set_method("reduce");
   EXPECT_EQ(Error(s),
-            "block_reduce: method \"reduce\" needs an operator: op.builtin must be one of sum, "
-            "max, min, bit_and, bit_or, bit_xor, or op.user");
+            "block_reduce: method \"reduce\" needs a binary operator (T, T) -> T: op.builtin must "
+            "be one of sum, max, min, bit_and, bit_or, bit_xor, or op.user");
   s.mutable_op()->set_builtin("avg");
   EXPECT_EQ(Error(s),
             "block_reduce: op.builtin must be one of sum, max, min, bit_and, bit_or, bit_xor; got "
             "\"avg\"");
+  // A builtin of another kind is named as such.
+  s.mutable_op()->set_builtin("less");
+  EXPECT_EQ(Error(s),
+            "block_reduce: op.builtin \"less\" is a comparator operator, but method \"reduce\" "
+            "takes a binary operator (T, T) -> T: one of sum, max, min, bit_and, bit_or, bit_xor");
   s.mutable_op()->set_builtin("bit_xor");
   EXPECT_EQ(Error(s),
             "block_reduce: op.builtin \"bit_xor\" needs an integer dtype; got \"float32\"");
@@ -268,6 +281,50 @@ TEST(Spec, UserOperatorRules) {
   EXPECT_EQ(CanonicalEncoding(*resolved), CanonicalEncoding(*Canonicalize(s, Target())));
 }
 
+TEST(Spec, FamiliesTheHeadersLackAreAFailedPrecondition) {
+  PrimitiveSpec s;
+  s.set_family("block_topk");
+  s.set_method("max_keys");
+  s.set_dtype("uint32");
+  s.mutable_block()->set_x(128);
+  s.set_items_per_thread(4);
+  s.set_arch("sm_90");
+  auto r = Canonicalize(s, Target());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(r.status().message(),
+            "block_topk: needs CCCL 3.3 or newer (cub/block/block_topk.cuh); this coopd compiles "
+            "against CCCL 3.0.1 at /opt/cccl. Start coopd with --cccl-include pointing at newer "
+            "headers, e.g. those of `pip install nvidia-cuda-cccl==13.3.3.3.1` "
+            "(site-packages/nvidia/cu13/include/cccl)");
+  // The catalogue lists the family as unavailable, saying what it needs.
+  bool listed = false;
+  const auto catalog = Catalog(Target());
+  for (const auto& f : catalog.families()) {
+    if (f.name() != "block_topk") continue;
+    listed = true;
+    EXPECT_FALSE(f.available());
+    EXPECT_EQ(f.requires(), "CCCL 3.3 or newer (cub/block/block_topk.cuh)");
+  }
+  EXPECT_TRUE(listed);
+
+  // With headers that have it, the same spec is accepted and pairs need a value dtype.
+  auto target = Target();
+  target.cccl_headers_present = OptionalCcclHeaders();
+  EXPECT_TRUE(Canonicalize(s, target).ok());
+  s.set_method("min_pairs");
+  EXPECT_EQ(Canonicalize(s, target).status().message(),
+            "block_topk: method \"min_pairs\" needs top_k.value_dtype (the values' dtype: one of "
+            "int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, float16, "
+            "bfloat16)");
+  s.mutable_top_k()->set_value_dtype("int32");
+  EXPECT_TRUE(Canonicalize(s, target).ok());
+  s.mutable_block()->set_y(2);
+  EXPECT_EQ(Canonicalize(s, target).status().message(),
+            "block_topk: block must be one-dimensional (CUB's block_topk has no BLOCK_DIM_Y/Z); "
+            "got 128x2x1");
+}
+
 TEST(Spec, ScanOptionsOnlyForBlockScan) {
   auto s = BlockReduce();
   s.mutable_scan()->set_with_aggregate(true);
@@ -323,24 +380,101 @@ TEST(Spec, WarpScanTakesScanOptionsAndALogicalWarp) {
   EXPECT_EQ(Error(s), "warp_scan: items_per_thread must be 1, got 2");
 }
 
+TEST(Spec, SortOptions) {
+  PrimitiveSpec s = BlockReduce();
+  s.set_family("block_radix_sort");
+  s.set_items_per_thread(4);
+  auto r = Canonicalize(s, Target());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->radix_sort().radix_bits(), 4u) << "CUB's default, resolved";
+  EXPECT_EQ(r->method(), "sort");
+  // An explicit default shares the key; values change it.
+  s.mutable_radix_sort()->set_radix_bits(4);
+  auto explicit_bits = Canonicalize(s, Target());
+  ASSERT_TRUE(explicit_bits.ok());
+  EXPECT_EQ(CanonicalEncoding(*r), CanonicalEncoding(*explicit_bits));
+  s.mutable_radix_sort()->set_value_dtype("int32");
+  auto pairs = Canonicalize(s, Target());
+  ASSERT_TRUE(pairs.ok());
+  EXPECT_NE(CanonicalEncoding(*pairs), CanonicalEncoding(*r));
+  s.mutable_radix_sort()->set_radix_bits(9);
+  EXPECT_EQ(Error(s), "block_radix_sort: radix_sort.radix_bits must be 1..8 (0 means 4), got 9");
+
+  PrimitiveSpec m = BlockReduce();
+  m.set_family("warp_merge_sort");
+  m.clear_block();
+  m.mutable_op()->set_builtin("greater");
+  m.mutable_radix_sort()->set_value_dtype("int32");
+  EXPECT_EQ(Error(m), "warp_merge_sort: radix_sort options apply only to block_radix_sort");
+  m.mutable_merge_sort()->set_value_dtype("int32");
+  r = Canonicalize(m, Target());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->warp_threads(), 32u);
+  EXPECT_NE(CanonicalEncoding(*r).find("merge_sort.value_dtype=int32\n"), std::string::npos);
+  // Families without sort options keep their encoding free of the sort lines (old keys hold).
+  auto reduce = Canonicalize(BlockReduce(), Target());
+  ASSERT_TRUE(reduce.ok());
+  EXPECT_EQ(CanonicalEncoding(*reduce).find("sort"), std::string::npos);
+}
+
+TEST(Spec, HistogramNeedsBinsAndUnsignedSamples) {
+  PrimitiveSpec s = BlockReduce();
+  s.set_family("block_histogram");
+  s.set_dtype("uint8");
+  EXPECT_EQ(Error(s),
+            "block_histogram: histogram.bins (the number of counters) is required and must be "
+            "1..65536, got 0");
+  s.mutable_histogram()->set_bins(256);
+  auto r = Canonicalize(s, Target());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->algorithm(), "sort");
+  EXPECT_EQ(r->method(), "histogram");
+  EXPECT_NE(CanonicalEncoding(*r).find("histogram.bins=256\n"), std::string::npos);
+  s.set_dtype("float32");
+  EXPECT_EQ(Error(s),
+            "block_histogram: dtype must be one of uint8, uint16, uint32, uint64; got \"float32\"");
+  auto reduce = BlockReduce();
+  reduce.mutable_histogram()->set_bins(4);
+  EXPECT_EQ(Error(reduce), "block_reduce: histogram options apply only to block_histogram");
+}
+
 // The catalogue and the validator come from one table: everything the catalogue offers
 // validates, and the validator's error lists exactly the catalogue's values.
 TEST(Spec, CatalogMatchesTheValidator) {
-  coop::v1::CatalogResponse c = Catalog(Target());
-  ASSERT_EQ(c.families_size(), 8);
+  // Headers that have every optional family (block_topk).
+  TargetInfo target = Target();
+  target.cccl_headers_present = OptionalCcclHeaders();
+  coop::v1::CatalogResponse c = Catalog(target);
+  ASSERT_EQ(c.families_size(), 15);
   EXPECT_EQ(c.archs(4), "sm_90");
+  ASSERT_EQ(c.op_kinds_size(), 4);
+  EXPECT_EQ(c.op_kinds(1).name(), "comparator");
+  EXPECT_EQ(c.op_kinds(1).signature(), "(T, T) -> bool");
+  EXPECT_EQ(c.builtin_ops_size(), c.op_kinds(0).builtins_size()) << "builtin_ops: binary kind";
   for (const auto& f : c.families()) {
     for (const auto& m : f.methods()) {
       PrimitiveSpec s;
       s.set_family(f.name());
       s.set_method(m.name());
-      s.set_dtype("int32");
+      s.set_dtype(f.dtypes(0));  // the family's first accepted dtype
+      if (f.family_options() == "histogram") s.mutable_histogram()->set_bins(8);
+      if (f.family_options() == "top_k" && m.name().find("_pairs") != std::string::npos) {
+        s.mutable_top_k()->set_value_dtype("int32");
+      }
+      EXPECT_TRUE(f.available()) << f.name();
       if (!f.warp()) s.mutable_block()->set_x(64);
-      if (m.needs_op()) s.mutable_op()->set_builtin("max");
+      EXPECT_EQ(m.needs_op(), !m.op_kind().empty()) << m.name();
+      if (m.needs_op()) {
+        // The first builtin of the method's kind.
+        auto kind = std::find_if(c.op_kinds().begin(), c.op_kinds().end(),
+                                 [&](const auto& k) { return k.name() == m.op_kind(); });
+        ASSERT_NE(kind, c.op_kinds().end()) << m.op_kind();
+        s.mutable_op()->set_builtin(kind->builtins(0));
+      }
       s.set_arch("sm_90");
       for (int a = 0; a < std::max(1, f.algorithms_size()); ++a) {
         if (f.algorithms_size() > 0) s.set_algorithm(f.algorithms(a));
-        auto r = Canonicalize(s, Target());
+        auto r = Canonicalize(s, target);
         EXPECT_TRUE(r.ok()) << s.ShortDebugString() << ": " << r.status();
       }
     }
@@ -351,7 +485,9 @@ TEST(Spec, CatalogMatchesTheValidator) {
     bad.set_arch("sm_90");
     std::string listed;
     for (const auto& m : f.methods()) listed += (listed.empty() ? "" : ", ") + m.name();
-    EXPECT_NE(Error(bad).find("method must be one of " + listed + ";"), std::string::npos);
+    EXPECT_NE(std::string(Canonicalize(bad, target).status().message())
+                  .find("method must be one of " + listed + ";"),
+              std::string::npos);
   }
 }
 

@@ -30,3 +30,7 @@
 #include <cub/warp/warp_store.cuh>
 #include <cuda/functional>
 #include <cuda/std/functional>
+#if __has_include(<cub/block/block_topk.cuh>)  // CCCL 3.3 and newer
+#include <coop/device/topk.cuh>
+#include <cub/block/block_topk.cuh>
+#endif

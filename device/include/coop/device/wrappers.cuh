@@ -249,6 +249,36 @@ COOP_EXCHANGE(warp_striped_to_blocked, WarpStripedToBlocked)
 COOP_EXCHANGE(blocked_to_warp_striped, BlockedToWarpStriped)
 #undef COOP_EXCHANGE
 
+// ranks (and is_valid) point at N ints: each item's position in the tile (and whether it moves).
+#define COOP_SCATTER(NAME, METHOD)                                                    \
+  template <class Prim, int N, class T>                                               \
+  __device__ __forceinline__ void exchange_##NAME(void* t, const T* input, T* output, \
+                                                  const int* ranks) {                 \
+    T in[N], out[N];                                                                  \
+    int r[N];                                                                         \
+    load_items(input, in);                                                            \
+    load_items(ranks, r);                                                             \
+    Prim(temp<Prim>(t)).METHOD(in, out, r);                                           \
+    store_items(out, output);                                                         \
+  }
+COOP_SCATTER(scatter_to_blocked, ScatterToBlocked)
+COOP_SCATTER(scatter_to_striped, ScatterToStriped)
+COOP_SCATTER(scatter_to_striped_guarded, ScatterToStripedGuarded)
+#undef COOP_SCATTER
+
+template <class Prim, int N, class T>
+__device__ __forceinline__ void exchange_scatter_to_striped_flagged(void* t, const T* input,
+                                                                    T* output, const int* ranks,
+                                                                    const int* is_valid) {
+  T in[N], out[N];
+  int r[N], v[N];
+  load_items(input, in);
+  load_items(ranks, r);
+  load_items(is_valid, v);
+  Prim(temp<Prim>(t)).ScatterToStripedFlagged(in, out, r, v);
+  store_items(out, output);
+}
+
 // ---- block_shuffle ----------------------------------------------------------------------------
 
 template <class Prim, class T>
@@ -282,6 +312,167 @@ __device__ __forceinline__ void shuffle_down(void* t, const T* input, T* next) {
   Prim(temp<Prim>(t)).Down(in, out);
   store_items(out, next);
 }
+
+// ---- block_radix_sort -------------------------------------------------------------------------
+// keys (and values) point at the thread's N-item blocked arrays; sorted in place.
+
+#define COOP_RADIX_SORT(NAME, METHOD)                                                          \
+  template <class Prim, int N, class K>                                                        \
+  __device__ __forceinline__ void radix_##NAME(void* t, K* keys, int begin_bit, int end_bit) { \
+    K k[N];                                                                                    \
+    load_items(keys, k);                                                                       \
+    Prim(temp<Prim>(t)).METHOD(k, begin_bit, end_bit);                                         \
+    store_items(k, keys);                                                                      \
+  }                                                                                            \
+  template <class Prim, int N, class K, class V>                                               \
+  __device__ __forceinline__ void radix_##NAME(void* t, K* keys, V* values, int begin_bit,     \
+                                               int end_bit) {                                  \
+    K k[N];                                                                                    \
+    V v[N];                                                                                    \
+    load_items(keys, k);                                                                       \
+    load_items(values, v);                                                                     \
+    Prim(temp<Prim>(t)).METHOD(k, v, begin_bit, end_bit);                                      \
+    store_items(k, keys);                                                                      \
+    store_items(v, values);                                                                    \
+  }
+COOP_RADIX_SORT(sort, Sort)
+COOP_RADIX_SORT(sort_descending, SortDescending)
+COOP_RADIX_SORT(sort_blocked_to_striped, SortBlockedToStriped)
+COOP_RADIX_SORT(sort_descending_blocked_to_striped, SortDescendingBlockedToStriped)
+#undef COOP_RADIX_SORT
+
+// ---- block_discontinuity ----------------------------------------------------------------------
+// input points at the thread's N blocked items; head_flags / tail_flags at N ints each.
+
+// Runs fn(in, heads, tails) on register copies and stores the flag arrays that were given.
+template <int N, class T, class Fn>
+__device__ __forceinline__ void with_flags(const T* input, int* head_flags, int* tail_flags,
+                                           Fn fn) {
+  T in[N];
+  int heads[N], tails[N];
+  load_items(input, in);
+  fn(in, heads, tails);
+  if (head_flags != nullptr) store_items(heads, head_flags);
+  if (tail_flags != nullptr) store_items(tails, tail_flags);
+}
+
+#define COOP_FLAGS(NAME, PARAMS, HEADS, TAILS, CALL)                                      \
+  template <class Prim, int N, class T, class Op>                                         \
+  __device__ __forceinline__ void NAME(void* t, const T* input PARAMS, Op op) {           \
+    with_flags<N>(input, HEADS, TAILS,                                                    \
+                  [&](T(&in)[N], int(&h)[N], int(&tl)[N]) { Prim(temp<Prim>(t)).CALL; }); \
+  }
+#define COOP_COMMA ,
+COOP_FLAGS(flag_heads, COOP_COMMA int* head_flags, head_flags, nullptr, FlagHeads(h, in, op))
+COOP_FLAGS(flag_heads_with_predecessor, COOP_COMMA int* head_flags COOP_COMMA T pred, head_flags,
+           nullptr, FlagHeads(h, in, op, pred))
+COOP_FLAGS(flag_tails, COOP_COMMA int* tail_flags, nullptr, tail_flags, FlagTails(tl, in, op))
+COOP_FLAGS(flag_tails_with_successor, COOP_COMMA int* tail_flags COOP_COMMA T succ, nullptr,
+           tail_flags, FlagTails(tl, in, op, succ))
+COOP_FLAGS(flag_heads_and_tails, COOP_COMMA int* head_flags COOP_COMMA int* tail_flags, head_flags,
+           tail_flags, FlagHeadsAndTails(h, tl, in, op))
+COOP_FLAGS(flag_heads_and_tails_with_predecessor,
+           COOP_COMMA int* head_flags COOP_COMMA int* tail_flags COOP_COMMA T pred, head_flags,
+           tail_flags, FlagHeadsAndTails(h, pred, tl, in, op))
+COOP_FLAGS(flag_heads_and_tails_with_successor,
+           COOP_COMMA int* head_flags COOP_COMMA int* tail_flags COOP_COMMA T succ, head_flags,
+           tail_flags, FlagHeadsAndTails(h, tl, succ, in, op))
+COOP_FLAGS(flag_heads_and_tails_with_predecessor_and_successor,
+           COOP_COMMA int* head_flags COOP_COMMA int* tail_flags COOP_COMMA T pred COOP_COMMA T
+               succ,
+           head_flags, tail_flags, FlagHeadsAndTails(h, pred, tl, succ, in, op))
+#undef COOP_FLAGS
+
+// ---- block_adjacent_difference ----------------------------------------------------------------
+// input and output point at the thread's N blocked items (they may be the same array).
+
+#define COOP_SUBTRACT(NAME, PARAMS, CALL)                                                  \
+  template <class Prim, int N, class T, class Op>                                          \
+  __device__ __forceinline__ void NAME(void* t, const T* input, T* output PARAMS, Op op) { \
+    T in[N], out[N];                                                                       \
+    load_items(input, in);                                                                 \
+    Prim(temp<Prim>(t)).CALL;                                                              \
+    store_items(out, output);                                                              \
+  }
+COOP_SUBTRACT(subtract_left, , SubtractLeft(in, out, op))
+COOP_SUBTRACT(subtract_left_with_predecessor, COOP_COMMA T pred, SubtractLeft(in, out, op, pred))
+COOP_SUBTRACT(subtract_left_partial, COOP_COMMA int valid_items,
+              SubtractLeftPartialTile(in, out, op, valid_items))
+COOP_SUBTRACT(subtract_left_partial_with_predecessor, COOP_COMMA int valid_items COOP_COMMA T pred,
+              SubtractLeftPartialTile(in, out, op, valid_items, pred))
+COOP_SUBTRACT(subtract_right, , SubtractRight(in, out, op))
+COOP_SUBTRACT(subtract_right_with_successor, COOP_COMMA T succ, SubtractRight(in, out, op, succ))
+COOP_SUBTRACT(subtract_right_partial, COOP_COMMA int valid_items,
+              SubtractRightPartialTile(in, out, op, valid_items))
+#undef COOP_SUBTRACT
+#undef COOP_COMMA
+
+// ---- block_histogram --------------------------------------------------------------------------
+// counters points at the block's BINS counters (the same pointer in every thread).
+
+template <class Prim>
+__device__ __forceinline__ void init_histogram(void* t, unsigned int* counters) {
+  Prim(temp<Prim>(t)).InitHistogram(counters);
+}
+
+template <class Prim, int N, class T>
+__device__ __forceinline__ void histogram(void* t, const T* samples, unsigned int* counters) {
+  T v[N];
+  load_items(samples, v);
+  Prim(temp<Prim>(t)).Histogram(v, counters);
+}
+
+template <class Prim, int N, class T>
+__device__ __forceinline__ void composite(void* t, const T* samples, unsigned int* counters) {
+  T v[N];
+  load_items(samples, v);
+  Prim(temp<Prim>(t)).Composite(v, counters);
+}
+
+// ---- block_merge_sort / warp_merge_sort ------------------------------------------------------
+// Same arrays as radix sort; op is the comparator. The guarded forms sort the tile's first
+// valid_items keys and fill the rest with oob_default.
+
+#define COOP_MERGE_SORT(NAME, METHOD)                                                             \
+  template <class Prim, int N, class K, class Op>                                                 \
+  __device__ __forceinline__ void merge_##NAME(void* t, K* keys, Op op) {                         \
+    K k[N];                                                                                       \
+    load_items(keys, k);                                                                          \
+    Prim(temp<Prim>(t)).METHOD(k, op);                                                            \
+    store_items(k, keys);                                                                         \
+  }                                                                                               \
+  template <class Prim, int N, class K, class V, class Op>                                        \
+  __device__ __forceinline__ void merge_##NAME(void* t, K* keys, V* values, Op op) {              \
+    K k[N];                                                                                       \
+    V v[N];                                                                                       \
+    load_items(keys, k);                                                                          \
+    load_items(values, v);                                                                        \
+    Prim(temp<Prim>(t)).METHOD(k, v, op);                                                         \
+    store_items(k, keys);                                                                         \
+    store_items(v, values);                                                                       \
+  }                                                                                               \
+  template <class Prim, int N, class K, class Op>                                                 \
+  __device__ __forceinline__ void merge_##NAME##_guarded(void* t, K* keys, int valid_items,       \
+                                                         K oob_default, Op op) {                  \
+    K k[N];                                                                                       \
+    load_items(keys, k);                                                                          \
+    Prim(temp<Prim>(t)).METHOD(k, op, valid_items, oob_default);                                  \
+    store_items(k, keys);                                                                         \
+  }                                                                                               \
+  template <class Prim, int N, class K, class V, class Op>                                        \
+  __device__ __forceinline__ void merge_##NAME##_guarded(void* t, K* keys, V* values,             \
+                                                         int valid_items, K oob_default, Op op) { \
+    K k[N];                                                                                       \
+    V v[N];                                                                                       \
+    load_items(keys, k);                                                                          \
+    load_items(values, v);                                                                        \
+    Prim(temp<Prim>(t)).METHOD(k, v, op, valid_items, oob_default);                               \
+    store_items(k, keys);                                                                         \
+    store_items(v, values);                                                                       \
+  }
+COOP_MERGE_SORT(sort, Sort)
+COOP_MERGE_SORT(stable_sort, StableSort)
+#undef COOP_MERGE_SORT
 
 }  // namespace device
 }  // namespace coop

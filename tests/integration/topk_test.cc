@@ -1,0 +1,168 @@
+// block_topk exists from CCCL 3.3 on: against the toolkit's CCCL 3.0 coopd refuses it with
+// FAILED_PRECONDITION naming the release it needs; against PyPI's CCCL 3.3 headers
+// (deploy/install-deps.sh unpacks them into .deps/) it compiles, links, and reports the layout
+// nvcc reports. Two header roots never share a cache entry.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "coop/client.h"
+#include "coopd_process.h"
+#include "server/compiler.h"
+#include "test_util.h"
+
+namespace coopd_test {
+namespace {
+
+bool HaveNewerCccl() {
+  return std::filesystem::exists(std::string(NEWER_CCCL_INCLUDE) + "/cub/block/block_topk.cuh");
+}
+
+// Skips (saying why) without the newer headers, unless COOPD_REQUIRE_NEWER_CCCL=1 (CI), where
+// their absence is a failure.
+#define REQUIRE_NEWER_CCCL()                                                                     \
+  do {                                                                                           \
+    if (!HaveNewerCccl()) {                                                                      \
+      const char* required = std::getenv("COOPD_REQUIRE_NEWER_CCCL");                            \
+      ASSERT_FALSE(required != nullptr && std::string(required) == "1")                          \
+          << "CCCL 3.3 headers missing at " << NEWER_CCCL_INCLUDE;                               \
+      GTEST_SKIP() << "CCCL 3.3 headers not found at " NEWER_CCCL_INCLUDE                        \
+                      " (run deploy/install-deps.sh); block_topk against newer CCCL not tested"; \
+    }                                                                                            \
+  } while (0)
+
+coop::Spec TopK(const std::string& method, const std::string& dtype, uint32_t threads,
+                uint32_t items, const std::string& value_dtype = "") {
+  coop::Spec s;
+  s.family = "block_topk";
+  s.method = method;
+  s.dtype = dtype;
+  s.block = {threads};
+  s.items_per_thread = items;
+  s.value_dtype = value_dtype;
+  s.arch = "sm_90";
+  return s;
+}
+
+TEST(TopK, RefusedByTheToolkitsCccl30WithTheReleaseItNeeds) {
+  TestDaemon daemon;
+  auto client = daemon.Client();
+  auto a = client.Specialize(TopK("max_keys", "uint32", 128, 4));
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().code, coop::ErrorCode::kFailedPrecondition);
+  EXPECT_NE(a.error().message.find("block_topk: needs CCCL 3.3 or newer "
+                                   "(cub/block/block_topk.cuh); this coopd compiles against "
+                                   "CCCL 3.0."),
+            std::string::npos)
+      << a.error().message;
+  EXPECT_NE(a.error().message.find("--cccl-include"), std::string::npos);
+  auto catalog = client.GetCatalog();
+  ASSERT_TRUE(catalog) << catalog.error().message;
+  bool listed = false;
+  for (const auto& f : catalog->families) {
+    if (f.name != "block_topk") continue;
+    listed = true;
+    EXPECT_FALSE(f.available);
+    EXPECT_EQ(f.requires, "CCCL 3.3 or newer (cub/block/block_topk.cuh)");
+  }
+  EXPECT_TRUE(listed);
+  // The daemon is fine afterwards.
+  EXPECT_TRUE(client.Specialize(BlockReduceF32()));
+}
+
+TEST(TopK, WorksAgainstNewerCcclAndMatchesNvccsLayout) {
+  REQUIRE_NEWER_CCCL();
+  TestDaemon daemon({"--cccl-include", NEWER_CCCL_INCLUDE});
+  auto client = daemon.Client();
+  auto catalog = client.GetCatalog();
+  ASSERT_TRUE(catalog);
+  for (const auto& f : catalog->families) {
+    if (f.name == "block_topk") {
+      EXPECT_TRUE(f.available);
+    }
+  }
+
+  // Layout against nvcc's, for every row of the CCCL 3.3 truth table.
+  std::string out, err;
+  ASSERT_EQ(RunCommand({LAYOUT_TRUTH_TOPK_BINARY}, &out, &err), 0) << err;
+  std::istringstream rows(out);
+  int checked = 0;
+  for (std::string line; std::getline(rows, line); ++checked) {
+    std::istringstream f(line);
+    std::string family, method, dtype, algorithm, options;
+    uint32_t bx, by, bz, items, warp;
+    uint64_t bytes, align;
+    f >> family >> method >> dtype >> bx >> by >> bz >> items >> algorithm >> warp >> bytes >>
+        align >> options;
+    ASSERT_FALSE(f.fail()) << line;
+    const std::string value_dtype = options == "-" ? "" : options.substr(options.find('=') + 1);
+    auto a = client.Specialize(TopK(method, dtype, bx, items, value_dtype));
+    ASSERT_TRUE(a) << line << ": " << a.error().message;
+    EXPECT_EQ(a->temp_storage_bytes, bytes) << line;
+    EXPECT_EQ(a->temp_storage_align, align) << line;
+    EXPECT_EQ(a->toolchain.cccl_version.rfind("3.3.", 0), 0u) << a->toolchain.cccl_version;
+  }
+  EXPECT_EQ(checked, 4);
+
+  // Every method links with a calling kernel into an sm_90 cubin.
+  for (const std::string method : {"max_keys", "min_keys", "max_pairs", "min_pairs"}) {
+    const bool pairs = method.find("pairs") != std::string::npos;
+    auto a = client.Specialize(TopK(method, "float32", 128, 4, pairs ? "int32" : ""));
+    ASSERT_TRUE(a) << method << ": " << a.error().message;
+    const auto& e = a->entries.at(0);
+    const std::string kernel =
+        e.declaration +
+        "\nextern \"C\" __global__ void top(float* keys, int* values, int k) {\n"
+        "  __shared__ __align__(" +
+        std::to_string(a->temp_storage_align) + ") unsigned char temp[" +
+        std::to_string(a->temp_storage_bytes) +
+        "];\n"
+        "  float* my_keys = keys + 4 * threadIdx.x;\n"
+        "  int* my_values = values + 4 * threadIdx.x; (void)my_values;\n  " +
+        e.symbol + "(temp, my_keys" + (pairs ? ", my_values" : "") +
+        ", k, 0, 32);\n"
+        "}\n";
+    const std::string kernel_ltoir = CompileKernel(kernel);
+    ASSERT_FALSE(kernel_ltoir.empty()) << kernel;
+    auto cubin = coopd::LinkCubin({{coopd::LinkInput::kLtoIr, "kernel", kernel_ltoir},
+                                   {coopd::LinkInput::kLtoIr, "artifact", a->ltoir}},
+                                  "sm_90", {"-optimize-unused-variables"});
+    ASSERT_TRUE(cubin.ok()) << method << ": " << cubin.status();
+  }
+}
+
+TEST(TopK, DifferentHeaderRootsNeverShareCacheEntries) {
+  REQUIRE_NEWER_CCCL();
+  TempDir dir;
+  std::string toolkit_key;
+  {
+    TestDaemon toolkit(dir.path(), {});
+    auto a = toolkit.Client().Specialize(BlockReduceF32());
+    ASSERT_TRUE(a) << a.error().message;
+    toolkit_key = a->key;
+  }
+  // The same request, the same cache directory, another CCCL: compiled afresh under another key.
+  TestDaemon newer(dir.path(), {"--cccl-include", NEWER_CCCL_INCLUDE});
+  auto client = newer.Client();
+  auto a = client.Specialize(BlockReduceF32());
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_EQ(a->origin, coop::Origin::kCompiled);
+  EXPECT_NE(a->key, toolkit_key);
+  // Explain says why: the options (the -I path) and the CCCL header digest differ.
+  auto explained = client.Explain(BlockReduceF32());
+  ASSERT_TRUE(explained) << explained.error().message;
+  ASSERT_FALSE(explained->others.empty());
+  std::vector<std::string> differing;
+  for (const auto& other : explained->others) {
+    if (other.key == toolkit_key) differing = other.differing;
+  }
+  EXPECT_NE(std::find(differing.begin(), differing.end(), "cccl_headers"), differing.end());
+  EXPECT_NE(std::find(differing.begin(), differing.end(), "options"), differing.end());
+}
+
+}  // namespace
+}  // namespace coopd_test
