@@ -45,7 +45,7 @@ PY
 }
 A=(--arch sm_90)
 
-# ---- correctness cases (gpu_check uses the first seven) ----
+# ---- correctness cases (device/gpu_suite) ----
 spec reduce_sum_f32 block_reduce --method sum --dtype float32 --threads 256 "${A[@]}"
 spec reduce_max_i32_2d block_reduce --method max --dtype int32 --threads 16,16 --items 4 --algorithm raking "${A[@]}"
 spec scan_exsum_i32 block_scan --method exclusive_sum --dtype int32 --threads 128 --items 4 --algorithm warp_scans --with-aggregate "${A[@]}"

@@ -123,18 +123,11 @@ std::string Replace(std::string s, const std::string& from, const std::string& t
   return s;
 }
 
-// Compiles `body` (after the artifact's declarations; @S<i>@/@B<i>@ become part i's symbol and
-// temp bytes, @T@ the value type) with NVRTC -dlto, links it with the artifact's LTO-IR with
-// nvJitLink -lto, writes <label>.cubin under --cubins and loads it (not with --link-only).
-CUmodule Build(const std::string& art, const std::string& label, std::string body,
-               const std::string& type = "", const std::string& prefix = "") {
-  const auto& parts = manifest.at(art);
-  for (size_t i = 0; i < parts.size(); ++i) {
-    body = Replace(body, "@S" + std::to_string(i) + "@", parts[i].symbol);
-    body = Replace(body, "@B" + std::to_string(i) + "@", parts[i].bytes);
-  }
-  body = Replace(body, "@T@", type);
-  const std::string source = Read(opt.dir + "/" + art + ".h") + "\n" + prefix + "\n" + body;
+// Compiles `source` with NVRTC -dlto, links it with the LTO-IR of the artifacts `arts` with
+// nvJitLink -lto (as a frontend would), writes <label>.cubin under --cubins and loads it (not
+// with --link-only, which returns null). Every failure dies with the compiler's or linker's log.
+CUmodule CompileAndLink(const std::string& label, const std::string& source,
+                        const std::vector<std::string>& arts) {
   nvrtcProgram prog;
   NVRTC(nvrtcCreateProgram(&prog, source.c_str(), (label + ".cu").c_str(), 0, nullptr, nullptr));
   const char* copts[] = {"-dlto", "-rdc=true", "-arch=sm_90", "-std=c++17"};
@@ -149,12 +142,14 @@ CUmodule Build(const std::string& art, const std::string& label, std::string bod
   NVRTC(nvrtcGetLTOIR(prog, kernel.data()));
   NVRTC(nvrtcDestroyProgram(&prog));
 
-  const std::string artifact = Read(opt.dir + "/" + art + ".ltoir");
   nvJitLinkHandle h;
   const char* lopts[] = {"-arch=sm_90", "-lto", "-optimize-unused-variables"};
   NVJL(nvJitLinkCreate(&h, 3, lopts));
   NVJL(nvJitLinkAddData(h, NVJITLINK_INPUT_LTOIR, kernel.data(), kernel.size(), "kernel"));
-  NVJL(nvJitLinkAddData(h, NVJITLINK_INPUT_LTOIR, artifact.data(), artifact.size(), "artifact"));
+  for (const auto& art : arts) {
+    const std::string ltoir = Read(opt.dir + "/" + art + ".ltoir");
+    NVJL(nvJitLinkAddData(h, NVJITLINK_INPUT_LTOIR, ltoir.data(), ltoir.size(), art.c_str()));
+  }
   if (nvJitLinkComplete(h) != NVJITLINK_SUCCESS) {
     size_t m = 0;
     NVJL(nvJitLinkGetErrorLogSize(h, &m));
@@ -174,6 +169,18 @@ CUmodule Build(const std::string& art, const std::string& label, std::string bod
   CUmodule module;
   CU(cuModuleLoadData(&module, cubin.data()));
   return module;
+}
+
+// One artifact's kernel: its declarations, then `body` with @S<i>@/@B<i>@ replaced by part i's
+// symbol and temp bytes and @T@ by the value type.
+CUmodule Build(const std::string& art, std::string body, const std::string& type = "") {
+  const auto& parts = manifest.at(art);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    body = Replace(body, "@S" + std::to_string(i) + "@", parts[i].symbol);
+    body = Replace(body, "@B" + std::to_string(i) + "@", parts[i].bytes);
+  }
+  body = Replace(body, "@T@", type);
+  return CompileAndLink(art, Read(opt.dir + "/" + art + ".h") + "\n" + body, {art});
 }
 
 // ---- device buffers, poisoning, launching ----------------------------------------------------
@@ -287,7 +294,7 @@ void CheckBlockReduce(const std::string& art, Dim block, int items, const char* 
                       : std::is_same_v<T, int>      ? "int"
                       : std::is_same_v<T, unsigned> ? "unsigned int"
                                                     : "?";
-  CUmodule m = Build(art, art, body, tname);
+  CUmodule m = Build(art, body, tname);
   if (!m) return;
   const unsigned blocks = Blocks();
   const size_t per = size_t(block.count()) * items;
@@ -337,7 +344,7 @@ void CheckBlockScan(const std::string& art, const char* tname, Dim block, int it
       "], o[" + N + "], agg;\n  for (int i = 0; i < " + N + "; ++i) v[i] = in[base + i];\n  " +
       call + "  for (int i = 0; i < " + N + "; ++i) out[base + i] = o[i];\n" +
       (aggregate ? "  if (tid == 0) aggs[blockIdx.x] = agg;\n" : "") + "}\n";
-  CUmodule m = Build(art, art, body, tname);
+  CUmodule m = Build(art, body, tname);
   if (!m) return;
   const unsigned blocks = Blocks();
   const size_t per = size_t(block.count()) * items;
@@ -414,7 +421,7 @@ extern "C" __global__ void k(const int* in, int* out, int* reg, int* reg_g, int*
   @S4@(t4, out_g + tile, items, valid);
 }
 )";
-  CUmodule m = Build(art, art, body);
+  CUmodule m = Build(art, body);
   if (!m) return;
   const unsigned blocks = Blocks();
   const size_t n = size_t(blocks) * tile;
@@ -459,6 +466,42 @@ extern "C" __global__ void k(const int* in, int* out, int* reg, int* reg_g, int*
   CU(cuModuleUnload(m));
 }
 
+// The bundle a tile kernel uses: guarded load (warp_transpose, default 0) -> exclusive_sum ->
+// guarded store, 128 threads x 4 int32; the last tile is partial and the rest of the output
+// must keep its sentinel.
+void CheckTilePipeline() {
+  const std::string art = "tile_pipeline";
+  if (!Have(art)) return Skip(art, "artifact missing");
+  CUmodule m = Build(art, R"(
+extern "C" __global__ void k(const int* in, int* out, int n) {
+  __shared__ __align__(16) unsigned char t0[@B0@], t1[@B1@], t2[@B2@];
+  int items[4];
+  const int tile = blockIdx.x * 512;
+  const int valid = n - tile < 512 ? n - tile : 512;
+  @S0@(t0, in + tile, items, valid, 0);
+  @S1@(t1, items, items);
+  @S2@(t2, out + tile, items, valid);
+})");
+  if (!m) return;
+  const unsigned blocks = Blocks();
+  const int n = static_cast<int>(blocks * 512) - std::uniform_int_distribution<int>(1, 511)(rng);
+  auto in = Random<int32_t>(n, 0, 100);
+  std::vector<int32_t> sentinel(size_t(blocks) * 512, -7);
+  Buf<int32_t> din(in), dout(sentinel);
+  int n_arg = n;
+  Launch(m, "k", blocks, {128}, {&din.ptr, &dout.ptr, &n_arg});
+  std::vector<int32_t> want(sentinel);
+  for (int t = 0; t * 512 < n; ++t) {
+    int32_t s = 0;
+    for (int i = t * 512; i < std::min(n, (t + 1) * 512); ++i) {
+      want[i] = s;
+      s += in[i];
+    }
+  }
+  Expect(art, dout.Get(), want);
+  CU(cuModuleUnload(m));
+}
+
 // block_exchange: 5 parts (4 methods + a time-sliced blocked_to_striped), int16, 32x2 x 3 items.
 void CheckExchange() {
   const std::string art = "exchange_i16_2d";
@@ -475,7 +518,7 @@ void CheckExchange() {
             "  for (int i = 0; i < 3; ++i) v[i] = in[base + i];\n  @S" +
             P + "@(t, v, o);\n  for (int i = 0; i < 3; ++i) out[base + i] = o[i];\n}\n";
   }
-  CUmodule m = Build(art, art, body);
+  CUmodule m = Build(art, body);
   if (!m) return;
   const struct {
     const char* name;
@@ -528,7 +571,7 @@ extern "C" __global__ void k(const long long* in, long long* off, long long* rot
   for (int i = 0; i < 4; ++i) { up[g * 4 + i] = p[i]; down[g * 4 + i] = q[i]; }
 }
 )";
-  CUmodule m = Build(art, art, body);
+  CUmodule m = Build(art, body);
   if (!m) return;
   const unsigned blocks = Blocks();
   for (int d : {5, -7}) {
@@ -578,7 +621,7 @@ void CheckWarpReduce(const std::string& art, const char* tname, int lanes,
       "  @T@ r = @S0@(t0[w], in[blockIdx.x * 128 + threadIdx.x]);\n"
       "  if (threadIdx.x % " +
       L + " == 0) out[blockIdx.x * " + W + " + w] = r;\n}\n";
-  CUmodule m = Build(art, art, body, tname);
+  CUmodule m = Build(art, body, tname);
   if (!m) return;
   const unsigned blocks = Blocks();
   auto in = Random<T>(size_t(blocks) * 128, lo, hi);
@@ -618,7 +661,7 @@ void CheckWarpScan(const std::string& art, const char* tname, int lanes, bool ex
       (aggregate ? "_aggregate" : "") + "(t0[threadIdx.x / " + L + "], in[i]" +
       (has_init ? ", init" : "") + (aggregate ? ", &agg" : "") + ");\n" +
       (aggregate ? "  aggs[i] = agg;\n" : "") + "}\n";
-  CUmodule m = Build(art, art, body, tname);
+  CUmodule m = Build(art, body, tname);
   if (!m) return;
   const unsigned blocks = Blocks();
   auto in = Random<T>(size_t(blocks) * 128, lo, hi);
@@ -667,7 +710,7 @@ void CheckRadixSort(const std::string& art, const char* kname, Dim block, int it
                            "; ++i) v[i] = in[base + i];\n  @S0@(t0, v, 0, " +
                            std::to_string(8 * sizeof(K)) + ");\n  for (int i = 0; i < " + N +
                            "; ++i) out[base + i] = v[i];\n}\n";
-  CUmodule m = Build(art, art, body, kname);
+  CUmodule m = Build(art, body, kname);
   if (!m) return;
   const unsigned blocks = Blocks();
   const size_t tile = size_t(block.count()) * items;
@@ -710,6 +753,7 @@ void RunChecks() {
                           "warp_transpose_timesliced"}) {
     CheckLoadStore(alg);
   }
+  CheckTilePipeline();
   CheckExchange();
   CheckShuffle();
   // warp_reduce / warp_scan
@@ -827,51 +871,11 @@ void RunBench() {
     prefix += Defines("bench_sort", {"SORT"});
     decls += Read(opt.dir + "/bench_sort.h");
   }
-  // Build() links one artifact; the bench kernels need several, so link here.
-  const std::string source = Read(opt.dir + "/bench_reduce.h") + decls + prefix + Read(opt.kernels);
-  nvrtcProgram prog;
-  NVRTC(nvrtcCreateProgram(&prog, source.c_str(), "bench_kernels.cu", 0, nullptr, nullptr));
-  const char* copts[] = {"-dlto", "-rdc=true", "-arch=sm_90", "-std=c++17"};
-  if (nvrtcCompileProgram(prog, 4, copts) != NVRTC_SUCCESS) {
-    size_t log_size;
-    NVRTC(nvrtcGetProgramLogSize(prog, &log_size));
-    std::string log(log_size, '\0');
-    NVRTC(nvrtcGetProgramLog(prog, log.data()));
-    Die("bench kernels do not compile:\n" + log);
-  }
-  size_t ltoir_size;
-  NVRTC(nvrtcGetLTOIRSize(prog, &ltoir_size));
-  std::string kernel(ltoir_size, '\0');
-  NVRTC(nvrtcGetLTOIR(prog, kernel.data()));
-  NVRTC(nvrtcDestroyProgram(&prog));
-  nvJitLinkHandle h;
-  const char* lopts[] = {"-arch=sm_90", "-lto", "-optimize-unused-variables"};
-  NVJL(nvJitLinkCreate(&h, 3, lopts));
-  NVJL(nvJitLinkAddData(h, NVJITLINK_INPUT_LTOIR, kernel.data(), kernel.size(), "kernel"));
   std::vector<std::string> arts = {"bench_reduce", "bench_scan", "bench_copy"};
   if (sort) arts.push_back("bench_sort");
-  std::vector<std::string> blobs;
-  for (const auto& a : arts) blobs.push_back(Read(opt.dir + "/" + a + ".ltoir"));
-  for (size_t i = 0; i < arts.size(); ++i) {
-    NVJL(nvJitLinkAddData(h, NVJITLINK_INPUT_LTOIR, blobs[i].data(), blobs[i].size(),
-                          arts[i].c_str()));
-  }
-  if (nvJitLinkComplete(h) != NVJITLINK_SUCCESS) {
-    size_t m;
-    NVJL(nvJitLinkGetErrorLogSize(h, &m));
-    std::string log(m, '\0');
-    NVJL(nvJitLinkGetErrorLog(h, log.data()));
-    Die("bench link failed:\n" + log);
-  }
-  size_t cs;
-  NVJL(nvJitLinkGetLinkedCubinSize(h, &cs));
-  std::string cubin(cs, '\0');
-  NVJL(nvJitLinkGetLinkedCubin(h, cubin.data()));
-  NVJL(nvJitLinkDestroy(&h));
-  if (!opt.cubins.empty()) std::ofstream(opt.cubins + "/bench.cubin", std::ios::binary) << cubin;
+  CUmodule m = CompileAndLink(
+      "bench", Read(opt.dir + "/bench_reduce.h") + decls + prefix + Read(opt.kernels), arts);
   if (opt.link_only) return;
-  CUmodule m;
-  CU(cuModuleLoadData(&m, cubin.data()));
   auto fn = [&](const char* name) {
     CUfunction f;
     CU(cuModuleGetFunction(&f, m, name));
