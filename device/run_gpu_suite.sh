@@ -2,6 +2,7 @@
 # On the GPU machine (CUDA 13 toolkit, an sm_90 GPU, no gRPC): builds gpu_suite with nvcc and
 # runs, on artifacts coopd made elsewhere (device/gpu_check/make_artifacts.sh):
 #   1. correctness of every family + the timed kernels (linked vs CUB compiled in by nvcc),
+#      timed GPU_SUITE_BENCH_RUNS times (default 2) to show the spread,
 #   2. the Numba-CUDA example (runs and checks; also links its cubins for the SASS checks),
 #   3. the SASS checks on every linked cubin,
 #   4. compute-sanitizer memcheck and racecheck on the correctness cases (few blocks),
@@ -39,6 +40,12 @@ echo "== correctness and speed"
 "$build/gpu_suite" "$art" --cubins "$build/cubins" 2>&1 | tee -a "$logs/suite.log" \
   | grep -vE '^RESULT check .* PASS' || true
 ((PIPESTATUS[0] == 0)) || status=1
+# The timings once more, to show their run-to-run spread next to the first run's.
+for run in $(seq 2 "${GPU_SUITE_BENCH_RUNS:-2}"); do
+  echo "== timing run $run"
+  "$build/gpu_suite" "$art" --bench-only 2>&1 | tee -a "$logs/suite.log" | grep -E '^RESULT (bench|copy|devreduce)'
+  ((PIPESTATUS[0] == 0)) || status=1
+done
 
 echo "== Numba-CUDA example"
 {
@@ -53,6 +60,9 @@ grep -v '^RESULT' "$logs/sass.log"
 cuobjdump -sass "$build/cubins/bench.cubin" >"$logs/linked_bench.sass" 2>&1
 cuobjdump -sass "$build/gpu_suite" | awk '/Function :/ {on = ($3 ~ /^bench_/)} on' \
   >"$logs/native_bench.sass" 2>&1
+echo "SASS of the timed kernels, linked vs native (instructions):" | tee -a "$logs/sass.log"
+python3 device/gpu_suite/sass_diff.py "$logs/linked_bench.sass" "$logs/native_bench.sass" \
+  | tee -a "$logs/sass.log"
 
 echo "== compute-sanitizer"
 : >"$logs/sanitizer.log"

@@ -36,32 +36,44 @@ def main(logs):
     for fam, c in counts.items():
         print(f"  {fam:24} {c['PASS']:5} {c['FAIL']:5} {c['SKIP']:5}")
 
-    copy = next((l.split() for l in suite if l.startswith("RESULT copy")), None)
-    copy_gbs = float(copy[3]) if copy else None
-    print(f"\n{'speed (median)':14} {'linked ms':>10} {'native ms':>10} {'ratio':>7} "
-          f"{'linked GB/s':>12} {'native GB/s':>12} {'% copy':>7}")
+    # Timings: one row per timed kernel and run ("RESULT copy" starts each run).
+    runs, run = [], None
     for l in suite:
         f = l.split()
-        if l.startswith("RESULT bench") and f[3] == "SKIP":
-            print(f"  {f[2]:12} skipped: {' '.join(f[4:])}")
-        elif l.startswith("RESULT bench"):
-            pct = f"{100 * float(f[6]) / copy_gbs:6.1f}%" if copy_gbs else "?"
-            print(f"  {f[2]:12} {float(f[3]):10.4f} {float(f[4]):10.4f} {float(f[5]):7.3f} "
-                  f"{float(f[6]):12.0f} {float(f[7]):12.0f} {pct:>7}")
-    dev = next((l.split() for l in suite if l.startswith("RESULT devreduce")), None)
-    if dev:
-        pct = f"{100 * float(dev[3]) / copy_gbs:6.1f}%" if copy_gbs else "?"
-        print(f"  {'DeviceReduce':12} {float(dev[2]):10.4f} {'':>10} {'':>7} {float(dev[3]):12.0f} "
-              f"{'':>12} {pct:>7}")
-    if copy:
-        print(f"  {'D2D copy':12} {float(copy[2]):10.4f} {'':>10} {'':>7} {copy_gbs:12.0f} "
+        if l.startswith("RESULT copy"):
+            run = {"copy": (float(f[2]), float(f[3])), "bench": [], "dev": None}
+            runs.append(run)
+        elif run is not None and l.startswith("RESULT bench"):
+            run["bench"].append(f[2:])
+        elif run is not None and l.startswith("RESULT devreduce"):
+            run["dev"] = (float(f[2]), float(f[3]))
+    print(f"\n{'speed (median)':24} {'linked ms':>10} {'native ms':>10} {'ratio':>7} "
+          f"{'linked GB/s':>12} {'native GB/s':>12} {'% copy':>7}")
+    for i, r in enumerate(runs, 1):
+        copy_ms, copy_gbs = r["copy"]
+        for f in r["bench"]:
+            name = f"{f[0]} (run {i})"
+            if f[1] == "SKIP":
+                print(f"  {name:22} skipped: {' '.join(f[2:])}")
+                continue
+            print(f"  {name:22} {float(f[1]):10.4f} {float(f[2]):10.4f} {float(f[3]):7.3f} "
+                  f"{float(f[4]):12.0f} {float(f[5]):12.0f} {100 * float(f[4]) / copy_gbs:6.1f}%")
+        if r["dev"]:
+            ms, gbs = r["dev"]
+            print(f"  {'DeviceReduce (run %d)' % i:22} {ms:10.4f} {'':>10} {'':>7} {gbs:12.0f} "
+                  f"{'':>12} {100 * gbs / copy_gbs:6.1f}%")
+        print(f"  {'D2D copy (run %d)' % i:22} {copy_ms:10.4f} {'':>10} {'':>7} {copy_gbs:12.0f} "
               f"{'':>12} {100.0:6.1f}%   (bytes read + written)")
 
     sass = collections.Counter(l.split()[3] for l in lines(logs, "sass.log")
                                if l.startswith("RESULT sass"))
     print(f"\nSASS checks: {sass['PASS']} kernels pass, {sass['FAIL']} fail")
+    sass_log = lines(logs, "sass.log")
+    if any(l.startswith("SASS of the timed") for l in sass_log):
+        i = next(i for i, l in enumerate(sass_log) if l.startswith("SASS of the timed"))
+        print("\n".join(sass_log[i:]))
     numba = [l for l in lines(logs, "numba.log") if re.match(r"(PASS|FAIL|SKIP) ", l)]
-    print("Numba-CUDA: " + ("; ".join(numba) if numba else "no result"))
+    print("Numba-CUDA example:" + ("".join("\n  " + l for l in numba) if numba else " no result"))
     for l in lines(logs, "sanitizer.log"):
         if l.startswith("RESULT sanitizer"):
             print("compute-sanitizer " + " ".join(l.split()[2:]))
