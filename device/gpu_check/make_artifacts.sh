@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Produces the artifacts the GPU harnesses (gpu_check, gpu_suite, the Numba example) consume,
 # with a real coopd, on this (GPU-less) machine.
-# usage: device/gpu_check/make_artifacts.sh OUT_DIR   (COOPD_BUILD=build-dir, default ./build)
+# usage: device/gpu_check/make_artifacts.sh OUT_DIR
+#   COOPD_BUILD=DIR    the coopd build to use (default ./build)
+#   COOPD_CASES=REGEX  only the cases whose name matches (bash =~)
 # Writes OUT_DIR/<case>.ltoir, OUT_DIR/<case>.h, OUT_DIR/<case>.json (coopctl's reply) and
 # OUT_DIR/manifest.txt, one line per case:
 #   <case> <symbol>:<temp bytes> [<symbol>:<temp bytes> ...]   (one pair per part, in order)
@@ -22,6 +24,7 @@ for _ in $(seq 200); do "$build/client/coopctl" --socket "$tmp/s" stats >/dev/nu
 spec() {  # case, then coopctl specialize arguments
   local name=$1
   shift
+  [[ -z ${COOPD_CASES:-} || $name =~ $COOPD_CASES ]] || return 0
   if ! "$build/client/coopctl" --socket "$tmp/s" specialize "$@" --json --out "$tmp/o" \
       >"$tmp/$name.json" 2>"$tmp/$name.err"; then
     if grep -q 'family must be one of' "$tmp/$name.err"; then
