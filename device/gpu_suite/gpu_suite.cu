@@ -275,6 +275,53 @@ const char* kTid =
     "const int tid = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;\n"
     "const int nthreads = blockDim.x * blockDim.y * blockDim.z;\n";
 
+// CPU references over consecutive segments of `len` inputs (a block's or a logical warp's).
+// Reductions: sums in double when `in_double` (floating-point sums), else folded with op.
+template <class T>
+std::vector<T> SegmentReduce(const std::vector<T>& in, size_t len, const std::function<T(T, T)>& op,
+                             bool in_double) {
+  std::vector<T> want(in.size() / len);
+  for (size_t g = 0; g < want.size(); ++g) {
+    double sum = 0;
+    T acc = in[g * len];
+    for (size_t i = 0; i < len; ++i) {
+      sum += static_cast<double>(in[g * len + i]);
+      if (i) acc = op(acc, in[g * len + i]);
+    }
+    want[g] = in_double ? static_cast<T>(sum) : acc;
+  }
+  return want;
+}
+
+// Scans: inclusive, or exclusive seeded by `init` (or `identity` without one); `totals` gets
+// each segment's aggregate. Where CUB leaves an output undefined (the first exclusive output of a
+// segment without an initial value, unless the op is a sum), `mask` is false.
+template <class T>
+std::vector<T> SegmentScan(const std::vector<T>& in, size_t len, bool exclusive, bool has_init,
+                           T init, T identity, const std::function<T(T, T)>& op,
+                           std::vector<T>* totals, std::vector<bool>* mask) {
+  std::vector<T> want(in.size());
+  mask->assign(in.size(), true);
+  totals->resize(in.size() / len);
+  for (size_t g = 0; g < in.size() / len; ++g) {
+    T acc = has_init ? init : identity, total = in[g * len];
+    for (size_t i = 0; i < len; ++i) {
+      const T x = in[g * len + i];
+      if (i) total = op(total, x);
+      if (exclusive) {
+        want[g * len + i] = acc;
+        acc = op(acc, x);
+      } else {
+        acc = i == 0 ? x : op(acc, x);
+        want[g * len + i] = acc;
+      }
+    }
+    (*totals)[g] = total;
+    if (exclusive && !has_init && identity != T(0)) (*mask)[g * len] = false;
+  }
+  return want;
+}
+
 // Block reduce: `items` inputs per thread (blocked), result of tid 0 per block.
 template <class T>
 void CheckBlockReduce(const std::string& art, Dim block, int items, const char* call,
@@ -302,20 +349,7 @@ void CheckBlockReduce(const std::string& art, Dim block, int items, const char* 
   Buf<T> din(in), dout(blocks);
   dout.Poison();
   Launch(m, "k", blocks, block, {&din.ptr, &dout.ptr});
-  std::vector<T> want(blocks);
-  for (unsigned b = 0; b < blocks; ++b) {
-    if constexpr (std::is_floating_point_v<T>) {
-      if (tol != 0) {  // sums: reference in double
-        double s = 0;
-        for (size_t i = 0; i < per; ++i) s += in[b * per + i];
-        want[b] = static_cast<T>(s);
-        continue;
-      }
-    }
-    T acc = in[b * per];
-    for (size_t i = 1; i < per; ++i) acc = op(acc, in[b * per + i]);
-    want[b] = acc;
-  }
+  const auto want = SegmentReduce<T>(in, per, op, tol != 0);
   Expect(art, dout.Get(), want, tol);
   CU(cuModuleUnload(m));
 }
@@ -354,28 +388,10 @@ void CheckBlockScan(const std::string& art, const char* tname, Dim block, int it
   dout.Poison();
   dagg.Poison();
   Launch(m, "k", blocks, block, {&din.ptr, &dout.ptr, &dagg.ptr, &init});
-  std::vector<T> want(in.size()), want_agg(blocks);
-  for (unsigned b = 0; b < blocks; ++b) {
-    T acc = has_init ? init : identity;
-    T total = identity;
-    for (size_t i = 0; i < per; ++i) {
-      const T x = in[b * per + i];
-      if (exclusive) {
-        want[b * per + i] = acc;
-        acc = op(acc, x);
-      } else {
-        acc = i == 0 ? x : op(acc, x);
-        want[b * per + i] = acc;
-      }
-      total = i == 0 ? x : op(total, x);
-    }
-    want_agg[b] = total;
-  }
-  // CUB leaves thread 0's exclusive output without an initial value undefined.
-  std::vector<bool> mask(in.size(), true);
-  if (exclusive && !has_init && identity != T(0)) {
-    for (unsigned b = 0; b < blocks; ++b) mask[b * per] = false;
-  }
+  std::vector<T> want_agg;
+  std::vector<bool> mask;
+  const auto want =
+      SegmentScan<T>(in, per, exclusive, has_init, init, identity, op, &want_agg, &mask);
   Expect(art, dout.Get(), want, 0, &mask);
   if (aggregate) Expect(art + ".aggregate", dagg.Get(), want_agg);
   CU(cuModuleUnload(m));
@@ -628,18 +644,7 @@ void CheckWarpReduce(const std::string& art, const char* tname, int lanes,
   Buf<T> din(in), dout(in.size() / lanes);
   dout.Poison();
   Launch(m, "k", blocks, {128}, {&din.ptr, &dout.ptr});
-  std::vector<T> want(dout.n);
-  for (size_t g = 0; g < want.size(); ++g) {
-    if (tol != 0) {
-      double s = 0;
-      for (int i = 0; i < lanes; ++i) s += static_cast<double>(in[g * lanes + i]);
-      want[g] = static_cast<T>(s);
-    } else {
-      T acc = in[g * lanes];
-      for (int i = 1; i < lanes; ++i) acc = op(acc, in[g * lanes + i]);
-      want[g] = acc;
-    }
-  }
+  const auto want = SegmentReduce<T>(in, lanes, op, tol != 0);
   Expect(art, dout.Get(), want, tol);
   CU(cuModuleUnload(m));
 }
@@ -670,24 +675,11 @@ void CheckWarpScan(const std::string& art, const char* tname, int lanes, bool ex
   dout.Poison();
   dagg.Poison();
   Launch(m, "k", blocks, {128}, {&din.ptr, &dout.ptr, &dagg.ptr, &init});
-  std::vector<T> want(in.size()), want_agg(in.size());
-  std::vector<bool> mask(in.size(), true);
-  for (size_t g = 0; g < in.size() / lanes; ++g) {
-    T acc = has_init ? init : identity, total = in[g * lanes];
-    for (int i = 0; i < lanes; ++i) {
-      const T x = in[g * lanes + i];
-      if (i) total = op(total, x);
-      if (exclusive) {
-        want[g * lanes + i] = acc;
-        acc = op(acc, x);
-      } else {
-        acc = i == 0 ? x : op(acc, x);
-        want[g * lanes + i] = acc;
-      }
-    }
-    for (int i = 0; i < lanes; ++i) want_agg[g * lanes + i] = total;
-    if (exclusive && !has_init && identity != T(0)) mask[g * lanes] = false;
-  }
+  std::vector<T> totals, want_agg;
+  std::vector<bool> mask;
+  const auto want =
+      SegmentScan<T>(in, lanes, exclusive, has_init, init, identity, op, &totals, &mask);
+  for (size_t i = 0; i < in.size(); ++i) want_agg.push_back(totals[i / lanes]);  // every lane
   Expect(art, dout.Get(), want, 0, &mask);
   if (aggregate) Expect(art + ".aggregate", dagg.Get(), want_agg);
   CU(cuModuleUnload(m));
