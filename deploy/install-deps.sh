@@ -56,3 +56,18 @@ if [[ ! -e $newer_cccl/nvidia/cu13/include/cccl/cub/block/block_topk.cuh ]]; the
 else
   echo "install-deps: CCCL 3.3 headers present in $newer_cccl" >&2
 fi
+
+# Python packages for the Numba-CUDA example's CI test (device/numba; it links a coopd artifact
+# into a Numba kernel cubin, no GPU needed). numba-cuda finds NVVM and nvJitLink in $CUDA_HOME.
+# The version is the one on the GPU machines the example runs on.
+NUMBA_CUDA_VERSION=0.30.4
+if python3 -c "import numba.cuda, cuda.bindings.nvjitlink; \
+assert __import__('numba_cuda').__version__ == '$NUMBA_CUDA_VERSION'" 2>/dev/null; then
+  echo "install-deps: numba-cuda $NUMBA_CUDA_VERSION present" >&2
+elif python3 -m pip --version >/dev/null 2>&1; then
+  echo "install-deps: installing numba-cuda $NUMBA_CUDA_VERSION, cuda-bindings (pip)" >&2
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
+    "numba-cuda==$NUMBA_CUDA_VERSION" cuda-bindings
+else
+  echo "install-deps: no pip for python3: the Numba example's test will skip" >&2
+fi

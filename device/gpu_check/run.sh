@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# On the GPU machine: build gpu_check with nvcc and run it on artifacts coopd made elsewhere,
-# then once more under compute-sanitizer (memcheck).
+# Kept for existing callers: gpu_check's cases now live in device/gpu_suite (gpu_suite.cu), which
+# also covers every family, timing and SASS checks. This runs its correctness checks only, then
+# once more under compute-sanitizer (memcheck).
 # usage: device/gpu_check/run.sh ARTIFACT_DIR [OUT_DIR]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "$(dirname "$0")/../gpu_suite" && pwd)
 art=$1
 out=${2:-/tmp}
-nvcc -std=c++17 -O2 -o "$out/gpu_check" "$here/gpu_check.cu" -lnvrtc -lnvJitLink -lcuda
-"$out/gpu_check" "$art"
+nvcc -std=c++17 -O3 -arch=sm_90 -DCOOP_SUITE_DIR="\"$here\"" -o "$out/gpu_suite" \
+  "$here/gpu_suite.cu" -lnvrtc -lnvJitLink -lcuda
+"$out/gpu_suite" "$art" --check-only
 if command -v compute-sanitizer >/dev/null; then
-  compute-sanitizer --tool memcheck --error-exitcode 9 "$out/gpu_check" "$art" | tail -3
+  compute-sanitizer --tool memcheck --error-exitcode 9 "$out/gpu_suite" "$art" --small | tail -3
 fi

@@ -206,6 +206,7 @@ template <class Prim, int N, class T>
 __device__ __forceinline__ void block_load_guarded(void* t, const T* block_src, T* items,
                                                    int valid_items) {
   T v[N];
+  load_items(items, v);  // CUB leaves items past valid_items as they were: keep the caller's
   Prim(temp<Prim>(t)).Load(block_src, v, valid_items);
   store_items(v, items);
 }

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# On the GPU machine (CUDA 13 toolkit, an sm_90 GPU, no gRPC): builds gpu_suite with nvcc and
+# runs, on artifacts coopd made elsewhere (device/gpu_check/make_artifacts.sh):
+#   1. correctness of every family + the timed kernels (linked vs CUB compiled in by nvcc),
+#      timed GPU_SUITE_BENCH_RUNS times (default 2) to show the spread,
+#   2. the Numba-CUDA example (runs and checks; also links its cubins for the SASS checks),
+#   3. the SASS checks on every linked cubin,
+#   4. compute-sanitizer memcheck and racecheck on the correctness cases (few blocks),
+# then prints a summary table. Logs (and the SASS of the timed kernels, linked and native) go to
+# $OUT, else /tmp/gpu_suite_logs.
+# usage: device/run_gpu_suite.sh [ARTIFACT_DIR]     (default: .device-carry/gpu-artifacts)
+# Exit status 1 when any correctness, SASS or sanitizer check failed; timings never fail it.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+art=$(realpath "${1:-.device-carry/gpu-artifacts}")
+logs=${OUT:-/tmp/gpu_suite_logs}
+mkdir -p "$logs"
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "run_gpu_suite: SKIP: no GPU here"
+  exit 0
+fi
+[[ -f $art/manifest.txt ]] || { echo "run_gpu_suite: no artifacts in $art (make_artifacts.sh)"; exit 1; }
+build=$(mktemp -d /tmp/gpu_suite.XXXXXX)
+export PATH=/usr/local/cuda/bin:$PATH PYTHONUNBUFFERED=1
+status=0
+
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu \
+    --format=csv
+  echo "artifacts: $art ($(wc -l <"$art/manifest.txt") cases)"
+} >"$logs/suite.log"
+echo "== build (nvcc)"
+nvcc -std=c++17 -O3 -arch=sm_90 -lineinfo -DCOOP_SUITE_DIR="\"$root/device/gpu_suite\"" \
+  -o "$build/gpu_suite" device/gpu_suite/gpu_suite.cu -lnvrtc -lnvJitLink -lcuda \
+  || { echo "run_gpu_suite: build failed"; exit 1; }
+mkdir -p "$build/cubins"
+
+echo "== correctness and speed"
+"$build/gpu_suite" "$art" --cubins "$build/cubins" 2>&1 | tee -a "$logs/suite.log" \
+  | grep -vE '^RESULT check .* PASS' || true
+((PIPESTATUS[0] == 0)) || status=1
+# The timings once more, to show their run-to-run spread next to the first run's.
+for run in $(seq 2 "${GPU_SUITE_BENCH_RUNS:-2}"); do
+  echo "== timing run $run"
+  "$build/gpu_suite" "$art" --bench-only 2>&1 | tee -a "$logs/suite.log" | grep -E '^RESULT (bench|copy|devreduce)'
+  ((PIPESTATUS[0] == 0)) || status=1
+done
+
+echo "== Numba-CUDA example"
+{
+  python3 device/numba/coop_numba.py --artifacts "$art" --compile-only --cubins "$build/cubins"
+  python3 device/numba/coop_numba.py --artifacts "$art"
+} 2>&1 | tee "$logs/numba.log"
+grep -q '^FAIL' "$logs/numba.log" && status=1
+
+echo "== SASS checks"
+device/gpu_suite/sass_check.sh "$build/cubins" >"$logs/sass.log" 2>&1 || status=1
+grep -v '^RESULT' "$logs/sass.log"
+cuobjdump -sass "$build/cubins/bench.cubin" >"$logs/linked_bench.sass" 2>&1
+cuobjdump -sass "$build/gpu_suite" | awk '/Function :/ {on = ($3 ~ /^bench_/)} on' \
+  >"$logs/native_bench.sass" 2>&1
+echo "SASS of the timed kernels, linked vs native (instructions):" | tee -a "$logs/sass.log"
+python3 device/gpu_suite/sass_diff.py "$logs/linked_bench.sass" "$logs/native_bench.sass" \
+  | tee -a "$logs/sass.log"
+
+echo "== compute-sanitizer"
+: >"$logs/sanitizer.log"
+for tool in memcheck racecheck; do
+  echo "---- $tool" >>"$logs/sanitizer.log"
+  if compute-sanitizer --tool "$tool" --error-exitcode 9 "$build/gpu_suite" "$art" --small \
+      >>"$logs/sanitizer.log" 2>&1; then
+    echo "RESULT sanitizer $tool PASS" | tee -a "$logs/sanitizer.log"
+  else
+    echo "RESULT sanitizer $tool FAIL (exit $?)" | tee -a "$logs/sanitizer.log"
+    status=1
+  fi
+done
+
+python3 device/gpu_suite/summarize.py "$logs" | tee "$logs/summary.txt"
+rm -rf "$build"
+exit $status
