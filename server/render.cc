@@ -359,7 +359,9 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     p.call = StrCat("::coop::device::", fn, "<Prim, ", n, ">(", args, ")");
     p.description = StrCat(
         load ? "loads " : "stores ", n, " items per thread (", s.algorithm(),
-        "); items[] is this thread's blocked segment",
+        s.algorithm() == "striped"
+            ? "); items[] is striped: item i is tile element threadIdx + i * block threads"
+            : "); items[] is this thread's blocked segment",
         s.method() == "load" || s.method() == "store" ? ""
                                                       : "; only the first valid_items of the tile",
         s.method() == "load_guarded_default" ? ", the rest set to oob_default" : "");
@@ -449,7 +451,8 @@ RenderedUnit Render(const std::vector<PrimitiveSpec>& specs) {
       RenderedEntry e;
       e.symbol = part.symbol_base + p.suffix;
       std::string params;
-      if (numba && p.result != "void") params = StrCat(p.result, "* result, ");
+      // Numba passes a result pointer first even to a void function; such entries ignore it.
+      if (numba) params = StrCat(p.result == "void" ? "void" : p.result, "* result, ");
       params += "void* temp_storage";
       for (const auto& [type, name] : p.params) StrAppend(&params, ", ", type, " ", name);
       const std::string ret = numba ? "int" : p.result;

@@ -10,11 +10,9 @@ The recipe a Numba frontend follows:
    alignment; DIR gets the LTO-IR. (This script runs coopctl itself with --coopctl, or reads
    artifacts made earlier by device/gpu_check/make_artifacts.sh with --artifacts.)
 2. Declare each entry with cuda.declare_device, linking the LTO-IR:
-   - an entry with a result, `int sym(R* result, void* temp_storage, args...)`, is Numba's own
-     ABI: declare it as `R(CPointer(uint8), args...)`;
-   - an entry without one, `int sym(void* temp_storage, args...)`, is a plain C function:
-     Numba's ABI would pass a result pointer first, so declare it with abi="c" and an int32
-     result.
+   `int sym(R* result, void* temp_storage, args...)` is Numba's own ABI: declare it as
+   `R(CPointer(uint8), args...)`, or `void(CPointer(uint8), args...)` for an entry without a
+   result (it takes `void* result` and ignores it).
 3. Reserve the temp storage in the kernel: cuda.shared.array(bytes, uint8, alignment=align), and
    pass pointers (to it and to per-thread cuda.local.array items) with the `ptr` intrinsic below.
 4. Compile the kernel with lto=True: nvJitLink links the kernel's LTO-IR with the artifact's and
@@ -127,9 +125,9 @@ def reduce_kernel(a):
 
 
 def scan_kernel(a):
-    # No result: `int sym(void* temp_storage, const int* input, int* output)`, a C function.
-    scan = cuda.declare_device(a.symbol, "int32(CPointer(uint8), CPointer(int32), CPointer(int32))",
-                               link=[a.ltoir], abi="c")
+    # No result: `int sym(void* result, void* temp_storage, const int* input, int* output)`.
+    scan = cuda.declare_device(a.symbol, "void(CPointer(uint8), CPointer(int32), CPointer(int32))",
+                               link=[a.ltoir])
     nbytes, align = a.temp_bytes, max(8, a.temp_align)  # numba wants a multiple of 8
 
     def tile_scan(x, out):
@@ -154,8 +152,8 @@ def scan_kernel(a):
 
 
 def sort_kernel(a):
-    sort = cuda.declare_device(a.symbol, "int32(CPointer(uint8), CPointer(uint32), int32, int32)",
-                               link=[a.ltoir], abi="c")
+    sort = cuda.declare_device(a.symbol, "void(CPointer(uint8), CPointer(uint32), int32, int32)",
+                               link=[a.ltoir])
     nbytes, align = a.temp_bytes, max(8, a.temp_align)  # numba wants a multiple of 8
 
     def tile_sort(x, out):

@@ -136,6 +136,20 @@ TEST(Render, NumbaConventionReturnsStatusAndWritesResult) {
                 "(float* result, void* temp_storage, float input);");
   EXPECT_NE(u.source.find("*result = "), std::string::npos);
   ExpectDeclarationsMatchDefinitions(u);
+
+  // An entry with no result still takes Numba's result pointer first, and ignores it.
+  PrimitiveSpec scan;
+  scan.set_family("block_scan");
+  scan.set_dtype("int32");
+  scan.mutable_block()->set_x(128);
+  scan.set_items_per_thread(4);
+  scan.set_arch("sm_90");
+  scan.set_calling_convention(coop::v1::CALLING_CONVENTION_NUMBA);
+  RenderedUnit v = Render(Canonical(scan));
+  EXPECT_EQ(v.parts[0].entries[0].declaration,
+            "extern \"C\" __device__ int " + v.parts[0].entries[0].symbol +
+                "(void* result, void* temp_storage, const int* input, int* output);");
+  ExpectDeclarationsMatchDefinitions(v);
 }
 
 TEST(Render, SymbolsAreStableAndDistinct) {
