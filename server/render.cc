@@ -420,6 +420,17 @@ RenderedUnit Render(const std::vector<PrimitiveSpec>& specs) {
   std::vector<std::string> user_symbols;  // declared already
   for (size_t i = 0; i < specs.size(); ++i) {
     const PrimitiveSpec& s = specs[i];
+    // A user type: an opaque struct of its size and alignment, defined once per unit.
+    std::string user_c_name, user_short_name;
+    if (s.has_user_type()) {
+      user_c_name = UserTypeCName(s.user_type());
+      user_short_name = StrCat("u", s.user_type().size(), "a", s.user_type().align());
+      const std::string definition = UserTypeDefinition(s.user_type());
+      if (unit.type_definitions.find(definition) == std::string::npos) {
+        unit.type_definitions += definition;
+        StrAppend(&body, "\n", definition);
+      }
+    }
     const bool user_op = s.op().has_user();
     if (user_op) {
       const std::string symbol = UserOperatorSymbol(s.op().user());
@@ -428,7 +439,8 @@ RenderedUnit Render(const std::vector<PrimitiveSpec>& specs) {
         StrAppend(&body, UserOperatorPreamble(s.op().user()));
       }
     }
-    const DType& dt = *FindDType(s.dtype());
+    const DType user_dt{"user", user_c_name, user_short_name, false};
+    const DType& dt = s.has_user_type() ? user_dt : *FindDType(s.dtype());
     RenderedPart part;
     // The symbol names the spec, so distinct specs linked into one kernel never collide, and
     // the same spec always gets the same name (independent of toolchain and of bundling).

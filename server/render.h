@@ -32,6 +32,8 @@ struct RenderedPart {
 struct RenderedUnit {
   std::string source;
   std::vector<RenderedPart> parts;  // one per spec, in order
+  // Definitions of the user types the declarations name (Artifact.type_definitions).
+  std::string type_definitions;
 };
 
 // Renders one translation unit holding every spec (a bundle). Specs must come from

@@ -397,6 +397,7 @@ void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const Render
         artifact.set_compile_ms(reply->compile_ms());
         artifact.set_compile_log(reply->log());
         artifact.set_source(unit.source);
+        artifact.set_type_definitions(unit.type_definitions);
         artifact.set_pch_status(reply->pch_status());
         artifact.set_layout_ms(reply->layout_ms());
         for (const auto& in : link_inputs) *artifact.add_link_inputs() = in;

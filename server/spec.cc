@@ -1,6 +1,7 @@
 #include "server/spec.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 
 #include "absl/status/status.h"
@@ -316,6 +317,21 @@ const std::vector<FamilyInfo>& Families() {
   return *families;
 }
 
+// Families that take any type (CUB moves the values without looking inside them).
+constexpr std::string_view kUserTypeFamilies =
+    "block_load, block_store, block_exchange, block_shuffle, block_merge_sort, warp_merge_sort, "
+    "warp_load, warp_store, warp_exchange";
+
+bool AcceptsUserType(std::string_view family) {
+  for (size_t start = 0; start < kUserTypeFamilies.size();) {
+    size_t end = kUserTypeFamilies.find(", ", start);
+    if (end == std::string_view::npos) end = kUserTypeFamilies.size();
+    if (kUserTypeFamilies.substr(start, end - start) == family) return true;
+    start = end + 2;
+  }
+  return false;
+}
+
 bool FamilyAvailable(const FamilyInfo& f, const TargetInfo& target) {
   return f.requires_header.empty() ||
          std::find(target.cccl_headers_present.begin(), target.cccl_headers_present.end(),
@@ -473,10 +489,33 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
   out.set_method(std::string(method->name));
 
   // dtype
+  static const DType kUserDType{"user", "", "user", false};
+  const bool user_type_ok = AcceptsUserType(fam->name);
   const DType* dtype = FindDType(in.dtype());
-  if (dtype == nullptr || !AcceptsDtype(fam->dtypes, *dtype)) {
-    return Invalid(ctx, StrCat("dtype must be one of ", StrJoin(FamilyDtypes(*fam), ", "), "; got ",
-                               Quote(in.dtype())));
+  if (in.dtype() == "user" && user_type_ok) {
+    const uint32_t size = in.user_type().size();
+    const uint32_t align = in.user_type().align() == 0 ? 1 : in.user_type().align();
+    if (align > 16 || (align & (align - 1)) != 0) {
+      return Invalid(ctx, StrCat("user_type.align must be a power of two 1..16, got ", align));
+    }
+    if (size == 0 || size > 1024 || size % align != 0) {
+      return Invalid(ctx, StrCat("user_type.size must be 1..1024 bytes and a multiple of "
+                                 "user_type.align (",
+                                 align, "), got ", size));
+    }
+    out.mutable_user_type()->set_size(size);
+    out.mutable_user_type()->set_align(align);
+    dtype = &kUserDType;
+  } else if (dtype == nullptr || !AcceptsDtype(fam->dtypes, *dtype)) {
+    return Invalid(
+        ctx,
+        StrCat(
+            "dtype must be one of ", StrJoin(FamilyDtypes(*fam), ", "),
+            user_type_ok ? ", or \"user\" (with user_type)" : "", "; got ", Quote(in.dtype()),
+            in.dtype() == "user" ? StrCat(" (user types work in ", kUserTypeFamilies, ")") : ""));
+  } else if (in.has_user_type()) {
+    return Invalid(
+        ctx, StrCat("user_type applies only with dtype \"user\"; got dtype ", Quote(in.dtype())));
   }
   out.set_dtype(std::string(dtype->name));
 
@@ -562,9 +601,20 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
     const OpKindInfo& kind = GetOpKind(method->op);
     OperatorSignature signature;
     signature.returns_bool = kind.kind == OpKind::kComparator || kind.kind == OpKind::kFlag;
-    auto user = CanonicalUserOperator(in.op().user(), ctx, *dtype, signature);
+    if (out.has_user_type() && !in.op().user().ltoir().empty()) {
+      return Invalid(ctx,
+                     "op.user.ltoir: operators on a user type must be given as source "
+                     "(op.user.source), so coopd can check the struct's size and alignment "
+                     "against user_type");
+    }
+    auto user = CanonicalUserOperator(in.op().user(), ctx, *dtype, signature, out.user_type());
     if (!user.ok()) return user.status();
     *out.mutable_op()->mutable_user() = std::move(*user);
+  } else if (method->op != OpKind::kNone && out.has_user_type()) {
+    return Invalid(ctx, StrCat("method ", Quote(method->name), " on a user type needs op.user (a ",
+                               GetOpKind(method->op).name, " operator on your struct, ",
+                               GetOpKind(method->op).signature,
+                               "); builtin operators work on arithmetic dtypes only"));
   } else if (method->op != OpKind::kNone) {
     const OpKindInfo& kind = GetOpKind(method->op);
     const std::string allowed = StrJoin(kind.builtins, ", ");
@@ -734,6 +784,9 @@ std::string CanonicalEncoding(const PrimitiveSpec& s) {
       "\nblock=", s.block().x(), "x", s.block().y(), "x", s.block().z(),
       "\nitems_per_thread=", s.items_per_thread(), "\nalgorithm=", s.algorithm(),
       "\nop=", s.op().has_user() ? "user:" + s.op().user().digest() : s.op().builtin(),
+      // Only user-type specs carry this line.
+      s.has_user_type() ? StrCat("\nuser_type=", s.user_type().size(), "x", s.user_type().align())
+                        : std::string(),
       "\nwarp_threads=", s.warp_threads(), "\narch=", s.arch(),
       "\ncalling_convention=", CallingConventionName(s.calling_convention()),
       "\nscan.with_aggregate=", s.has_scan() && s.scan().with_aggregate() ? 1 : 0, "\n",
@@ -749,6 +802,18 @@ std::string CanonicalEncoding(const PrimitiveSpec& s) {
                          : std::string(),
       s.has_histogram() ? StrCat("histogram.bins=", s.histogram().bins(), "\n") : std::string(),
       s.has_top_k() ? StrCat("top_k.value_dtype=", s.top_k().value_dtype(), "\n") : std::string());
+}
+
+std::string UserTypeCName(const coop::v1::UserType& t) {
+  return StrCat("coop_user_", t.size(), "_", t.align());
+}
+
+std::string UserTypeDefinition(const coop::v1::UserType& t) {
+  const std::string name = UserTypeCName(t);
+  std::string guard = name;
+  for (char& c : guard) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return StrCat("#ifndef ", guard, "_DEFINED\n#define ", guard, "_DEFINED\nstruct alignas(",
+                t.align(), ") ", name, " {\n  unsigned char bytes[", t.size(), "];\n};\n#endif\n");
 }
 
 std::vector<std::string> OptionalCcclHeaders() {

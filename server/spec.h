@@ -82,6 +82,10 @@ coop::v1::CatalogResponse Catalog(const TargetInfo& target);
 // Names for messages: "c" / "numba".
 std::string_view CallingConventionName(coop::v1::CallingConvention cc);
 
+// The C name and the (include-guarded) definition of a user type, e.g. coop_user_12_4.
+std::string UserTypeCName(const coop::v1::UserType& t);
+std::string UserTypeDefinition(const coop::v1::UserType& t);
+
 // True for families whose entry points work on a logical warp rather than a block.
 bool IsWarpFamily(std::string_view family);
 

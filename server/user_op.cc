@@ -22,8 +22,9 @@ bool IsIdentifier(std::string_view s) {
                      [&](char c) { return alpha(c) || (c >= '0' && c <= '9'); });
 }
 
-std::string CType(std::string_view dtype) {
+std::string CType(std::string_view dtype, const UserOperator& op) {
   if (dtype == "bool") return "bool";
+  if (dtype == "user") return UserTypeCName(op.user_type());
   const DType* t = FindDType(dtype);
   return t == nullptr ? std::string() : std::string(t->c_type);
 }
@@ -43,7 +44,8 @@ std::string Params(const UserOperator& op, bool named) {
 
 absl::StatusOr<UserOperator> CanonicalUserOperator(const UserOperator& in, std::string_view context,
                                                    const DType& dtype,
-                                                   const OperatorSignature& signature) {
+                                                   const OperatorSignature& signature,
+                                                   const coop::v1::UserType& user_type) {
   if (!IsIdentifier(in.name())) {
     return Invalid(context, StrCat("op.user.name must be a C identifier of 1..128 characters "
                                    "([A-Za-z_][A-Za-z0-9_]*); got \"",
@@ -91,6 +93,7 @@ absl::StatusOr<UserOperator> CanonicalUserOperator(const UserOperator& in, std::
   for (int i = 0; i < signature.arity; ++i) out.add_operand_dtypes(std::string(dtype.name));
   out.set_result_dtype(std::string(expected_result));
   out.set_stateful(in.stateful());
+  if (dtype.name == "user") *out.mutable_user_type() = user_type;
   Sha256 h;
   h.UpdateField("coopd-user-op-v1");
   h.UpdateField(in.source().empty() ? "ltoir" : "source");
@@ -99,6 +102,7 @@ absl::StatusOr<UserOperator> CanonicalUserOperator(const UserOperator& in, std::
       std::vector<std::string>(out.operand_dtypes().begin(), out.operand_dtypes().end()), ","));
   h.UpdateField(out.result_dtype());
   h.UpdateField(out.stateful() ? "stateful" : "stateless");
+  if (out.has_user_type()) h.UpdateField(UserTypeCName(out.user_type()));
   h.UpdateField(in.source().empty() ? in.ltoir() : in.source());
   // The digest's last character records the kind, so a resolved operator says which it is
   // without carrying the bytes: 's' for source, 'l' for LTO-IR.
@@ -116,11 +120,12 @@ std::string UserOperatorSymbol(const UserOperator& resolved) {
 }
 
 std::string UserOperatorResultCType(const UserOperator& resolved) {
-  return CType(resolved.result_dtype());
+  return CType(resolved.result_dtype(), resolved);
 }
 
 std::string UserOperatorOperandCType(const UserOperator& resolved) {
-  return resolved.operand_dtypes_size() == 0 ? std::string() : CType(resolved.operand_dtypes(0));
+  return resolved.operand_dtypes_size() == 0 ? std::string()
+                                             : CType(resolved.operand_dtypes(0), resolved);
 }
 
 std::string UserOperatorDeclaration(const UserOperator& resolved) {
@@ -131,24 +136,51 @@ std::string UserOperatorDeclaration(const UserOperator& resolved) {
 std::string RenderOperatorUnit(const UserOperator& request, const UserOperator& resolved) {
   const std::string r = UserOperatorResultCType(resolved);
   const std::string t = UserOperatorOperandCType(resolved);
+  const std::string& name = resolved.name();
+  std::string out = StrCat(
+      "#include <cuda/std/bit>\n#include <cuda/std/tuple>\n#include <cuda/std/type_traits>\n"
+      "#include <cuda_bf16.h>\n"
+      "#include <cuda_fp16.h>\n#line 1 \"",
+      name, ".cu\"\n", request.source(), "\n#line 1 \"coopd-operator-check\"\n");
+  // For a user type, the function takes the frontend's own struct: the forwarder moves the
+  // bytes with bit_cast, once a static_assert has checked the struct's size and alignment.
+  const bool user = resolved.has_user_type();
+  std::string operand = t;  // the type the function's operands are converted to
+  if (user) {
+    const auto& ut = resolved.user_type();
+    StrAppend(
+        &out, UserTypeDefinition(ut),
+        "template <class F> struct coop_operand;\n"
+        "template <class R, class... A> struct coop_operand<R (*)(A...)> {\n"
+        "  template <int I> using at = ::cuda::std::remove_cv_t<::cuda::std::remove_reference_t<"
+        "::cuda::std::tuple_element_t<I, ::cuda::std::tuple<A...>>>>;\n};\n",
+        "using coop_operand_t = coop_operand<decltype(&", name, ")>::at<",
+        resolved.stateful() ? 1 : 0, ">;\n", "static_assert(sizeof(coop_operand_t) == ", ut.size(),
+        " && alignof(coop_operand_t) == ", ut.align(), ", \"op.user: ", name,
+        "'s operand type must have the size and alignment of user_type (", ut.size(),
+        " bytes, aligned to ", ut.align(), ")\");\n");
+    operand = "coop_operand_t";
+  }
   std::vector<std::string> declvals, args;
   if (resolved.stateful()) {
     declvals.push_back("::cuda::std::declval<void*>()");
     args.push_back("state");
   }
   for (int i = 0; i < resolved.operand_dtypes_size(); ++i) {
-    declvals.push_back(StrCat("::cuda::std::declval<", t, ">()"));
-    args.push_back(StrCat("x", i));
+    declvals.push_back(StrCat("::cuda::std::declval<", operand, ">()"));
+    args.push_back(user ? StrCat("::cuda::std::bit_cast<coop_operand_t>(x", i, ")")
+                        : StrCat("x", i));
   }
-  const std::string shown = StrCat(resolved.name(), "(", Params(resolved, false), ")");
-  return StrCat("#include <cuda/std/type_traits>\n#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n",
-                "#line 1 \"", resolved.name(), ".cu\"\n", request.source(), "\n",
-                "#line 1 \"coopd-operator-check\"\n",
-                "static_assert(::cuda::std::is_same<decltype(", resolved.name(), "(",
-                StrJoin(declvals, ", "), ")), ", r, ">::value, \"op.user: ", shown, " must return ",
-                r, " (the operator's declared signature)\");\n", "extern \"C\" __device__ ", r, " ",
-                UserOperatorSymbol(resolved), "(", Params(resolved, true), ") {\n  return ",
-                resolved.name(), "(", StrJoin(args, ", "), ");\n}\n");
+  const std::string call = StrCat(name, "(", StrJoin(args, ", "), ")");
+  const bool user_result = user && r == t;  // a reduction on the user type returns one
+  const std::string shown = StrCat(name, "(", Params(resolved, false), ")");
+  StrAppend(&out, "static_assert(::cuda::std::is_same<decltype(", name, "(",
+            StrJoin(declvals, ", "), ")), ", user_result ? operand : r,
+            ">::value, \"op.user: ", shown, " must return ", user_result ? "the operand type" : r,
+            " (the operator's declared signature)\");\n", "extern \"C\" __device__ ", r, " ",
+            UserOperatorSymbol(resolved), "(", Params(resolved, true), ") {\n  return ",
+            user_result ? StrCat("::cuda::std::bit_cast<", t, ">(", call, ")") : call, ";\n}\n");
+  return out;
 }
 
 std::string RenderOperatorProbe(const std::vector<UserOperator>& resolved) {

@@ -33,10 +33,11 @@ struct OperatorSignature {
 
 // Validates `in` for a spec of value type `dtype`; errors are INVALID_ARGUMENT prefixed by
 // `context` ("block_reduce") and name the field (op.user.name, op.user.operand_dtypes, ...).
-absl::StatusOr<coop::v1::UserOperator> CanonicalUserOperator(const coop::v1::UserOperator& in,
-                                                             std::string_view context,
-                                                             const DType& dtype,
-                                                             const OperatorSignature& signature);
+// `user_type` is the spec's, for dtype "user" (its size and alignment become part of the
+// operator's signature and digest).
+absl::StatusOr<coop::v1::UserOperator> CanonicalUserOperator(
+    const coop::v1::UserOperator& in, std::string_view context, const DType& dtype,
+    const OperatorSignature& signature, const coop::v1::UserType& user_type = {});
 
 // True for an operator given as source (which coopd compiles), false for LTO-IR.
 bool UserOperatorIsSource(const coop::v1::UserOperator& resolved);

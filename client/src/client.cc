@@ -69,6 +69,10 @@ v1::PrimitiveSpec ToProto(const Spec& s) {
     }
   }
   if (s.histogram_bins != 0) p.mutable_histogram()->set_bins(s.histogram_bins);
+  if (s.user_type_size != 0 || s.user_type_align != 0) {
+    p.mutable_user_type()->set_size(s.user_type_size);
+    p.mutable_user_type()->set_align(s.user_type_align);
+  }
   return p;
 }
 
@@ -101,6 +105,8 @@ Spec FromProto(const v1::PrimitiveSpec& p) {
                                      : p.merge_sort().value_dtype();
   s.radix_bits = p.radix_sort().radix_bits();
   s.histogram_bins = p.histogram().bins();
+  s.user_type_size = p.user_type().size();
+  s.user_type_align = p.user_type().align();
   return s;
 }
 
@@ -229,6 +235,7 @@ Artifact FromProto(const v1::Artifact& a) {
   for (const auto& in : a.link_inputs()) {
     out.link_inputs.push_back({in.symbol(), in.key(), in.ltoir()});
   }
+  out.type_definitions = a.type_definitions();
   return out;
 }
 

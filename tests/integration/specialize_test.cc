@@ -256,6 +256,10 @@ std::vector<TruthRow> LoadLayoutTruth() {
         r.spec.radix_bits = static_cast<uint32_t>(std::stoul(value));
       } else if (key == "bins") {
         r.spec.histogram_bins = static_cast<uint32_t>(std::stoul(value));
+      } else if (key == "user_type") {  // SIZExALIGN
+        r.spec.user_type_size = static_cast<uint32_t>(std::stoul(value.substr(0, value.find('x'))));
+        r.spec.user_type_align =
+            static_cast<uint32_t>(std::stoul(value.substr(value.find('x') + 1)));
       } else {
         ADD_FAILURE() << "unknown option " << kv << " in " << line;
       }
@@ -627,7 +631,7 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
        "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
        "block_exchange, block_shuffle, block_radix_sort, block_merge_sort, block_histogram, "
        "block_discontinuity, block_adjacent_difference, warp_reduce, warp_scan, "
-       "warp_merge_sort; got \"block_sort\""},
+       "warp_merge_sort, block_topk; got \"block_sort\""},
       {"unknown method", [](coop::Spec& s) { s.method = "product"; },
        "block_reduce: method must be one of sum, max, min, reduce; got \"product\""},
       {"comparator given to a binary-op method",

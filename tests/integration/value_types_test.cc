@@ -95,3 +95,121 @@ TEST(ValueTypes, BitwiseOperatorsNeedIntegers) {
 
 }  // namespace
 }  // namespace coopd_test
+
+namespace coopd_test {
+namespace {
+
+coop::Spec UserTyped(const std::string& family, const std::string& method) {
+  coop::Spec s;
+  s.family = family;
+  s.method = method;
+  s.dtype = "user";
+  s.user_type_size = 12;
+  s.user_type_align = 4;
+  s.block = {128};
+  s.items_per_thread = 4;
+  s.arch = "sm_90";
+  return s;
+}
+
+// A frontend's 12-byte struct, loaded, sorted by a user comparator, exchanged, shuffled and
+// stored by coopd artifacts, in one kernel that links into an sm_90 cubin.
+TEST(ValueTypes, UserTypeFlowsThroughLoadSortExchangeShuffleAndStore) {
+  TestDaemon daemon;
+  auto client = daemon.Client();
+  coop::Spec load = UserTyped("block_load", "load");
+  load.algorithm = "warp_transpose";
+  coop::Spec sort = UserTyped("block_merge_sort", "sort");
+  sort.user_op.name = "by_key";
+  sort.user_op.source =
+      "struct Pair { int key; float value; int tag; };\n"
+      "__device__ bool by_key(Pair a, Pair b) { return a.key < b.key; }\n";
+  coop::Spec exchange = UserTyped("block_exchange", "blocked_to_striped");
+  coop::Spec shuffle = UserTyped("block_shuffle", "up");
+  coop::Spec store = UserTyped("block_store", "store");
+  store.algorithm = "striped";
+
+  auto bundle = client.SpecializeBundle({load, sort, exchange, shuffle, store});
+  ASSERT_TRUE(bundle) << bundle.error().message;
+  ASSERT_EQ(bundle->parts.size(), 5u);
+  ASSERT_EQ(bundle->link_inputs.size(), 1u);
+  EXPECT_NE(bundle->type_definitions.find("struct alignas(4) coop_user_12_4"), std::string::npos)
+      << bundle->type_definitions;
+  for (const auto& p : bundle->parts) {
+    EXPECT_EQ(p.spec.user_type_size, 12u);
+    EXPECT_NE(p.entries.at(0).declaration.find("coop_user_12_4"), std::string::npos);
+  }
+
+  std::string kernel = bundle->type_definitions;
+  for (const auto& e : bundle->entries) kernel += e.declaration + "\n";
+  uint64_t bytes = 0, align = 1;
+  for (const auto& p : bundle->parts) {
+    bytes = std::max(bytes, p.temp_storage_bytes);
+    align = std::max(align, p.temp_storage_align);
+  }
+  auto entry = [&](size_t i) { return bundle->parts[i].entries.at(0).symbol; };
+  kernel +=
+      "extern \"C\" __global__ void pairs(const coop_user_12_4* in, coop_user_12_4* out) {\n"
+      "  __shared__ __align__(" +
+      std::to_string(align) + ") unsigned char temp[" + std::to_string(bytes) +
+      "];\n"
+      "  coop_user_12_4 items[4], prev[4];\n"
+      "  const int tile = blockIdx.x * 512;\n  " +
+      entry(0) + "(temp, in + tile, items);\n  __syncthreads();\n  " + entry(1) +
+      "(temp, items);\n  __syncthreads();\n  " + entry(2) +
+      "(temp, items, items);\n  __syncthreads();\n"
+      "  for (int i = 0; i < 4; ++i) prev[i] = items[i];\n  " +
+      entry(3) + "(temp, items, prev);\n  __syncthreads();\n  " + entry(4) +
+      "(temp, out + tile, prev);\n"
+      "}\n";
+  const std::string kernel_ltoir = CompileKernel(kernel);
+  ASSERT_FALSE(kernel_ltoir.empty()) << kernel;
+  auto cubin =
+      coopd::LinkCubin({{coopd::LinkInput::kLtoIr, "kernel", kernel_ltoir},
+                        {coopd::LinkInput::kLtoIr, "bundle", bundle->ltoir},
+                        {coopd::LinkInput::kLtoIr, "by_key", bundle->link_inputs[0].ltoir}},
+                       "sm_90", {"-optimize-unused-variables"});
+  ASSERT_TRUE(cubin.ok()) << cubin.status();
+  EXPECT_EQ(cubin->substr(1, 3), "ELF");
+}
+
+TEST(ValueTypes, UserTypeRulesHaveSpecificErrors) {
+  TestDaemon daemon;
+  auto client = daemon.Client();
+  auto error = [&](coop::Spec s) {
+    auto a = client.Specialize(s);
+    EXPECT_FALSE(a);
+    return a ? std::string() : a.error().message;
+  };
+  EXPECT_EQ(error(UserTyped("block_radix_sort", "sort")),
+            "block_radix_sort: dtype must be one of int8, int16, int32, int64, uint8, uint16, "
+            "uint32, uint64, float32, float64, float16, bfloat16; got \"user\" (user types work in "
+            "block_load, block_store, block_exchange, block_shuffle, block_merge_sort, "
+            "warp_merge_sort, warp_load, warp_store, warp_exchange)");
+  coop::Spec sort = UserTyped("block_merge_sort", "sort");
+  sort.op = "less";
+  EXPECT_EQ(error(sort),
+            "block_merge_sort: method \"sort\" on a user type needs op.user (a comparator operator "
+            "on your struct, (T, T) -> bool); builtin operators work on arithmetic dtypes only");
+  coop::Spec odd = UserTyped("block_exchange", "striped_to_blocked");
+  odd.user_type_align = 3;
+  EXPECT_EQ(error(odd), "block_exchange: user_type.align must be a power of two 1..16, got 3");
+  odd.user_type_align = 8;
+  EXPECT_EQ(error(odd),
+            "block_exchange: user_type.size must be 1..1024 bytes and a multiple of "
+            "user_type.align (8), got 12");
+  // A comparator over a struct of another size is caught by the static_assert.
+  sort.op.clear();
+  sort.user_op.name = "by_key";
+  sort.user_op.source =
+      "struct Pair { int key; float value; };\n"
+      "__device__ bool by_key(Pair a, Pair b) { return a.key < b.key; }\n";
+  EXPECT_NE(error(sort).find("op.user: by_key's operand type must have the size and alignment of "
+                             "user_type (12 bytes, aligned to 4)"),
+            std::string::npos);
+  // The daemon stays up.
+  EXPECT_TRUE(client.Specialize(BlockReduceF32()));
+}
+
+}  // namespace
+}  // namespace coopd_test

@@ -56,7 +56,24 @@ void Row(const char* family, const char* method, const char* dtype, int bx, int 
 #define WSCAN(T, NAME, W) \
   Row<cub::WarpScan<T, W>::TempStorage>("warp_scan", "inclusive_sum", NAME, 0, 0, 0, 1, "-", W)
 
+// User types as coopd renders them: opaque structs of a size and an alignment.
+struct alignas(4) U12 {
+  unsigned char bytes[12];
+};
+struct alignas(16) U32A16 {
+  unsigned char bytes[32];
+};
+
 int main() {
+  // User types (dtype "user"): the families that move values without looking inside them.
+  Row<cub::BlockLoad<U12, 128, 4, cub::BLOCK_LOAD_WARP_TRANSPOSE>::TempStorage>(
+      "block_load", "load", "user", 128, 1, 1, 4, "warp_transpose", 0, "user_type=12x4");
+  Row<cub::BlockStore<U32A16, 32, 2, cub::BLOCK_STORE_TRANSPOSE, 2>::TempStorage>(
+      "block_store", "store", "user", 32, 2, 1, 2, "transpose", 0, "user_type=32x16");
+  Row<cub::BlockExchange<U12, 64, 3>::TempStorage>("block_exchange", "striped_to_blocked", "user",
+                                                   64, 1, 1, 3, "-", 0, "user_type=12x4");
+  Row<cub::BlockShuffle<U32A16, 96>::TempStorage>("block_shuffle", "up", "user", 96, 1, 1, 2, "-",
+                                                  0, "user_type=32x16");
   // block_reduce: every dtype with the default algorithm, every algorithm, 1D/2D/3D blocks.
   REDUCE(float, "float32", 256, 1, 1, BLOCK_REDUCE_WARP_REDUCTIONS, "warp_reductions", 1);
   REDUCE(double, "float64", 256, 1, 1, BLOCK_REDUCE_WARP_REDUCTIONS, "warp_reductions", 1);

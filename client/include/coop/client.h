@@ -115,6 +115,9 @@ struct Spec {
   // block_radix_sort, block_merge_sort, warp_merge_sort: the dtype of values sorted along with
   // the keys; empty sorts keys only.
   std::string value_dtype;
+  // dtype "user": an opaque struct of this many bytes and this alignment (power of two, 0 = 1).
+  uint32_t user_type_size = 0;
+  uint32_t user_type_align = 0;
   uint32_t radix_bits = 0;      // block_radix_sort: bits per pass, 1..8; 0 means 4
   uint32_t histogram_bins = 0;  // block_histogram: number of counters (required, >= 1)
 };
@@ -169,6 +172,8 @@ struct Artifact {
   double layout_ms = 0;    // the layout query's cost on top of compile_ms
   // Link these with `ltoir` (coopd's Link does so by itself).
   std::vector<ArtifactLinkInput> link_inputs;
+  // Definitions of the user types the declarations name; paste them before the declarations.
+  std::string type_definitions;
 };
 
 enum class LinkInputKind { kLtoIr, kPtx };
