@@ -55,7 +55,7 @@ echo "== Numba-CUDA example"
 grep -q '^FAIL' "$logs/numba.log" && status=1
 
 echo "== SASS checks"
-device/gpu_suite/sass_check.sh "$build/cubins" >"$logs/sass.log" 2>&1 || status=1
+device/gpu_suite/sass_check.sh "$build/cubins" "$art/user_op_symbols.txt" >"$logs/sass.log" 2>&1 || status=1
 grep -v '^RESULT' "$logs/sass.log"
 cuobjdump -sass "$build/cubins/bench.cubin" >"$logs/linked_bench.sass" 2>&1
 cuobjdump -sass "$build/gpu_suite" | awk '/Function :/ {on = ($3 ~ /^bench_/)} on' \

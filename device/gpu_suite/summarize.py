@@ -5,8 +5,14 @@ import os
 import re
 import sys
 
-FAMILIES = [("reduce_", "block_reduce"), ("scan_", "block_scan"), ("ls_", "block_load/store"),
+FAMILIES = [("reduce_sum_f16", "block_reduce float16"), ("reduce_", "block_reduce"),
+            ("scan_", "block_scan"), ("ls_", "block_load/store"),
             ("tile_pipeline", "block_load/scan/store"), ("exchange", "block_exchange"),
+            ("merge_user_cmp", "block_merge_sort, user comparator"),
+            ("merge_", "block_merge_sort"), ("histo_", "block_histogram"),
+            ("discont_", "block_discontinuity"), ("adjdiff_", "block_adjacent_difference"),
+            ("op_src_", "user operator (source)"), ("op_lto_", "user operator (LTO-IR)"),
+            ("op_stateful", "user operator (stateful)"), ("topk_", "block_topk (CCCL 3.3)"),
             ("shuffle", "block_shuffle"), ("warp_sum", "warp_reduce"), ("warp_max", "warp_reduce"),
             ("warp_or", "warp_reduce"), ("warp_", "warp_scan"), ("radix", "block_radix_sort"),
             ("bench.", "timed kernels' outputs")]
