@@ -34,13 +34,16 @@ def main(logs):
     print(f"\n==== summary  ({gpu.strip()}; seed {seed})")
     counts = collections.OrderedDict()
     for l in suite:
-        m = re.match(r"RESULT check (\S+)\s+(PASS|FAIL|SKIP)", l)
+        m = re.match(r"RESULT check (\S+)\s+(PASS|FAIL|SKIP|XFAIL|XPASS)", l)
         if m:
             c = counts.setdefault(family(m.group(1)), collections.Counter())
-            c[m.group(2)] += 1
-    print(f"{'correctness':26} {'pass':>5} {'fail':>5} {'skip':>5}")
+            c[{"XPASS": "PASS"}.get(m.group(2), m.group(2))] += 1
+    print(f"{'correctness':36} {'pass':>5} {'fail':>5} {'skip':>5} {'known bug (XFAIL)':>18}")
     for fam, c in counts.items():
-        print(f"  {fam:24} {c['PASS']:5} {c['FAIL']:5} {c['SKIP']:5}")
+        print(f"  {fam:34} {c['PASS']:5} {c['FAIL']:5} {c['SKIP']:5} {c['XFAIL']:18}")
+    for l in suite:
+        if re.match(r"RESULT check \S+\s+X(FAIL|PASS)", l):
+            print("  " + l[len("RESULT check "):])
 
     # Timings: one row per timed kernel and run ("RESULT copy" starts each run).
     runs, run = [], None
