@@ -4,7 +4,12 @@
 # usage: device/gpu_check/make_artifacts.sh OUT_DIR
 #   COOPD_BUILD=DIR    the coopd build to use (default ./build)
 #   COOPD_CASES=REGEX  only the cases whose name matches (bash =~)
+#   COOPD_CCCL33=DIR   CCCL 3.3 headers for the block_topk cases (a second coopd is started with
+#                      --cccl-include DIR); default .deps/nvidia-cuda-cccl-13.3.3.3.1/nvidia/cu13/
+#                      include/cccl (deploy/install-deps.sh); topk cases are skipped without it
 # Writes OUT_DIR/<case>.ltoir, OUT_DIR/<case>.h, OUT_DIR/<case>.json (coopctl's reply) and
+# OUT_DIR/<case>.op<N>.ltoir (a user operator's LTO-IR, the artifact's link_inputs, linked too),
+# OUT_DIR/user_op_symbols.txt (the user operators' symbols, for the SASS checks) and
 # OUT_DIR/manifest.txt, one line per case:
 #   <case> <symbol>:<temp bytes> [<symbol>:<temp bytes> ...]   (one pair per part, in order)
 # Cases whose family this coopd does not know yet (block_radix_sort, while it is being added)
@@ -15,17 +20,33 @@ build=${COOPD_BUILD:-build}
 out=$(realpath -m "$1")
 rm -rf "$out"
 mkdir -p "$out"
+cccl33=${COOPD_CCCL33:-.deps/nvidia-cuda-cccl-13.3.3.3.1/nvidia/cu13/include/cccl}
 tmp=$(mktemp -d)
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+pid2=
+trap 'kill $pid $pid2 2>/dev/null; wait $pid $pid2 2>/dev/null; rm -rf "$tmp"' EXIT
 "$build/server/coopd" --socket "$tmp/s" --cache-dir "$tmp/c" --log-level warn &
 pid=$!
+if [[ -e $cccl33/cub/block/block_topk.cuh ]]; then
+  "$build/server/coopd" --socket "$tmp/s33" --cache-dir "$tmp/c33" --log-level warn \
+    --cccl-include "$(realpath "$cccl33")" &
+  pid2=$!
+fi
 for _ in $(seq 200); do "$build/client/coopctl" --socket "$tmp/s" stats >/dev/null 2>&1 && break; sleep 0.1; done
 : >"$out/manifest.txt"
+: >"$out/user_op_symbols.txt"
+socket=$tmp/s
+# User operators: source files, and one compiled here to LTO-IR with NVRTC (-dlto -rdc=true).
+ops=$PWD/device/gpu_check/ops
+g++ -O1 -std=c++17 -I"${CUDA_HOME:-/usr/local/cuda}/include" device/gpu_check/nvrtc_ltoir.cc \
+  -o "$tmp/nvrtc_ltoir" -L"${CUDA_HOME:-/usr/local/cuda}/lib64" -lnvrtc
+LD_LIBRARY_PATH=${CUDA_HOME:-/usr/local/cuda}/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+  "$tmp/nvrtc_ltoir" "$ops/clamp_add_lto.cu" "$tmp/clamp_add_lto.ltoir" sm_90
+echo clamp_add_lto >>"$out/user_op_symbols.txt"
 spec() {  # case, then coopctl specialize arguments
   local name=$1
   shift
   [[ -z ${COOPD_CASES:-} || $name =~ $COOPD_CASES ]] || return 0
-  if ! "$build/client/coopctl" --socket "$tmp/s" specialize "$@" --json --out "$tmp/o" \
+  if ! "$build/client/coopctl" --socket "$socket" specialize "$@" --json --out "$tmp/o" \
       >"$tmp/$name.json" 2>"$tmp/$name.err"; then
     if grep -q 'family must be one of' "$tmp/$name.err"; then
       echo "make_artifacts: skipping $name: $(cat "$tmp/$name.err")" >&2
@@ -38,10 +59,15 @@ spec() {  # case, then coopctl specialize arguments
 import json, shutil, sys
 a = json.load(open(sys.argv[1]))
 name, out = sys.argv[2], sys.argv[3]
-ltoir, header = a["files"]
+ltoir, header, *ops = a["files"]  # then <symbol>.op<N>.ltoir, one per link input
 shutil.copy(ltoir, f"{out}/{name}.ltoir")
 shutil.copy(header, f"{out}/{name}.h")
 shutil.copy(sys.argv[1], f"{out}/{name}.json")
+for n, op in enumerate(ops):
+    shutil.copy(op, f"{out}/{name}.op{n}.ltoir")
+with open(f"{out}/user_op_symbols.txt", "a") as f:
+    for link_input in a["link_inputs"]:
+        f.write(link_input["symbol"] + "\n")
 parts = " ".join(f'{p["entries"][0]["symbol"]}:{p["temp_storage"]["bytes"]}' for p in a["parts"])
 open(f"{out}/manifest.txt", "a").write(f"{name} {parts}\n")
 PY
@@ -86,6 +112,41 @@ spec warp_exsum_u32 warp_scan --method exclusive_sum --dtype uint32 --with-aggre
 spec warp_exmax_i64 warp_scan --method exclusive_scan --op max --dtype int64 --warp-threads 16 "${A[@]}"
 spec radix_sort_u32 block_radix_sort --method sort --dtype uint32 --threads 128 --items 4 "${A[@]}"
 spec radix_sort_desc_i32 block_radix_sort --method sort_descending --dtype int32 --threads 64,2 --items 3 "${A[@]}"
+
+# ---- families and features added since: radix/merge sort pairs, histogram, discontinuity,
+# adjacent difference, exchange scatters, float16, user operators, block_topk ----
+spec radix_pairs_bits_u32 block_radix_sort --method sort --dtype uint32 --value-dtype int32 --threads 128 --items 4 "${A[@]}"
+spec radix_pairs_desc_f32_2d block_radix_sort --method sort_descending --dtype float32 --value-dtype int64 --threads 32,4 --items 3 "${A[@]}"
+spec merge_sort_i32_2d block_merge_sort --method sort --op less --dtype int32 --threads 32,4 --items 3 "${A[@]}"
+spec merge_pairs_f32 block_merge_sort --method sort --op greater --dtype float32 --value-dtype float64 --threads 64 --items 4 "${A[@]}"
+spec merge_guarded_u16 block_merge_sort --method sort_guarded --op less --dtype uint16 --threads 128 --items 2 "${A[@]}"
+spec merge_user_cmp block_merge_sort --method stable_sort --dtype int32 --threads 128 --items 4 \
+  --op-name abs_less --op-source "$ops/abs_less.cu" "${A[@]}"
+spec histo_sort_u8 block_histogram --method histogram --algorithm sort --bins 64 --dtype uint8 --threads 128 --items 4 "${A[@]}"
+spec histo_atomic_u16_2d block_histogram --method histogram --algorithm atomic --bins 300 --dtype uint16 --threads 16,8 --items 3 "${A[@]}"
+spec discont_heads_pred_2d block_discontinuity --method flag_heads_with_predecessor --op not_equal --dtype int32 --threads 16,8 --items 2 "${A[@]}"
+spec adjdiff_left_i32 block_adjacent_difference --method subtract_left --op difference --dtype int32 --threads 128 --items 4 "${A[@]}"
+spec exchange_scatter_striped_f64 block_exchange --method scatter_to_striped --dtype float64 --threads 64 --items 4 "${A[@]}"
+spec reduce_sum_f16 block_reduce --method sum --dtype float16 --threads 128 --items 4 "${A[@]}"
+spec op_src_reduce_2d block_reduce --method reduce --dtype int32 --threads 16,8 --items 4 \
+  --op-name clamp_add --op-source "$ops/clamp_add.cu" "${A[@]}"
+spec op_src_scan block_scan --method inclusive_scan --dtype int32 --threads 128 --items 4 \
+  --op-name clamp_add --op-source "$ops/clamp_add.cu" "${A[@]}"
+spec op_lto_reduce_2d block_reduce --method reduce --dtype int32 --threads 16,8 --items 4 \
+  --op-name clamp_add_lto --op-ltoir "$tmp/clamp_add_lto.ltoir" "${A[@]}"
+spec op_lto_scan block_scan --method inclusive_scan --dtype int32 --threads 128 --items 4 \
+  --op-name clamp_add_lto --op-ltoir "$tmp/clamp_add_lto.ltoir" "${A[@]}"
+spec op_stateful_reduce block_reduce --method reduce --dtype int32 --threads 128 --items 2 \
+  --op-name limit_add --op-source "$ops/limit_add.cu" --op-stateful "${A[@]}"
+if [[ -n $pid2 ]]; then  # block_topk: the coopd on CCCL 3.3 headers
+  for _ in $(seq 200); do "$build/client/coopctl" --socket "$tmp/s33" stats >/dev/null 2>&1 && break; sleep 0.1; done
+  socket=$tmp/s33
+  spec topk_max_i32 block_topk --method max_keys --dtype int32 --threads 128 --items 4 "${A[@]}"
+  spec topk_min_pairs_f32 block_topk --method min_pairs --dtype float32 --value-dtype uint32 --threads 64 --items 8 "${A[@]}"
+  socket=$tmp/s
+else
+  echo "make_artifacts: skipping block_topk: no CCCL 3.3 headers in $cccl33 (deploy/install-deps.sh)" >&2
+fi
 
 # ---- timed cases: must match device/gpu_suite/bench_kernels.cuh ----
 spec bench_reduce block_reduce --method sum --dtype float32 --threads 256 --items 16 --algorithm warp_reductions "${A[@]}"

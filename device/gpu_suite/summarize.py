@@ -5,8 +5,14 @@ import os
 import re
 import sys
 
-FAMILIES = [("reduce_", "block_reduce"), ("scan_", "block_scan"), ("ls_", "block_load/store"),
+FAMILIES = [("reduce_sum_f16", "block_reduce float16"), ("reduce_", "block_reduce"),
+            ("scan_", "block_scan"), ("ls_", "block_load/store"),
             ("tile_pipeline", "block_load/scan/store"), ("exchange", "block_exchange"),
+            ("merge_user_cmp", "block_merge_sort, user comparator"),
+            ("merge_", "block_merge_sort"), ("histo_", "block_histogram"),
+            ("discont_", "block_discontinuity"), ("adjdiff_", "block_adjacent_difference"),
+            ("op_src_", "user operator (source)"), ("op_lto_", "user operator (LTO-IR)"),
+            ("op_stateful", "user operator (stateful)"), ("topk_", "block_topk (CCCL 3.3)"),
             ("shuffle", "block_shuffle"), ("warp_sum", "warp_reduce"), ("warp_max", "warp_reduce"),
             ("warp_or", "warp_reduce"), ("warp_", "warp_scan"), ("radix", "block_radix_sort"),
             ("bench.", "timed kernels' outputs")]
@@ -28,13 +34,16 @@ def main(logs):
     print(f"\n==== summary  ({gpu.strip()}; seed {seed})")
     counts = collections.OrderedDict()
     for l in suite:
-        m = re.match(r"RESULT check (\S+)\s+(PASS|FAIL|SKIP)", l)
+        m = re.match(r"RESULT check (\S+)\s+(PASS|FAIL|SKIP|XFAIL|XPASS)", l)
         if m:
             c = counts.setdefault(family(m.group(1)), collections.Counter())
-            c[m.group(2)] += 1
-    print(f"{'correctness':26} {'pass':>5} {'fail':>5} {'skip':>5}")
+            c[{"XPASS": "PASS"}.get(m.group(2), m.group(2))] += 1
+    print(f"{'correctness':36} {'pass':>5} {'fail':>5} {'skip':>5} {'known bug (XFAIL)':>18}")
     for fam, c in counts.items():
-        print(f"  {fam:24} {c['PASS']:5} {c['FAIL']:5} {c['SKIP']:5}")
+        print(f"  {fam:34} {c['PASS']:5} {c['FAIL']:5} {c['SKIP']:5} {c['XFAIL']:18}")
+    for l in suite:
+        if re.match(r"RESULT check \S+\s+X(FAIL|PASS)", l):
+            print("  " + l[len("RESULT check "):])
 
     # Timings: one row per timed kernel and run ("RESULT copy" starts each run).
     runs, run = [], None
