@@ -124,19 +124,28 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     EntryPlan p;
     p.result = t;
     p.params = input_params();
-    std::string fn = s.method() == "sum" ? "reduce_sum" : "reduce_op";
+    const bool partial = s.method() == "sum_partial" || s.method() == "reduce_partial";
+    std::string fn =
+        s.method() == "sum" || s.method() == "sum_partial" ? "reduce_sum" : "reduce_op";
     if (items) fn += "_items";
+    std::string args = "temp_storage, input";
+    if (partial) {  // single_item methods: the input is a scalar
+      fn += "_partial";
+      p.params.push_back({"int", "num_valid"});
+      args += ", num_valid";
+    }
     std::string red_op = op;
     if (s.method() == "max") red_op = OperatorExpr("max", t);
     if (s.method() == "min") red_op = OperatorExpr("min", t);
-    p.call = StrCat("::coop::device::", fn, tmpl, "(temp_storage, input",
-                    red_op.empty() ? "" : ", " + red_op, ")");
+    p.call =
+        StrCat("::coop::device::", fn, tmpl, "(", args, red_op.empty() ? "" : ", " + red_op, ")");
     const std::string who = s.family() == "warp_reduce"
                                 ? "lane 0 of each logical warp"
                                 : "thread 0 of the block (linear thread id 0)";
     p.description =
         StrCat("block_reduce" == s.family() ? "block-wide " : "warp-wide ", s.method(),
                items ? StrCat(" of ", n, " items per thread (input points to them)") : "",
+               partial ? " over the inputs of linear threads 0..num_valid-1" : "",
                "; the result is valid in ", who, " only");
     plans.push_back(std::move(p));
     return plans;

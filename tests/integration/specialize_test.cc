@@ -582,6 +582,29 @@ TEST_F(SharedDaemon, ExchangeScattersLinkWithACallingKernel) {
       << a->entries[0].declaration;
 }
 
+// block_reduce over the first num_valid threads: both methods, every algorithm, a 2D block.
+TEST_F(SharedDaemon, PartialReductionsLinkWithACallingKernel) {
+  std::vector<coop::Spec> specs;
+  for (const char* algorithm : {"raking", "raking_commutative_only", "warp_reductions"}) {
+    for (const char* method : {"sum_partial", "reduce_partial"}) {
+      coop::Spec s = BlockReduceF32();
+      s.method = method;
+      s.algorithm = algorithm;
+      s.block = {48, 2};
+      if (std::string(method) == "reduce_partial") s.op = "min";
+      specs.push_back(s);
+    }
+  }
+  auto client = Client();
+  ExpectEachLinks(client, specs);
+  auto a = client.Specialize(specs[1]);
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_NE(a->entries[0].declaration.find("float " + a->entries[0].symbol +
+                                           "(void* temp_storage, float input, int num_valid)"),
+            std::string::npos)
+      << a->entries[0].declaration;
+}
+
 struct InvalidCase {
   std::string name;
   std::function<void(coop::Spec&)> mutate;
@@ -629,7 +652,8 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
        "block_discontinuity, block_adjacent_difference, warp_reduce, warp_scan, "
        "warp_merge_sort; got \"block_sort\""},
       {"unknown method", [](coop::Spec& s) { s.method = "product"; },
-       "block_reduce: method must be one of sum, max, min, reduce; got \"product\""},
+       "block_reduce: method must be one of sum, max, min, reduce, sum_partial, reduce_partial; "
+       "got \"product\""},
       {"comparator given to a binary-op method",
        [](coop::Spec& s) {
          s.method = "reduce";
@@ -718,6 +742,12 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
        "block_exchange: method \"scatter_to_striped_guarded\" does not support "
        "exchange.warp_time_slicing with more than 32 threads (CUB's buffer then holds one warp's "
        "items), got 64"},
+      {"partial reduction over several items",
+       [](coop::Spec& s) {
+         s.method = "sum_partial";
+         s.items_per_thread = 4;
+       },
+       "block_reduce: method \"sum_partial\" takes items_per_thread 1, got 4"},
       {"sort options on another family", [](coop::Spec& s) { s.value_dtype = "int32"; },
        "block_reduce: merge_sort options apply only to block_merge_sort and warp_merge_sort"},
   };

@@ -118,7 +118,8 @@ TEST(Spec, RejectsUnknownMethod) {
   auto s = BlockReduce();
   s.set_method("inclusive_sum");
   EXPECT_EQ(Error(s),
-            "block_reduce: method must be one of sum, max, min, reduce; got \"inclusive_sum\"");
+            "block_reduce: method must be one of sum, max, min, reduce, sum_partial, "
+            "reduce_partial; got \"inclusive_sum\"");
 }
 
 TEST(Spec, RejectsUnknownDtype) {

@@ -48,6 +48,17 @@ __device__ __forceinline__ T reduce_op(void* t, T input, Op op) {
   return Prim(temp<Prim>(t)).Reduce(input, op);
 }
 
+// Partial forms: only the inputs of linear threads 0..num_valid-1 count.
+template <class Prim, class T>
+__device__ __forceinline__ T reduce_sum_partial(void* t, T input, int num_valid) {
+  return Prim(temp<Prim>(t)).Sum(input, num_valid);
+}
+
+template <class Prim, class T, class Op>
+__device__ __forceinline__ T reduce_op_partial(void* t, T input, int num_valid, Op op) {
+  return Prim(temp<Prim>(t)).Reduce(input, op, num_valid);
+}
+
 template <class Prim, int N, class T>
 __device__ __forceinline__ T reduce_sum_items(void* t, const T* input) {
   T items[N];
