@@ -58,6 +58,11 @@ std::string PrimitiveType(const PrimitiveSpec& s, std::string_view t) {
         s.family() == "block_discontinuity" ? "BlockDiscontinuity<" : "BlockAdjacentDifference<", t,
         ", ", s.block().x(), ", ", s.block().y(), ", ", s.block().z(), ">");
   }
+  if (s.family() == "block_run_length_decode") {
+    return StrCat("::cub::BlockRunLengthDecode<", t, ", ", s.block().x(), ", ",
+                  s.items_per_thread(), ", ", s.run_length_decode().decoded_items_per_thread(),
+                  ", unsigned int, ", s.block().y(), ", ", s.block().z(), ">");
+  }
   if (s.family() == "block_histogram") {
     return StrCat("::cub::BlockHistogram<", t, ", ", s.block().x(), ", ", s.items_per_thread(),
                   ", ", s.histogram().bins(), ", ", AlgorithmEnum(s), ", ", s.block().y(), ", ",
@@ -214,6 +219,31 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
         s.family() == "block_discontinuity" ? " (flags are 0 or 1)" : "",
         has("predecessor") ? "; tile_predecessor_item is read in thread 0 only" : "",
         has("successor") ? "; tile_successor_item is read in the block's last thread only" : "");
+    plans.push_back(std::move(p));
+    return plans;
+  }
+  if (s.family() == "block_run_length_decode") {
+    const uint32_t decoded = s.run_length_decode().decoded_items_per_thread();
+    const bool offsets = s.method() == "decode_with_offsets";
+    EntryPlan p;
+    p.result = "unsigned int";
+    p.params = {{StrCat("const ", t, "*"), "run_values"},
+                {"const unsigned int*", "run_lengths"},
+                {t + "*", "decoded_items"}};
+    if (offsets) p.params.push_back({"unsigned int*", "relative_offsets"});
+    p.params.push_back({"unsigned int", "from_decoded_offset"});
+    p.call = StrCat("::coop::device::run_length_", s.method(), "<Prim, ", n, ", ", decoded,
+                    ">(temp_storage, run_values, run_lengths, decoded_items",
+                    offsets ? ", relative_offsets" : "", ", from_decoded_offset)");
+    p.description = StrCat(
+        "takes ", n,
+        " runs per thread (values and lengths, blocked; trailing runs may have length "
+        "0) and writes the ",
+        decoded,
+        " decoded items per thread of the window starting at "
+        "from_decoded_offset",
+        offsets ? " and their offsets within their runs" : "",
+        "; returns the total decoded size (every thread); __syncthreads() before calling again");
     plans.push_back(std::move(p));
     return plans;
   }

@@ -253,6 +253,22 @@ const std::vector<FamilyInfo>& Families() {
        true,
        false,
        {}},
+      {"block_run_length_decode",
+       "cub::BlockRunLengthDecode: expands runs (value, length) into a window of decoded items",
+       {{"decode", OpKind::kNone,
+         "decodes the window of threads*decoded_items_per_thread items starting at "
+         "from_decoded_offset; returns the total decoded size"},
+        {"decode_with_offsets", OpKind::kNone,
+         "decode, also writing each decoded item's offset within its run"}},
+       {},
+       "",
+       false,
+       true,
+       false,
+       {},
+       false,
+       DtypeRule::kAny,
+       PrimitiveSpec::kRunLengthDecode},
       {"warp_reduce",
        "cub::WarpReduce: a reduction across a logical warp",
        {{"sum", OpKind::kNone, "sum across the logical warp (valid in lane 0)"},
@@ -338,6 +354,8 @@ std::string_view OptionsName(PrimitiveSpec::FamilyOptionsCase c) {
       return "merge_sort";
     case PrimitiveSpec::kHistogram:
       return "histogram";
+    case PrimitiveSpec::kRunLengthDecode:
+      return "run_length_decode";
     default:
       return "";
   }
@@ -627,7 +645,8 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
   if (fam->scan_options) {
     out.mutable_scan()->set_with_aggregate(in.scan().with_aggregate());
   }
-  for (auto c : {PrimitiveSpec::kRadixSort, PrimitiveSpec::kMergeSort, PrimitiveSpec::kHistogram}) {
+  for (auto c : {PrimitiveSpec::kRadixSort, PrimitiveSpec::kMergeSort, PrimitiveSpec::kHistogram,
+                 PrimitiveSpec::kRunLengthDecode}) {
     if (in.family_options_case() == c && fam->options != c) {
       std::vector<std::string_view> takers;
       for (const auto& f : Families()) {
@@ -662,6 +681,15 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
     }
     out.mutable_histogram()->set_bins(bins);
   }
+  if (fam->options == PrimitiveSpec::kRunLengthDecode) {
+    const uint32_t decoded = in.run_length_decode().decoded_items_per_thread();
+    if (decoded == 0 || decoded > 64) {
+      return Invalid(ctx, StrCat("run_length_decode.decoded_items_per_thread is required and must "
+                                 "be 1..64, got ",
+                                 decoded));
+    }
+    out.mutable_run_length_decode()->set_decoded_items_per_thread(decoded);
+  }
   return out;
 }
 
@@ -685,7 +713,10 @@ std::string CanonicalEncoding(const PrimitiveSpec& s) {
                          : std::string(),
       s.has_merge_sort() ? StrCat("merge_sort.value_dtype=", s.merge_sort().value_dtype(), "\n")
                          : std::string(),
-      s.has_histogram() ? StrCat("histogram.bins=", s.histogram().bins(), "\n") : std::string());
+      s.has_histogram() ? StrCat("histogram.bins=", s.histogram().bins(), "\n") : std::string(),
+      s.has_run_length_decode() ? StrCat("run_length_decode.decoded_items_per_thread=",
+                                         s.run_length_decode().decoded_items_per_thread(), "\n")
+                                : std::string());
 }
 
 coop::v1::CatalogResponse Catalog(const TargetInfo& target) {

@@ -56,6 +56,9 @@ v1::PrimitiveSpec ToProto(const Spec& s) {
     }
   }
   if (s.histogram_bins != 0) p.mutable_histogram()->set_bins(s.histogram_bins);
+  if (s.decoded_items_per_thread != 0) {
+    p.mutable_run_length_decode()->set_decoded_items_per_thread(s.decoded_items_per_thread);
+  }
   return p;
 }
 
@@ -78,6 +81,7 @@ Spec FromProto(const v1::PrimitiveSpec& p) {
   s.value_dtype = p.has_radix_sort() ? p.radix_sort().value_dtype() : p.merge_sort().value_dtype();
   s.radix_bits = p.radix_sort().radix_bits();
   s.histogram_bins = p.histogram().bins();
+  s.decoded_items_per_thread = p.run_length_decode().decoded_items_per_thread();
   return s;
 }
 

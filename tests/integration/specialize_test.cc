@@ -174,7 +174,7 @@ TEST_F(SharedDaemon, CoopctlCatalogListsEveryFamily) {
   EXPECT_NE(out.find("\"archs\":[\"sm_"), std::string::npos) << out;
   auto catalog = Client().GetCatalog();
   ASSERT_TRUE(catalog) << catalog.error().message;
-  EXPECT_EQ(catalog->families.size(), 14u);
+  EXPECT_EQ(catalog->families.size(), 15u);
   EXPECT_NE(out.find("\"op_kind\":\"comparator\""), std::string::npos) << out;
   EXPECT_NE(out.find("\"family_options\":\"radix_sort\""), std::string::npos) << out;
 }
@@ -254,6 +254,8 @@ std::vector<TruthRow> LoadLayoutTruth() {
         r.spec.value_dtype = value;
       } else if (key == "radix_bits") {
         r.spec.radix_bits = static_cast<uint32_t>(std::stoul(value));
+      } else if (key == "decoded_items_per_thread") {
+        r.spec.decoded_items_per_thread = static_cast<uint32_t>(std::stoul(value));
       } else if (key == "bins") {
         r.spec.histogram_bins = static_cast<uint32_t>(std::stoul(value));
       } else {
@@ -605,6 +607,35 @@ TEST_F(SharedDaemon, PartialReductionsLinkWithACallingKernel) {
       << a->entries[0].declaration;
 }
 
+// Run-length decode: both methods, several run and window sizes, a 2D block.
+TEST_F(SharedDaemon, RunLengthDecodeLinksWithACallingKernel) {
+  std::vector<coop::Spec> specs;
+  for (const char* method : {"decode", "decode_with_offsets"}) {
+    for (uint32_t runs : {1u, 3u}) {
+      coop::Spec s = BlockReduceF32();
+      s.family = "block_run_length_decode";
+      s.method = method;
+      s.dtype = runs == 1 ? "int64" : "uint8";
+      s.block = {32, 2};
+      s.items_per_thread = runs;
+      s.decoded_items_per_thread = runs == 1 ? 4 : 2;
+      specs.push_back(s);
+    }
+  }
+  auto client = Client();
+  ExpectEachLinks(client, specs);
+  auto a = client.Specialize(specs[2]);
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_NE(a->entries[0].declaration.find(
+                "unsigned int " + a->entries[0].symbol +
+                "(void* temp_storage, const long long* run_values, const unsigned int* "
+                "run_lengths, long long* decoded_items, unsigned int* relative_offsets, unsigned "
+                "int from_decoded_offset)"),
+            std::string::npos)
+      << a->entries[0].declaration;
+  EXPECT_EQ(a->spec.decoded_items_per_thread, 4u);
+}
+
 struct InvalidCase {
   std::string name;
   std::function<void(coop::Spec&)> mutate;
@@ -649,8 +680,8 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
       {"unknown family", [](coop::Spec& s) { s.family = "block_sort"; },
        "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
        "block_exchange, block_shuffle, block_radix_sort, block_merge_sort, block_histogram, "
-       "block_discontinuity, block_adjacent_difference, warp_reduce, warp_scan, "
-       "warp_merge_sort; got \"block_sort\""},
+       "block_discontinuity, block_adjacent_difference, block_run_length_decode, warp_reduce, "
+       "warp_scan, warp_merge_sort; got \"block_sort\""},
       {"unknown method", [](coop::Spec& s) { s.method = "product"; },
        "block_reduce: method must be one of sum, max, min, reduce, sum_partial, reduce_partial; "
        "got \"product\""},
@@ -748,6 +779,14 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
          s.items_per_thread = 4;
        },
        "block_reduce: method \"sum_partial\" takes items_per_thread 1, got 4"},
+      {"run-length decode without a window size",
+       [](coop::Spec& s) {
+         s.family = "block_run_length_decode";
+         s.method = "decode";
+         s.items_per_thread = 2;
+       },
+       "block_run_length_decode: run_length_decode.decoded_items_per_thread is required and must "
+       "be 1..64, got 0"},
       {"sort options on another family", [](coop::Spec& s) { s.value_dtype = "int32"; },
        "block_reduce: merge_sort options apply only to block_merge_sort and warp_merge_sort"},
   };

@@ -16,6 +16,7 @@
 #include <cub/block/block_merge_sort.cuh>
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_reduce.cuh>
+#include <cub/block/block_run_length_decode.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/block/block_shuffle.cuh>
 #include <cub/block/block_store.cuh>
@@ -182,5 +183,15 @@ int main() {
   Row<cub::BlockAdjacentDifference<uint16_t, 4, 4, 4>::TempStorage>(
       "block_adjacent_difference", "subtract_left_with_predecessor", "uint16", 4, 4, 4, 2, "-", 0,
       "op=difference");
+  // block_run_length_decode: items = runs per thread; the decoded window is an option.
+  Row<cub::BlockRunLengthDecode<uint64_t, 128, 2, 4>::TempStorage>(
+      "block_run_length_decode", "decode", "uint64", 128, 1, 1, 2, "-", 0,
+      "decoded_items_per_thread=4");
+  Row<cub::BlockRunLengthDecode<float, 32, 3, 8, uint32_t, 4>::TempStorage>(
+      "block_run_length_decode", "decode_with_offsets", "float32", 32, 4, 1, 3, "-", 0,
+      "decoded_items_per_thread=8");
+  Row<cub::BlockRunLengthDecode<int8_t, 8, 1, 1, uint32_t, 2, 2>::TempStorage>(
+      "block_run_length_decode", "decode", "int8", 8, 2, 2, 1, "-", 0,
+      "decoded_items_per_thread=1");
   return 0;
 }

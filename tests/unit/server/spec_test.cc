@@ -110,8 +110,8 @@ TEST(Spec, RejectsUnknownFamily) {
   EXPECT_EQ(Error(s),
             "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
             "block_exchange, block_shuffle, block_radix_sort, block_merge_sort, block_histogram, "
-            "block_discontinuity, block_adjacent_difference, warp_reduce, warp_scan, "
-            "warp_merge_sort; got \"block_sort\"");
+            "block_discontinuity, block_adjacent_difference, block_run_length_decode, "
+            "warp_reduce, warp_scan, warp_merge_sort; got \"block_sort\"");
 }
 
 TEST(Spec, RejectsUnknownMethod) {
@@ -349,7 +349,7 @@ TEST(Spec, HistogramNeedsBinsAndUnsignedSamples) {
 // validates, and the validator's error lists exactly the catalogue's values.
 TEST(Spec, CatalogMatchesTheValidator) {
   coop::v1::CatalogResponse c = Catalog(Target());
-  ASSERT_EQ(c.families_size(), 14);
+  ASSERT_EQ(c.families_size(), 15);
   EXPECT_EQ(c.archs(4), "sm_90");
   ASSERT_EQ(c.op_kinds_size(), 4);
   EXPECT_EQ(c.op_kinds(1).name(), "comparator");
@@ -362,6 +362,9 @@ TEST(Spec, CatalogMatchesTheValidator) {
       s.set_method(m.name());
       s.set_dtype(f.dtypes(0));  // the family's first accepted dtype
       if (f.family_options() == "histogram") s.mutable_histogram()->set_bins(8);
+      if (f.family_options() == "run_length_decode") {
+        s.mutable_run_length_decode()->set_decoded_items_per_thread(4);
+      }
       if (!f.warp()) s.mutable_block()->set_x(64);
       EXPECT_EQ(m.needs_op(), !m.op_kind().empty()) << m.name();
       if (m.needs_op()) {
