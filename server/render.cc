@@ -32,6 +32,9 @@ std::string AlgorithmEnum(const PrimitiveSpec& s) {
   if (s.family() == "block_load") return "::cub::BLOCK_LOAD_" + upper;
   if (s.family() == "block_store") return "::cub::BLOCK_STORE_" + upper;
   if (s.family() == "block_histogram") return "::cub::BLOCK_HISTO_" + upper;
+  if (s.family() == "warp_load") return "::cub::WARP_LOAD_" + upper;
+  if (s.family() == "warp_store") return "::cub::WARP_STORE_" + upper;
+  if (s.family() == "warp_exchange") return "::cub::WARP_EXCHANGE_" + upper;
   return "";
 }
 
@@ -91,6 +94,14 @@ std::string PrimitiveType(const PrimitiveSpec& s, std::string_view t) {
     return StrCat("::cub::BlockExchange<", t, ", ", s.block().x(), ", ", s.items_per_thread(), ", ",
                   s.exchange().warp_time_slicing() ? "true" : "false", ", ", s.block().y(), ", ",
                   s.block().z(), ">");
+  }
+  if (s.family() == "warp_load" || s.family() == "warp_store") {
+    return StrCat("::cub::", s.family() == "warp_load" ? "WarpLoad<" : "WarpStore<", t, ", ",
+                  s.items_per_thread(), ", ", AlgorithmEnum(s), ", ", s.warp_threads(), ">");
+  }
+  if (s.family() == "warp_exchange") {
+    return StrCat("::cub::WarpExchange<", t, ", ", s.items_per_thread(), ", ", s.warp_threads(),
+                  ", ", AlgorithmEnum(s), ">");
   }
   if (s.family() == "block_load" || s.family() == "block_store") {
     const char* cls = s.family() == "block_load" ? "BlockLoad" : "BlockStore";
@@ -288,7 +299,8 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     plans.push_back(std::move(p));
     return plans;
   }
-  if (s.family() == "block_exchange") {
+  if (s.family() == "block_exchange" || s.family() == "warp_exchange") {
+    // WarpExchange's member functions match BlockExchange's: the helpers serve both.
     EntryPlan p;
     p.result = "void";
     p.params = {{StrCat("const ", t, "*"), "input"}, {t + "*", "output"}};
@@ -304,23 +316,28 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     p.call = StrCat("::coop::device::exchange_", s.method(), "<Prim, ", n, ">(", args, ")");
     p.description = StrCat(
         s.method(), " over ", n, " items per thread (input and output may be the same array)",
-        s.method().rfind("scatter_", 0) == 0 ? "; ranks[i] is item i's position in the tile" : "");
+        s.method().rfind("scatter_", 0) == 0 ? "; ranks[i] is item i's position in the tile" : "",
+        s.family() == "warp_exchange" ? "; temp_storage is this logical warp's own" : "");
     plans.push_back(std::move(p));
     return plans;
   }
-  if (s.family() == "block_load" || s.family() == "block_store") {
+  if (s.family() == "block_load" || s.family() == "block_store" || s.family() == "warp_load" ||
+      s.family() == "warp_store") {
     // Always an array of N items per thread, in a blocked arrangement; the tile pointer is the
-    // block's first item (the same pointer in every thread).
-    const bool load = s.family() == "block_load";
+    // block's (logical warp's) first item, the same pointer in every thread. WarpLoad/WarpStore
+    // have BlockLoad/BlockStore's member functions, so they share the helpers.
+    const bool load = s.family() == "block_load" || s.family() == "warp_load";
+    const bool warp = s.family() == "warp_load" || s.family() == "warp_store";
+    const std::string src = warp ? "warp_src" : "block_src", dst = warp ? "warp_dst" : "block_dst";
     EntryPlan p;
     p.result = "void";
     std::string args;
     if (load) {
-      p.params = {{StrCat("const ", t, "*"), "block_src"}, {t + "*", "items"}};
-      args = "temp_storage, block_src, items";
+      p.params = {{StrCat("const ", t, "*"), src}, {t + "*", "items"}};
+      args = StrCat("temp_storage, ", src, ", items");
     } else {
-      p.params = {{t + "*", "block_dst"}, {StrCat("const ", t, "*"), "items"}};
-      args = "temp_storage, block_dst, items";
+      p.params = {{t + "*", dst}, {StrCat("const ", t, "*"), "items"}};
+      args = StrCat("temp_storage, ", dst, ", items");
     }
     std::string fn = load ? "block_load" : "block_store";
     if (s.method() != "load" && s.method() != "store") {
@@ -339,7 +356,8 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
         "); items[] is this thread's blocked segment",
         s.method() == "load" || s.method() == "store" ? ""
                                                       : "; only the first valid_items of the tile",
-        s.method() == "load_guarded_default" ? ", the rest set to oob_default" : "");
+        s.method() == "load_guarded_default" ? ", the rest set to oob_default" : "",
+        warp ? "; temp_storage is this logical warp's own" : "");
     plans.push_back(std::move(p));
     return plans;
   }

@@ -294,6 +294,41 @@ const std::vector<FamilyInfo>& Families() {
        false,
        true,
        {}},
+      {"warp_load",
+       "cub::WarpLoad: a tile from global memory into a blocked arrangement across a logical warp",
+       {{"load", OpKind::kNone, "load the logical warp's tile starting at warp_src"},
+        {"load_guarded", OpKind::kNone, "load only the tile's first valid_items items"},
+        {"load_guarded_default", OpKind::kNone,
+         "load the first valid_items items; the rest of the tile gets oob_default"}},
+       {"direct", "striped", "vectorize", "transpose"},
+       "",  // as block_load: the caller chooses
+       true,
+       true,
+       false,
+       {}},
+      {"warp_store",
+       "cub::WarpStore: a blocked arrangement across a logical warp out to global memory",
+       {{"store", OpKind::kNone, "store the logical warp's tile starting at warp_dst"},
+        {"store_guarded", OpKind::kNone, "store only the tile's first valid_items items"}},
+       {"direct", "striped", "vectorize", "transpose"},
+       "",
+       true,
+       true,
+       false,
+       {}},
+      {"warp_exchange",
+       "cub::WarpExchange: rearranges items between blocked and striped arrangements across a "
+       "logical warp",
+       {{"blocked_to_striped", OpKind::kNone, "blocked input -> striped output"},
+        {"striped_to_blocked", OpKind::kNone, "striped input -> blocked output"},
+        {"scatter_to_striped", OpKind::kNone,
+         "item i goes to position ranks[i] of the warp's tile; striped output (smem only)"}},
+       {"smem", "shuffle"},
+       "smem",
+       true,
+       true,
+       false,
+       {}},
       {"warp_merge_sort",
        "cub::WarpMergeSort: sorts keys (or key-value pairs) across a logical warp with a "
        "comparator",
@@ -368,6 +403,13 @@ absl::Status CheckValueDtype(std::string_view ctx, std::string_view options,
   return Invalid(ctx, StrCat(options, ".value_dtype must be empty (keys only) or one of ",
                              JoinMapped(DTypes(), [](const DType& t) { return t.name; }), "; got ",
                              Quote(value_dtype)));
+}
+
+// A count option without a default: 0 (unset) is an error like any value past max.
+absl::Status CheckRequiredCount(std::string_view ctx, std::string_view field, uint32_t value,
+                                uint32_t max) {
+  if (value >= 1 && value <= max) return absl::OkStatus();
+  return Invalid(ctx, StrCat(field, " is required and must be 1..", max, ", got ", value));
 }
 
 }  // namespace
@@ -587,6 +629,21 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
                    StrCat("warp_threads applies only to warp_* families, got ", in.warp_threads()));
   }
 
+  // CUB's WARP_EXCHANGE_SHUFFLE static_asserts both of these.
+  if (fam->name == "warp_exchange" && out.algorithm() == "shuffle") {
+    if (method->name == "scatter_to_striped") {
+      return Invalid(ctx,
+                     "method \"scatter_to_striped\" needs algorithm \"smem\"; CUB's shuffle "
+                     "exchange does not scatter");
+    }
+    if (out.items_per_thread() != out.warp_threads()) {
+      return Invalid(ctx,
+                     StrCat("algorithm \"shuffle\" needs items_per_thread == warp_threads, "
+                            "got ",
+                            out.items_per_thread(), " items and ", out.warp_threads(), " threads"));
+    }
+  }
+
   // arch
   {
     std::string allowed =
@@ -674,19 +731,19 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
   }
   if (fam->options == PrimitiveSpec::kHistogram) {
     const uint32_t bins = in.histogram().bins();
-    if (bins == 0 || bins > 65536) {
-      return Invalid(ctx, StrCat("histogram.bins (the number of counters) is required and must be "
-                                 "1..65536, got ",
-                                 bins));
+    if (absl::Status st =
+            CheckRequiredCount(ctx, "histogram.bins (the number of counters)", bins, 65536);
+        !st.ok()) {
+      return st;
     }
     out.mutable_histogram()->set_bins(bins);
   }
   if (fam->options == PrimitiveSpec::kRunLengthDecode) {
     const uint32_t decoded = in.run_length_decode().decoded_items_per_thread();
-    if (decoded == 0 || decoded > 64) {
-      return Invalid(ctx, StrCat("run_length_decode.decoded_items_per_thread is required and must "
-                                 "be 1..64, got ",
-                                 decoded));
+    if (absl::Status st =
+            CheckRequiredCount(ctx, "run_length_decode.decoded_items_per_thread", decoded, 64);
+        !st.ok()) {
+      return st;
     }
     out.mutable_run_length_decode()->set_decoded_items_per_thread(decoded);
   }

@@ -174,7 +174,7 @@ TEST_F(SharedDaemon, CoopctlCatalogListsEveryFamily) {
   EXPECT_NE(out.find("\"archs\":[\"sm_"), std::string::npos) << out;
   auto catalog = Client().GetCatalog();
   ASSERT_TRUE(catalog) << catalog.error().message;
-  EXPECT_EQ(catalog->families.size(), 15u);
+  EXPECT_EQ(catalog->families.size(), 18u);
   EXPECT_NE(out.find("\"op_kind\":\"comparator\""), std::string::npos) << out;
   EXPECT_NE(out.find("\"family_options\":\"radix_sort\""), std::string::npos) << out;
 }
@@ -636,6 +636,35 @@ TEST_F(SharedDaemon, RunLengthDecodeLinksWithACallingKernel) {
   EXPECT_EQ(a->spec.decoded_items_per_thread, 4u);
 }
 
+// warp_load, warp_store, warp_exchange: every method and algorithm, two logical warp sizes.
+TEST_F(SharedDaemon, WarpLoadStoreExchangeLinkWithACallingKernel) {
+  auto catalog = Client().GetCatalog();
+  ASSERT_TRUE(catalog) << catalog.error().message;
+  std::vector<coop::Spec> specs;
+  for (const auto& f : catalog->families) {
+    if (f.name != "warp_load" && f.name != "warp_store" && f.name != "warp_exchange") continue;
+    for (const auto& m : f.methods) {
+      for (const auto& algorithm : f.algorithms) {
+        for (uint32_t warp : {8u, 32u}) {
+          if (algorithm == "shuffle" && m.name == "scatter_to_striped") continue;
+          coop::Spec s;
+          s.family = f.name;
+          s.method = m.name;
+          s.algorithm = algorithm;
+          s.dtype = warp == 8 ? "int16" : "float64";
+          s.warp_threads = warp;
+          s.items_per_thread = algorithm == "shuffle" ? warp : 4;
+          s.arch = "sm_90";
+          specs.push_back(s);
+        }
+      }
+    }
+  }
+  ASSERT_EQ(specs.size(), 2u * (3 * 4 + 2 * 4 + 3 + 2));
+  auto client = Client();
+  ExpectEachLinks(client, specs);
+}
+
 struct InvalidCase {
   std::string name;
   std::function<void(coop::Spec&)> mutate;
@@ -681,7 +710,7 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
        "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
        "block_exchange, block_shuffle, block_radix_sort, block_merge_sort, block_histogram, "
        "block_discontinuity, block_adjacent_difference, block_run_length_decode, warp_reduce, "
-       "warp_scan, warp_merge_sort; got \"block_sort\""},
+       "warp_scan, warp_load, warp_store, warp_exchange, warp_merge_sort; got \"block_sort\""},
       {"unknown method", [](coop::Spec& s) { s.method = "product"; },
        "block_reduce: method must be one of sum, max, min, reduce, sum_partial, reduce_partial; "
        "got \"product\""},
@@ -787,6 +816,24 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
        },
        "block_run_length_decode: run_length_decode.decoded_items_per_thread is required and must "
        "be 1..64, got 0"},
+      {"warp exchange by shuffle with fewer items than lanes",
+       [](coop::Spec& s) {
+         s.family = "warp_exchange";
+         s.method = "blocked_to_striped";
+         s.algorithm = "shuffle";
+         s.block = {};
+         s.warp_threads = 16;
+         s.items_per_thread = 4;
+       },
+       "warp_exchange: algorithm \"shuffle\" needs items_per_thread == warp_threads, got 4 items "
+       "and 16 threads"},
+      {"warp load without an algorithm",
+       [](coop::Spec& s) {
+         s.family = "warp_load";
+         s.method = "load";
+         s.block = {};
+       },
+       "warp_load: algorithm is required (one of direct, striped, vectorize, transpose)"},
       {"sort options on another family", [](coop::Spec& s) { s.value_dtype = "int32"; },
        "block_reduce: merge_sort options apply only to block_merge_sort and warp_merge_sort"},
   };

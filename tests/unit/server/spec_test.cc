@@ -111,7 +111,8 @@ TEST(Spec, RejectsUnknownFamily) {
             "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
             "block_exchange, block_shuffle, block_radix_sort, block_merge_sort, block_histogram, "
             "block_discontinuity, block_adjacent_difference, block_run_length_decode, "
-            "warp_reduce, warp_scan, warp_merge_sort; got \"block_sort\"");
+            "warp_reduce, warp_scan, warp_load, warp_store, warp_exchange, warp_merge_sort; got "
+            "\"block_sort\"");
 }
 
 TEST(Spec, RejectsUnknownMethod) {
@@ -345,11 +346,32 @@ TEST(Spec, HistogramNeedsBinsAndUnsignedSamples) {
   EXPECT_EQ(Error(reduce), "block_reduce: histogram options apply only to block_histogram");
 }
 
+TEST(Spec, WarpExchangeShuffleConstraints) {
+  PrimitiveSpec s = WarpReduce();
+  s.set_family("warp_exchange");
+  s.set_algorithm("shuffle");
+  s.set_warp_threads(8);
+  s.set_items_per_thread(4);
+  EXPECT_EQ(Error(s),
+            "warp_exchange: algorithm \"shuffle\" needs items_per_thread == warp_threads, got 4 "
+            "items and 8 threads");
+  s.set_items_per_thread(8);
+  EXPECT_TRUE(Canonicalize(s, Target()).ok());
+  s.set_method("scatter_to_striped");
+  EXPECT_EQ(Error(s),
+            "warp_exchange: method \"scatter_to_striped\" needs algorithm \"smem\"; CUB's "
+            "shuffle exchange does not scatter");
+  s.set_algorithm("");
+  auto r = Canonicalize(s, Target());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->algorithm(), "smem");
+}
+
 // The catalogue and the validator come from one table: everything the catalogue offers
 // validates, and the validator's error lists exactly the catalogue's values.
 TEST(Spec, CatalogMatchesTheValidator) {
   coop::v1::CatalogResponse c = Catalog(Target());
-  ASSERT_EQ(c.families_size(), 15);
+  ASSERT_EQ(c.families_size(), 18);
   EXPECT_EQ(c.archs(4), "sm_90");
   ASSERT_EQ(c.op_kinds_size(), 4);
   EXPECT_EQ(c.op_kinds(1).name(), "comparator");
@@ -377,6 +399,9 @@ TEST(Spec, CatalogMatchesTheValidator) {
       s.set_arch("sm_90");
       for (int a = 0; a < std::max(1, f.algorithms_size()); ++a) {
         if (f.algorithms_size() > 0) s.set_algorithm(f.algorithms(a));
+        // warp_exchange's shuffle needs items_per_thread == warp_threads (32 by default).
+        s.set_items_per_thread(s.algorithm() == "shuffle" ? 32 : 0);
+        if (s.algorithm() == "shuffle" && m.name() == "scatter_to_striped") continue;
         auto r = Canonicalize(s, Target());
         EXPECT_TRUE(r.ok()) << s.ShortDebugString() << ": " << r.status();
       }
