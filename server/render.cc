@@ -61,6 +61,12 @@ std::string PrimitiveType(const PrimitiveSpec& s, std::string_view t) {
         s.family() == "block_discontinuity" ? "BlockDiscontinuity<" : "BlockAdjacentDifference<", t,
         ", ", s.block().x(), ", ", s.block().y(), ", ", s.block().z(), ">");
   }
+  if (s.family() == "block_radix_rank") {
+    return StrCat("::cub::BlockRadixRank<", s.block().x(), ", ", s.radix_rank().radix_bits(), ", ",
+                  s.method() == "rank_keys_descending" ? "true" : "false",
+                  ", true, ::cub::BLOCK_SCAN_WARP_SCANS, ::cudaSharedMemBankSizeFourByte, ",
+                  s.block().y(), ", ", s.block().z(), ">");
+  }
   if (s.family() == "block_run_length_decode") {
     return StrCat("::cub::BlockRunLengthDecode<", t, ", ", s.block().x(), ", ",
                   s.items_per_thread(), ", ", s.run_length_decode().decoded_items_per_thread(),
@@ -230,6 +236,20 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
         s.family() == "block_discontinuity" ? " (flags are 0 or 1)" : "",
         has("predecessor") ? "; tile_predecessor_item is read in thread 0 only" : "",
         has("successor") ? "; tile_successor_item is read in the block's last thread only" : "");
+    plans.push_back(std::move(p));
+    return plans;
+  }
+  if (s.family() == "block_radix_rank") {
+    const uint32_t bits = s.radix_rank().radix_bits();
+    EntryPlan p;
+    p.result = "void";
+    p.params = {{StrCat("const ", t, "*"), "keys"}, {"int*", "ranks"}, {"int", "begin_bit"}};
+    p.call = StrCat("::coop::device::radix_rank_keys<Prim, ", n,
+                    ">(temp_storage, keys, ranks, ::cub::BFEDigitExtractor<", t, ">(begin_bit, ",
+                    bits, "))");
+    p.description = StrCat("ranks ", n, " blocked keys per thread by bits [begin_bit, begin_bit + ",
+                           bits, "), ", s.method() == "rank_keys" ? "ascending" : "descending",
+                           "; ranks[i] is key i's position in the tile (stable)");
     plans.push_back(std::move(p));
     return plans;
   }

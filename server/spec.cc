@@ -269,6 +269,22 @@ const std::vector<FamilyInfo>& Families() {
        false,
        DtypeRule::kAny,
        PrimitiveSpec::kRunLengthDecode},
+      {"block_radix_rank",
+       "cub::BlockRadixRank: ranks unsigned keys across the block by one digit",
+       {{"rank_keys", OpKind::kNone,
+         "ranks[i] = position of key i in the tile stably sorted by its digit, ascending"},
+        {"rank_keys_descending", OpKind::kNone, "like rank_keys, digits descending"}},
+       {},
+       "",
+       false,
+       true,
+       false,
+       {},
+       false,
+       // RankKeys takes the keys' bits as unsigned integers: signed and float keys must be
+       // mapped to an order-preserving unsigned form by the caller.
+       DtypeRule::kUnsignedInteger,
+       PrimitiveSpec::kRadixRank},
       {"warp_reduce",
        "cub::WarpReduce: a reduction across a logical warp",
        {{"sum", OpKind::kNone, "sum across the logical warp (valid in lane 0)"},
@@ -391,6 +407,8 @@ std::string_view OptionsName(PrimitiveSpec::FamilyOptionsCase c) {
       return "histogram";
     case PrimitiveSpec::kRunLengthDecode:
       return "run_length_decode";
+    case PrimitiveSpec::kRadixRank:
+      return "radix_rank";
     default:
       return "";
   }
@@ -629,6 +647,17 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
                    StrCat("warp_threads applies only to warp_* families, got ", in.warp_threads()));
   }
 
+  // BlockRadixRank counts digits in 16 bits and static_asserts a tile of at most 65535 keys; it
+  // ranks for radix sort and for the sort histogram too.
+  const uint64_t tile = uint64_t{out.block().x()} * out.block().y() * out.block().z() * items;
+  if ((fam->name == "block_radix_sort" || fam->name == "block_radix_rank" ||
+       (fam->name == "block_histogram" && out.algorithm() == "sort")) &&
+      tile > 65535) {
+    return Invalid(ctx, StrCat("block threads * items_per_thread must be at most 65535 (CUB's "
+                               "radix rank counts in 16 bits), got ",
+                               tile));
+  }
+
   // CUB's WARP_EXCHANGE_SHUFFLE static_asserts both of these.
   if (fam->name == "warp_exchange" && out.algorithm() == "shuffle") {
     if (method->name == "scatter_to_striped") {
@@ -703,7 +732,7 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
     out.mutable_scan()->set_with_aggregate(in.scan().with_aggregate());
   }
   for (auto c : {PrimitiveSpec::kRadixSort, PrimitiveSpec::kMergeSort, PrimitiveSpec::kHistogram,
-                 PrimitiveSpec::kRunLengthDecode}) {
+                 PrimitiveSpec::kRunLengthDecode, PrimitiveSpec::kRadixRank}) {
     if (in.family_options_case() == c && fam->options != c) {
       std::vector<std::string_view> takers;
       for (const auto& f : Families()) {
@@ -737,6 +766,13 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
       return st;
     }
     out.mutable_histogram()->set_bins(bins);
+  }
+  if (fam->options == PrimitiveSpec::kRadixRank) {
+    const uint32_t bits = in.radix_rank().radix_bits();
+    if (absl::Status st = CheckRequiredCount(ctx, "radix_rank.radix_bits", bits, 8); !st.ok()) {
+      return st;
+    }
+    out.mutable_radix_rank()->set_radix_bits(bits);
   }
   if (fam->options == PrimitiveSpec::kRunLengthDecode) {
     const uint32_t decoded = in.run_length_decode().decoded_items_per_thread();
@@ -773,7 +809,9 @@ std::string CanonicalEncoding(const PrimitiveSpec& s) {
       s.has_histogram() ? StrCat("histogram.bins=", s.histogram().bins(), "\n") : std::string(),
       s.has_run_length_decode() ? StrCat("run_length_decode.decoded_items_per_thread=",
                                          s.run_length_decode().decoded_items_per_thread(), "\n")
-                                : std::string());
+                                : std::string(),
+      s.has_radix_rank() ? StrCat("radix_rank.radix_bits=", s.radix_rank().radix_bits(), "\n")
+                         : std::string());
 }
 
 coop::v1::CatalogResponse Catalog(const TargetInfo& target) {

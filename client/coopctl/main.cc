@@ -821,6 +821,7 @@ int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
     }
     if (f.family_options == "radix_sort") std::cout << "  --radix-bits 1..8 (default 4)\n";
     if (f.family_options == "histogram") std::cout << "  --bins 1..65536 (required)\n";
+    if (f.family_options == "radix_rank") std::cout << "  --radix-bits 1..8 (required)\n";
     if (f.family_options == "run_length_decode") {
       std::cout << "  --items N: runs per thread; --decoded-items 1..64 (required)\n";
     }

@@ -47,7 +47,9 @@ v1::PrimitiveSpec ToProto(const Spec& s) {
   if (s.exchange_warp_time_slicing) p.mutable_exchange()->set_warp_time_slicing(true);
   // The sort options go in the message of the family that takes them; the daemon rejects them
   // for any other family.
-  if (!s.value_dtype.empty() || s.radix_bits != 0) {
+  if (s.family == "block_radix_rank") {
+    if (s.radix_bits != 0) p.mutable_radix_rank()->set_radix_bits(s.radix_bits);
+  } else if (!s.value_dtype.empty() || s.radix_bits != 0) {
     if (s.family == "block_radix_sort" || s.radix_bits != 0) {
       p.mutable_radix_sort()->set_value_dtype(s.value_dtype);
       p.mutable_radix_sort()->set_radix_bits(s.radix_bits);
@@ -79,7 +81,7 @@ Spec FromProto(const v1::PrimitiveSpec& p) {
   s.scan_with_aggregate = p.scan().with_aggregate();
   s.exchange_warp_time_slicing = p.exchange().warp_time_slicing();
   s.value_dtype = p.has_radix_sort() ? p.radix_sort().value_dtype() : p.merge_sort().value_dtype();
-  s.radix_bits = p.radix_sort().radix_bits();
+  s.radix_bits = p.has_radix_rank() ? p.radix_rank().radix_bits() : p.radix_sort().radix_bits();
   s.histogram_bins = p.histogram().bins();
   s.decoded_items_per_thread = p.run_length_decode().decoded_items_per_thread();
   return s;

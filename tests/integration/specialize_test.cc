@@ -174,7 +174,7 @@ TEST_F(SharedDaemon, CoopctlCatalogListsEveryFamily) {
   EXPECT_NE(out.find("\"archs\":[\"sm_"), std::string::npos) << out;
   auto catalog = Client().GetCatalog();
   ASSERT_TRUE(catalog) << catalog.error().message;
-  EXPECT_EQ(catalog->families.size(), 18u);
+  EXPECT_EQ(catalog->families.size(), 19u);
   EXPECT_NE(out.find("\"op_kind\":\"comparator\""), std::string::npos) << out;
   EXPECT_NE(out.find("\"family_options\":\"radix_sort\""), std::string::npos) << out;
 }
@@ -665,6 +665,32 @@ TEST_F(SharedDaemon, WarpLoadStoreExchangeLinkWithACallingKernel) {
   ExpectEachLinks(client, specs);
 }
 
+// Radix rank: both directions, every unsigned key dtype, two digit widths, a 2D block.
+TEST_F(SharedDaemon, RadixRankLinksWithACallingKernel) {
+  std::vector<coop::Spec> specs;
+  for (const char* method : {"rank_keys", "rank_keys_descending"}) {
+    for (const char* dtype : {"uint8", "uint16", "uint32", "uint64"}) {
+      coop::Spec s = BlockReduceF32();
+      s.family = "block_radix_rank";
+      s.method = method;
+      s.dtype = dtype;
+      s.block = {64, 2};
+      s.items_per_thread = 3;
+      s.radix_bits = std::string(dtype) == "uint8" ? 3 : 5;
+      specs.push_back(s);
+    }
+  }
+  auto client = Client();
+  ExpectEachLinks(client, specs);
+  auto a = client.Specialize(specs[2]);
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_NE(a->entries[0].declaration.find(
+                "(void* temp_storage, const unsigned int* keys, int* ranks, int begin_bit)"),
+            std::string::npos)
+      << a->entries[0].declaration;
+  EXPECT_EQ(a->spec.radix_bits, 5u);
+}
+
 struct InvalidCase {
   std::string name;
   std::function<void(coop::Spec&)> mutate;
@@ -709,8 +735,9 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
       {"unknown family", [](coop::Spec& s) { s.family = "block_sort"; },
        "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
        "block_exchange, block_shuffle, block_radix_sort, block_merge_sort, block_histogram, "
-       "block_discontinuity, block_adjacent_difference, block_run_length_decode, warp_reduce, "
-       "warp_scan, warp_load, warp_store, warp_exchange, warp_merge_sort; got \"block_sort\""},
+       "block_discontinuity, block_adjacent_difference, block_run_length_decode, "
+       "block_radix_rank, warp_reduce, warp_scan, warp_load, warp_store, warp_exchange, "
+       "warp_merge_sort; got \"block_sort\""},
       {"unknown method", [](coop::Spec& s) { s.method = "product"; },
        "block_reduce: method must be one of sum, max, min, reduce, sum_partial, reduce_partial; "
        "got \"product\""},
@@ -834,6 +861,30 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
          s.block = {};
        },
        "warp_load: algorithm is required (one of direct, striped, vectorize, transpose)"},
+      {"radix rank of signed keys",
+       [](coop::Spec& s) {
+         s.family = "block_radix_rank";
+         s.method = "rank_keys";
+         s.dtype = "int32";
+         s.radix_bits = 4;
+       },
+       "block_radix_rank: dtype must be one of uint8, uint16, uint32, uint64; got \"int32\""},
+      {"radix rank without a digit width",
+       [](coop::Spec& s) {
+         s.family = "block_radix_rank";
+         s.method = "rank_keys";
+         s.dtype = "uint32";
+       },
+       "block_radix_rank: radix_rank.radix_bits is required and must be 1..8, got 0"},
+      {"radix sort of a 65536-key tile",
+       [](coop::Spec& s) {
+         s.family = "block_radix_sort";
+         s.method = "sort";
+         s.block = {1024};
+         s.items_per_thread = 64;
+       },
+       "block_radix_sort: block threads * items_per_thread must be at most 65535 (CUB's radix "
+       "rank counts in 16 bits), got 65536"},
       {"sort options on another family", [](coop::Spec& s) { s.value_dtype = "int32"; },
        "block_reduce: merge_sort options apply only to block_merge_sort and warp_merge_sort"},
   };

@@ -14,6 +14,7 @@
 #include <cub/block/block_histogram.cuh>
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_merge_sort.cuh>
+#include <cub/block/block_radix_rank.cuh>
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_run_length_decode.cuh>
@@ -213,5 +214,14 @@ int main() {
       "warp_exchange", "striped_to_blocked", "float32", 0, 0, 0, 8, "shuffle", 8);
   Row<cub::WarpExchange<uint64_t, 3, 16>::TempStorage>("warp_exchange", "scatter_to_striped",
                                                        "uint64", 0, 0, 0, 3, "smem", 16);
+  // block_radix_rank: both directions, several digit widths, 1D/2D/3D blocks.
+  Row<cub::BlockRadixRank<128, 4, false>::TempStorage>("block_radix_rank", "rank_keys", "uint32",
+                                                       128, 1, 1, 4, "-", 0, "radix_bits=4");
+  Row<cub::BlockRadixRank<32, 8, true, true, cub::BLOCK_SCAN_WARP_SCANS,
+                          cudaSharedMemBankSizeFourByte, 4>::TempStorage>(
+      "block_radix_rank", "rank_keys_descending", "uint8", 32, 4, 1, 2, "-", 0, "radix_bits=8");
+  Row<cub::BlockRadixRank<8, 1, false, true, cub::BLOCK_SCAN_WARP_SCANS,
+                          cudaSharedMemBankSizeFourByte, 4, 2>::TempStorage>(
+      "block_radix_rank", "rank_keys", "uint64", 8, 4, 2, 3, "-", 0, "radix_bits=1");
   return 0;
 }

@@ -102,7 +102,9 @@ struct Spec {
   // block_radix_sort, block_merge_sort, warp_merge_sort: the dtype of values sorted along with
   // the keys; empty sorts keys only.
   std::string value_dtype;
-  uint32_t radix_bits = 0;      // block_radix_sort: bits per pass, 1..8; 0 means 4
+  // block_radix_sort: bits per pass, 1..8, 0 means 4; block_radix_rank: the digit's bits,
+  // 1..8, required.
+  uint32_t radix_bits = 0;
   uint32_t histogram_bins = 0;  // block_histogram: number of counters (required, >= 1)
   // block_run_length_decode: decoded items per thread per window (required, 1..64);
   // items_per_thread is the runs per thread.
@@ -273,7 +275,7 @@ struct CatalogFamily {
   bool exchange_options = false;
   // The Spec options it accepts: "scan", "exchange", "radix_sort" (value_dtype, radix_bits),
   // "merge_sort" (value_dtype), "histogram" (histogram_bins), "run_length_decode"
-  // (decoded_items_per_thread); empty: none.
+  // (decoded_items_per_thread), "radix_rank" (radix_bits); empty: none.
   std::string family_options;
   std::vector<std::string> dtypes;    // the dtypes it accepts
   bool power_of_two_threads = false;  // the block's thread count must be a power of two

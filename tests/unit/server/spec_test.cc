@@ -111,8 +111,8 @@ TEST(Spec, RejectsUnknownFamily) {
             "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
             "block_exchange, block_shuffle, block_radix_sort, block_merge_sort, block_histogram, "
             "block_discontinuity, block_adjacent_difference, block_run_length_decode, "
-            "warp_reduce, warp_scan, warp_load, warp_store, warp_exchange, warp_merge_sort; got "
-            "\"block_sort\"");
+            "block_radix_rank, warp_reduce, warp_scan, warp_load, warp_store, warp_exchange, "
+            "warp_merge_sort; got \"block_sort\"");
 }
 
 TEST(Spec, RejectsUnknownMethod) {
@@ -371,7 +371,7 @@ TEST(Spec, WarpExchangeShuffleConstraints) {
 // validates, and the validator's error lists exactly the catalogue's values.
 TEST(Spec, CatalogMatchesTheValidator) {
   coop::v1::CatalogResponse c = Catalog(Target());
-  ASSERT_EQ(c.families_size(), 18);
+  ASSERT_EQ(c.families_size(), 19);
   EXPECT_EQ(c.archs(4), "sm_90");
   ASSERT_EQ(c.op_kinds_size(), 4);
   EXPECT_EQ(c.op_kinds(1).name(), "comparator");
@@ -384,6 +384,7 @@ TEST(Spec, CatalogMatchesTheValidator) {
       s.set_method(m.name());
       s.set_dtype(f.dtypes(0));  // the family's first accepted dtype
       if (f.family_options() == "histogram") s.mutable_histogram()->set_bins(8);
+      if (f.family_options() == "radix_rank") s.mutable_radix_rank()->set_radix_bits(4);
       if (f.family_options() == "run_length_decode") {
         s.mutable_run_length_decode()->set_decoded_items_per_thread(4);
       }

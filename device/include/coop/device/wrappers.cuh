@@ -471,6 +471,20 @@ __device__ __forceinline__ void composite(void* t, const T* samples, unsigned in
   Prim(temp<Prim>(t)).Composite(v, counters);
 }
 
+// ---- block_radix_rank -------------------------------------------------------------------------
+// Ranks N unsigned keys per thread by the digit the extractor (cub::BFEDigitExtractor, made by
+// the rendered code: this header comes before CUB's) takes from each key.
+
+template <class Prim, int N, class K, class Extractor>
+__device__ __forceinline__ void radix_rank_keys(void* t, const K* keys, int* ranks,
+                                                Extractor extractor) {
+  K k[N];
+  int r[N];
+  load_items(keys, k);
+  Prim(temp<Prim>(t)).RankKeys(k, r, extractor);
+  store_items(r, ranks);
+}
+
 // ---- block_merge_sort / warp_merge_sort ------------------------------------------------------
 // Same arrays as radix sort; op is the comparator. The guarded forms sort the tile's first
 // valid_items keys and fill the rest with oob_default.
