@@ -187,8 +187,7 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
       p.params.push_back({SortValueType(value_dtype) + "*", "values"});
       args += ", values";
     }
-    const bool guarded =
-        s.method().size() > 8 && s.method().substr(s.method().size() - 8) == "_guarded";
+    const bool guarded = EndsWith(s.method(), "_guarded");
     if (radix) {
       p.params.push_back({"int", "begin_bit"});
       p.params.push_back({"int", "end_bit"});
@@ -385,6 +384,34 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
   // block_scan and warp_scan (whose scalar forms have the same signatures)
   const bool warp = s.family() == "warp_scan";
   const std::string& m = s.method();
+  if (EndsWith(m, "_prefix")) {
+    // block_scan with CUB's block-prefix callback, here a running total (wrappers.cuh).
+    EntryPlan p;
+    std::string args = "temp_storage, input";
+    if (items) {
+      p.result = "void";
+      p.params = {{StrCat("const ", t, "*"), "input"}, {t + "*", "output"}};
+      args += ", output";
+    } else {
+      p.result = t;
+      p.params = {{t, "input"}};
+    }
+    p.params.push_back({t + "*", "running_prefix"});
+    const std::string scan_op = op.empty() ? OperatorExpr("sum", t) : op;
+    p.call = StrCat("::coop::device::", m, items ? "_items" : "", tmpl, "(", args,
+                    ", running_prefix, ", scan_op, ")");
+    p.description = StrCat(
+        "block-wide ", m.substr(0, m.size() - 7),
+        items ? StrCat(" over ", n, " items per thread (input -> output)")
+              : " (returns this thread's output)",
+        " seeded by the running total *running_prefix: the tile's prefix is linear thread 0's "
+        "*running_prefix, which then becomes prefix ",
+        op.empty() ? "+" : s.op().builtin(),
+        " block aggregate in each thread of the first warp (thread 0's copy is the one that "
+        "counts; set it before the first tile, keep it across tiles)");
+    plans.push_back(std::move(p));
+    return plans;
+  }
   const bool needs_init = m == "exclusive_scan";
   for (bool agg : {false, true}) {
     if (agg && !s.scan().with_aggregate()) continue;

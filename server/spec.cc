@@ -94,7 +94,15 @@ const std::vector<FamilyInfo>& Families() {
         {"exclusive_sum", OpKind::kNone, "exclusive prefix sum (thread 0 gets 0)"},
         {"inclusive_scan", OpKind::kBinary, "inclusive prefix scan with op"},
         {"exclusive_scan", OpKind::kBinary,
-         "exclusive prefix scan with op, seeded by initial_value"}},
+         "exclusive prefix scan with op, seeded by initial_value"},
+        {"exclusive_sum_prefix", OpKind::kNone,
+         "exclusive prefix sum seeded by a running total carried across tiles"},
+        {"inclusive_sum_prefix", OpKind::kNone,
+         "inclusive prefix sum seeded by a running total carried across tiles"},
+        {"exclusive_scan_prefix", OpKind::kBinary,
+         "exclusive prefix scan with op seeded by a running total carried across tiles"},
+        {"inclusive_scan_prefix", OpKind::kBinary,
+         "inclusive prefix scan with op seeded by a running total carried across tiles"}},
        {"raking", "raking_memoize", "warp_scans"},
        "raking",
        false,
@@ -729,6 +737,11 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
     return Invalid(ctx, "scan options apply only to block_scan");
   }
   if (fam->scan_options) {
+    if (in.scan().with_aggregate() && EndsWith(method->name, "_prefix")) {
+      return Invalid(ctx,
+                     StrCat("scan.with_aggregate does not apply to method ", Quote(method->name),
+                            ": the block aggregate goes into the running prefix"));
+    }
     out.mutable_scan()->set_with_aggregate(in.scan().with_aggregate());
   }
   for (auto c : {PrimitiveSpec::kRadixSort, PrimitiveSpec::kMergeSort, PrimitiveSpec::kHistogram,

@@ -691,6 +691,41 @@ TEST_F(SharedDaemon, RadixRankLinksWithACallingKernel) {
   EXPECT_EQ(a->spec.radix_bits, 5u);
 }
 
+// block_scan with the running-total prefix callback: every method and algorithm, 1 and 4 items.
+TEST_F(SharedDaemon, ScanWithRunningPrefixLinksWithACallingKernel) {
+  std::vector<coop::Spec> specs;
+  for (const char* method : {"exclusive_sum_prefix", "inclusive_sum_prefix",
+                             "exclusive_scan_prefix", "inclusive_scan_prefix"}) {
+    for (const char* algorithm : {"raking", "raking_memoize", "warp_scans"}) {
+      for (uint32_t items : {1u, 4u}) {
+        coop::Spec s = BlockReduceF32();
+        s.family = "block_scan";
+        s.method = method;
+        s.algorithm = algorithm;
+        s.dtype = items == 1 ? "int64" : "float32";
+        s.block = {32, 4};
+        s.items_per_thread = items;
+        if (std::string(method).find("_scan_") != std::string::npos) s.op = "max";
+        specs.push_back(s);
+      }
+    }
+  }
+  auto client = Client();
+  ExpectEachLinks(client, specs);
+  auto a = client.Specialize(specs[0]);  // exclusive_sum_prefix, raking, 1 item, int64
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_NE(a->entries[0].declaration.find(
+                "long long " + a->entries[0].symbol +
+                "(void* temp_storage, long long input, long long* running_prefix)"),
+            std::string::npos)
+      << a->entries[0].declaration;
+  // The callback is the running total: the rendered unit passes it the sum operator.
+  EXPECT_NE(a->source.find("exclusive_sum_prefix<Prim>(temp_storage, input, running_prefix, "
+                           "::cuda::std::plus<long long>{})"),
+            std::string::npos)
+      << a->source;
+}
+
 struct InvalidCase {
   std::string name;
   std::function<void(coop::Spec&)> mutate;
@@ -885,6 +920,14 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
        },
        "block_radix_sort: block threads * items_per_thread must be at most 65535 (CUB's radix "
        "rank counts in 16 bits), got 65536"},
+      {"aggregate entry for a prefix-callback scan",
+       [](coop::Spec& s) {
+         s.family = "block_scan";
+         s.method = "inclusive_sum_prefix";
+         s.scan_with_aggregate = true;
+       },
+       "block_scan: scan.with_aggregate does not apply to method \"inclusive_sum_prefix\": the "
+       "block aggregate goes into the running prefix"},
       {"sort options on another family", [](coop::Spec& s) { s.value_dtype = "int32"; },
        "block_reduce: merge_sort options apply only to block_merge_sort and warp_merge_sort"},
   };

@@ -203,6 +203,47 @@ __device__ __forceinline__ void exclusive_scan_items_agg(void* t, const T* input
   store_items(out, output);
 }
 
+// ---- block_scan with a block-prefix callback ---------------------------------------------------
+// CUB calls the callback in the first warp with the tile's block aggregate and uses lane 0's
+// return value as the tile's prefix. RunningPrefix returns the running total and advances it,
+// so consecutive tiles scan as one sequence; thread 0's *running_prefix is authoritative.
+
+template <class T, class Op>
+struct RunningPrefix {
+  T* running_prefix;
+  Op op;
+  __device__ __forceinline__ T operator()(T block_aggregate) {
+    const T prefix = *running_prefix;
+    *running_prefix = op(prefix, block_aggregate);
+    return prefix;
+  }
+};
+
+#define COOP_SCAN_PREFIX(NAME, METHOD, OP_ARG)                                     \
+  template <class Prim, class T, class Op>                                         \
+  __device__ __forceinline__ T NAME(void* t, T input, T* running_prefix, Op op) {  \
+    T out;                                                                         \
+    RunningPrefix<T, Op> prefix{running_prefix, op};                               \
+    Prim(temp<Prim>(t)).METHOD(input, out OP_ARG, prefix);                         \
+    return out;                                                                    \
+  }                                                                                \
+  template <class Prim, int N, class T, class Op>                                  \
+  __device__ __forceinline__ void NAME##_items(void* t, const T* input, T* output, \
+                                               T* running_prefix, Op op) {         \
+    T in[N], out[N];                                                               \
+    load_items(input, in);                                                         \
+    RunningPrefix<T, Op> prefix{running_prefix, op};                               \
+    Prim(temp<Prim>(t)).METHOD(in, out OP_ARG, prefix);                            \
+    store_items(out, output);                                                      \
+  }
+#define COOP_OP , op
+COOP_SCAN_PREFIX(exclusive_sum_prefix, ExclusiveSum, )
+COOP_SCAN_PREFIX(inclusive_sum_prefix, InclusiveSum, )
+COOP_SCAN_PREFIX(exclusive_scan_prefix, ExclusiveScan, COOP_OP)
+COOP_SCAN_PREFIX(inclusive_scan_prefix, InclusiveScan, COOP_OP)
+#undef COOP_OP
+#undef COOP_SCAN_PREFIX
+
 // ---- block_load / block_store --------------------------------------------------------------
 // items points at the thread's N-item blocked segment (registers after inlining).
 
