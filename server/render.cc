@@ -384,18 +384,22 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
   // block_scan and warp_scan (whose scalar forms have the same signatures)
   const bool warp = s.family() == "warp_scan";
   const std::string& m = s.method();
+  // Scalar scans take and return one item; array scans take input and output pointers. Sets
+  // the plan's result and first parameters and returns the helper's first arguments.
+  auto scan_io = [&](EntryPlan& p) -> std::string {
+    if (!items) {
+      p.result = t;
+      p.params = {{t, "input"}};
+      return "temp_storage, input";
+    }
+    p.result = "void";
+    p.params = {{StrCat("const ", t, "*"), "input"}, {t + "*", "output"}};
+    return "temp_storage, input, output";
+  };
   if (EndsWith(m, "_prefix")) {
     // block_scan with CUB's block-prefix callback, here a running total (wrappers.cuh).
     EntryPlan p;
-    std::string args = "temp_storage, input";
-    if (items) {
-      p.result = "void";
-      p.params = {{StrCat("const ", t, "*"), "input"}, {t + "*", "output"}};
-      args += ", output";
-    } else {
-      p.result = t;
-      p.params = {{t, "input"}};
-    }
+    std::string args = scan_io(p);
     p.params.push_back({t + "*", "running_prefix"});
     const std::string scan_op = op.empty() ? OperatorExpr("sum", t) : op;
     p.call = StrCat("::coop::device::", m, items ? "_items" : "", tmpl, "(", args,
@@ -420,15 +424,7 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     std::string fn = m;
     if (items) fn += "_items";
     if (agg) fn += "_agg";
-    std::string args = "temp_storage, input";
-    if (items) {
-      p.result = "void";
-      p.params = {{StrCat("const ", t, "*"), "input"}, {t + "*", "output"}};
-      args += ", output";
-    } else {
-      p.result = t;
-      p.params = {{t, "input"}};
-    }
+    std::string args = scan_io(p);
     if (needs_init) {
       p.params.push_back({t, "initial_value"});
       args += ", initial_value";

@@ -413,6 +413,19 @@ TEST_F(SharedDaemon, EveryFamilyMethodAlgorithmAndDtypeCompiles) {
   }
 }
 
+// A spec of a block_* family for sm_90.
+coop::Spec BlockSpec(const std::string& family, const std::string& method, const std::string& dtype,
+                     coop::Dim3 block, uint32_t items) {
+  coop::Spec s;
+  s.family = family;
+  s.method = method;
+  s.dtype = dtype;
+  s.block = block;
+  s.items_per_thread = items;
+  s.arch = "sm_90";
+  return s;
+}
+
 // Specializes each spec and links every entry, called as declared, into an sm_90 cubin.
 void ExpectEachLinks(coop::Client& client, const std::vector<coop::Spec>& specs) {
   for (const auto& s : specs) {
@@ -432,13 +445,9 @@ TEST_F(SharedDaemon, RadixSortEveryMethodLinksWithACallingKernel) {
   for (const char* method : {"sort", "sort_descending", "sort_blocked_to_striped",
                              "sort_descending_blocked_to_striped"}) {
     for (const char* values : {"", "float64"}) {
-      coop::Spec s = BlockReduceF32();
-      s.family = "block_radix_sort";
-      s.method = method;
-      s.dtype = *values ? "int16" : "float32";
+      coop::Spec s =
+          BlockSpec("block_radix_sort", method, *values ? "int16" : "float32", {32, 3}, 4);
       s.value_dtype = values;
-      s.block = {32, 3};
-      s.items_per_thread = 4;
       s.radix_bits = *values ? 6 : 0;
       specs.push_back(s);
     }
@@ -495,13 +504,8 @@ TEST_F(SharedDaemon, HistogramEveryMethodLinksWithACallingKernel) {
   for (const char* method : {"histogram", "init_histogram", "composite"}) {
     for (const char* algorithm : {"sort", "atomic"}) {
       for (const char* dtype : {"uint8", "uint16", "uint32", "uint64"}) {
-        coop::Spec s = BlockReduceF32();
-        s.family = "block_histogram";
-        s.method = method;
+        coop::Spec s = BlockSpec("block_histogram", method, dtype, {64, 2}, 4);
         s.algorithm = algorithm;
-        s.dtype = dtype;
-        s.block = {64, 2};
-        s.items_per_thread = 4;
         s.histogram_bins = std::string(dtype) == "uint8" ? 256 : 100;
         // Atomic histograms need no temp storage: CUB's TempStorage is an empty struct (1 byte).
         specs.push_back(s);
@@ -530,13 +534,9 @@ TEST_F(SharedDaemon, NeighbourFamiliesEveryMethodLinksWithACallingKernel) {
       for (const char* op : f.name == "block_discontinuity"
                                 ? std::vector<const char*>{"not_equal", "equal"}
                                 : std::vector<const char*>{"difference", "sum"}) {
-        coop::Spec s = BlockReduceF32();
-        s.family = f.name;
-        s.method = m.name;
+        coop::Spec s =
+            BlockSpec(f.name, m.name, std::string(op) == "sum" ? "uint64" : "int16", {32, 2, 2}, 5);
         s.op = op;
-        s.dtype = std::string(op) == "sum" ? "uint64" : "int16";
-        s.block = {32, 2, 2};
-        s.items_per_thread = 5;
         specs.push_back(s);
       }
     }
@@ -612,12 +612,8 @@ TEST_F(SharedDaemon, RunLengthDecodeLinksWithACallingKernel) {
   std::vector<coop::Spec> specs;
   for (const char* method : {"decode", "decode_with_offsets"}) {
     for (uint32_t runs : {1u, 3u}) {
-      coop::Spec s = BlockReduceF32();
-      s.family = "block_run_length_decode";
-      s.method = method;
-      s.dtype = runs == 1 ? "int64" : "uint8";
-      s.block = {32, 2};
-      s.items_per_thread = runs;
+      coop::Spec s = BlockSpec("block_run_length_decode", method, runs == 1 ? "int64" : "uint8",
+                               {32, 2}, runs);
       s.decoded_items_per_thread = runs == 1 ? 4 : 2;
       specs.push_back(s);
     }
@@ -670,12 +666,7 @@ TEST_F(SharedDaemon, RadixRankLinksWithACallingKernel) {
   std::vector<coop::Spec> specs;
   for (const char* method : {"rank_keys", "rank_keys_descending"}) {
     for (const char* dtype : {"uint8", "uint16", "uint32", "uint64"}) {
-      coop::Spec s = BlockReduceF32();
-      s.family = "block_radix_rank";
-      s.method = method;
-      s.dtype = dtype;
-      s.block = {64, 2};
-      s.items_per_thread = 3;
+      coop::Spec s = BlockSpec("block_radix_rank", method, dtype, {64, 2}, 3);
       s.radix_bits = std::string(dtype) == "uint8" ? 3 : 5;
       specs.push_back(s);
     }
@@ -698,13 +689,9 @@ TEST_F(SharedDaemon, ScanWithRunningPrefixLinksWithACallingKernel) {
                              "exclusive_scan_prefix", "inclusive_scan_prefix"}) {
     for (const char* algorithm : {"raking", "raking_memoize", "warp_scans"}) {
       for (uint32_t items : {1u, 4u}) {
-        coop::Spec s = BlockReduceF32();
-        s.family = "block_scan";
-        s.method = method;
+        coop::Spec s =
+            BlockSpec("block_scan", method, items == 1 ? "int64" : "float32", {32, 4}, items);
         s.algorithm = algorithm;
-        s.dtype = items == 1 ? "int64" : "float32";
-        s.block = {32, 4};
-        s.items_per_thread = items;
         if (std::string(method).find("_scan_") != std::string::npos) s.op = "max";
         specs.push_back(s);
       }
