@@ -68,6 +68,9 @@ std::string AlgorithmEnum(const PrimitiveSpec& s) {
   if (s.family() == "block_load") return "::cub::BLOCK_LOAD_" + upper;
   if (s.family() == "block_store") return "::cub::BLOCK_STORE_" + upper;
   if (s.family() == "block_histogram") return "::cub::BLOCK_HISTO_" + upper;
+  if (s.family() == "warp_load") return "::cub::WARP_LOAD_" + upper;
+  if (s.family() == "warp_store") return "::cub::WARP_STORE_" + upper;
+  if (s.family() == "warp_exchange") return "::cub::WARP_EXCHANGE_" + upper;
   return "";
 }
 
@@ -99,6 +102,17 @@ std::string PrimitiveType(const PrimitiveSpec& s, std::string_view t) {
         s.family() == "block_discontinuity" ? "BlockDiscontinuity<" : "BlockAdjacentDifference<", t,
         ", ", s.block().x(), ", ", s.block().y(), ", ", s.block().z(), ">");
   }
+  if (s.family() == "block_radix_rank") {
+    return StrCat("::cub::BlockRadixRank<", s.block().x(), ", ", s.radix_rank().radix_bits(), ", ",
+                  s.method() == "rank_keys_descending" ? "true" : "false",
+                  ", true, ::cub::BLOCK_SCAN_WARP_SCANS, ::cudaSharedMemBankSizeFourByte, ",
+                  s.block().y(), ", ", s.block().z(), ">");
+  }
+  if (s.family() == "block_run_length_decode") {
+    return StrCat("::cub::BlockRunLengthDecode<", t, ", ", s.block().x(), ", ",
+                  s.items_per_thread(), ", ", s.run_length_decode().decoded_items_per_thread(),
+                  ", unsigned int, ", s.block().y(), ", ", s.block().z(), ">");
+  }
   if (s.family() == "block_histogram") {
     return StrCat("::cub::BlockHistogram<", t, ", ", s.block().x(), ", ", s.items_per_thread(),
                   ", ", s.histogram().bins(), ", ", AlgorithmEnum(s), ", ", s.block().y(), ", ",
@@ -127,6 +141,14 @@ std::string PrimitiveType(const PrimitiveSpec& s, std::string_view t) {
     return StrCat("::cub::BlockExchange<", t, ", ", s.block().x(), ", ", s.items_per_thread(), ", ",
                   s.exchange().warp_time_slicing() ? "true" : "false", ", ", s.block().y(), ", ",
                   s.block().z(), ">");
+  }
+  if (s.family() == "warp_load" || s.family() == "warp_store") {
+    return StrCat("::cub::", s.family() == "warp_load" ? "WarpLoad<" : "WarpStore<", t, ", ",
+                  s.items_per_thread(), ", ", AlgorithmEnum(s), ", ", s.warp_threads(), ">");
+  }
+  if (s.family() == "warp_exchange") {
+    return StrCat("::cub::WarpExchange<", t, ", ", s.items_per_thread(), ", ", s.warp_threads(),
+                  ", ", AlgorithmEnum(s), ">");
   }
   if (s.family() == "block_load" || s.family() == "block_store") {
     const char* cls = s.family() == "block_load" ? "BlockLoad" : "BlockStore";
@@ -165,19 +187,28 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     EntryPlan p;
     p.result = t;
     p.params = input_params();
-    std::string fn = s.method() == "sum" ? "reduce_sum" : "reduce_op";
+    const bool partial = s.method() == "sum_partial" || s.method() == "reduce_partial";
+    std::string fn =
+        s.method() == "sum" || s.method() == "sum_partial" ? "reduce_sum" : "reduce_op";
     if (items) fn += "_items";
+    std::string args = "temp_storage, input";
+    if (partial) {  // single_item methods: the input is a scalar
+      fn += "_partial";
+      p.params.push_back({"int", "num_valid"});
+      args += ", num_valid";
+    }
     std::string red_op = op;
     if (s.method() == "max") red_op = OperatorExpr("max", t);
     if (s.method() == "min") red_op = OperatorExpr("min", t);
-    p.call = StrCat("::coop::device::", fn, tmpl, "(temp_storage, input",
-                    red_op.empty() ? "" : ", " + red_op, ")");
+    p.call =
+        StrCat("::coop::device::", fn, tmpl, "(", args, red_op.empty() ? "" : ", " + red_op, ")");
     const std::string who = s.family() == "warp_reduce"
                                 ? "lane 0 of each logical warp"
                                 : "thread 0 of the block (linear thread id 0)";
     p.description =
         StrCat("block_reduce" == s.family() ? "block-wide " : "warp-wide ", s.method(),
                items ? StrCat(" of ", n, " items per thread (input points to them)") : "",
+               partial ? " over the inputs of linear threads 0..num_valid-1" : "",
                "; the result is valid in ", who, " only");
     plans.push_back(std::move(p));
     return plans;
@@ -218,8 +249,7 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
       p.params.push_back({SortValueType(value_dtype) + "*", "values"});
       args += ", values";
     }
-    const bool guarded =
-        s.method().size() > 8 && s.method().substr(s.method().size() - 8) == "_guarded";
+    const bool guarded = EndsWith(s.method(), "_guarded");
     if (radix) {
       p.params.push_back({"int", "begin_bit"});
       p.params.push_back({"int", "end_bit"});
@@ -270,6 +300,45 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     plans.push_back(std::move(p));
     return plans;
   }
+  if (s.family() == "block_radix_rank") {
+    const uint32_t bits = s.radix_rank().radix_bits();
+    EntryPlan p;
+    p.result = "void";
+    p.params = {{StrCat("const ", t, "*"), "keys"}, {"int*", "ranks"}, {"int", "begin_bit"}};
+    p.call = StrCat("::coop::device::radix_rank_keys<Prim, ", n,
+                    ">(temp_storage, keys, ranks, ::cub::BFEDigitExtractor<", t, ">(begin_bit, ",
+                    bits, "))");
+    p.description = StrCat("ranks ", n, " blocked keys per thread by bits [begin_bit, begin_bit + ",
+                           bits, "), ", s.method() == "rank_keys" ? "ascending" : "descending",
+                           "; ranks[i] is key i's position in the tile (stable)");
+    plans.push_back(std::move(p));
+    return plans;
+  }
+  if (s.family() == "block_run_length_decode") {
+    const uint32_t decoded = s.run_length_decode().decoded_items_per_thread();
+    const bool offsets = s.method() == "decode_with_offsets";
+    EntryPlan p;
+    p.result = "unsigned int";
+    p.params = {{StrCat("const ", t, "*"), "run_values"},
+                {"const unsigned int*", "run_lengths"},
+                {t + "*", "decoded_items"}};
+    if (offsets) p.params.push_back({"unsigned int*", "relative_offsets"});
+    p.params.push_back({"unsigned int", "from_decoded_offset"});
+    p.call = StrCat("::coop::device::run_length_", s.method(), "<Prim, ", n, ", ", decoded,
+                    ">(temp_storage, run_values, run_lengths, decoded_items",
+                    offsets ? ", relative_offsets" : "", ", from_decoded_offset)");
+    p.description = StrCat(
+        "takes ", n,
+        " runs per thread (values and lengths, blocked; trailing runs may have length "
+        "0) and writes the ",
+        decoded,
+        " decoded items per thread of the window starting at "
+        "from_decoded_offset",
+        offsets ? " and their offsets within their runs" : "",
+        "; returns the total decoded size (every thread); __syncthreads() before calling again");
+    plans.push_back(std::move(p));
+    return plans;
+  }
   if (s.family() == "block_histogram") {
     EntryPlan p;
     p.result = "void";
@@ -311,7 +380,8 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     plans.push_back(std::move(p));
     return plans;
   }
-  if (s.family() == "block_exchange") {
+  if (s.family() == "block_exchange" || s.family() == "warp_exchange") {
+    // WarpExchange's member functions match BlockExchange's: the helpers serve both.
     EntryPlan p;
     p.result = "void";
     p.params = {{StrCat("const ", t, "*"), "input"}, {t + "*", "output"}};
@@ -327,23 +397,28 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     p.call = StrCat("::coop::device::exchange_", s.method(), "<Prim, ", n, ">(", args, ")");
     p.description = StrCat(
         s.method(), " over ", n, " items per thread (input and output may be the same array)",
-        s.method().rfind("scatter_", 0) == 0 ? "; ranks[i] is item i's position in the tile" : "");
+        s.method().rfind("scatter_", 0) == 0 ? "; ranks[i] is item i's position in the tile" : "",
+        s.family() == "warp_exchange" ? "; temp_storage is this logical warp's own" : "");
     plans.push_back(std::move(p));
     return plans;
   }
-  if (s.family() == "block_load" || s.family() == "block_store") {
+  if (s.family() == "block_load" || s.family() == "block_store" || s.family() == "warp_load" ||
+      s.family() == "warp_store") {
     // Always an array of N items per thread, in a blocked arrangement; the tile pointer is the
-    // block's first item (the same pointer in every thread).
-    const bool load = s.family() == "block_load";
+    // block's (logical warp's) first item, the same pointer in every thread. WarpLoad/WarpStore
+    // have BlockLoad/BlockStore's member functions, so they share the helpers.
+    const bool load = s.family() == "block_load" || s.family() == "warp_load";
+    const bool warp = s.family() == "warp_load" || s.family() == "warp_store";
+    const std::string src = warp ? "warp_src" : "block_src", dst = warp ? "warp_dst" : "block_dst";
     EntryPlan p;
     p.result = "void";
     std::string args;
     if (load) {
-      p.params = {{StrCat("const ", t, "*"), "block_src"}, {t + "*", "items"}};
-      args = "temp_storage, block_src, items";
+      p.params = {{StrCat("const ", t, "*"), src}, {t + "*", "items"}};
+      args = StrCat("temp_storage, ", src, ", items");
     } else {
-      p.params = {{t + "*", "block_dst"}, {StrCat("const ", t, "*"), "items"}};
-      args = "temp_storage, block_dst, items";
+      p.params = {{t + "*", dst}, {StrCat("const ", t, "*"), "items"}};
+      args = StrCat("temp_storage, ", dst, ", items");
     }
     std::string fn = load ? "block_load" : "block_store";
     if (s.method() != "load" && s.method() != "store") {
@@ -364,7 +439,8 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
             : "); items[] is this thread's blocked segment",
         s.method() == "load" || s.method() == "store" ? ""
                                                       : "; only the first valid_items of the tile",
-        s.method() == "load_guarded_default" ? ", the rest set to oob_default" : "");
+        s.method() == "load_guarded_default" ? ", the rest set to oob_default" : "",
+        warp ? "; temp_storage is this logical warp's own" : "");
     plans.push_back(std::move(p));
     return plans;
   }
@@ -372,6 +448,38 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
   // block_scan and warp_scan (whose scalar forms have the same signatures)
   const bool warp = s.family() == "warp_scan";
   const std::string& m = s.method();
+  // Scalar scans take and return one item; array scans take input and output pointers. Sets
+  // the plan's result and first parameters and returns the helper's first arguments.
+  auto scan_io = [&](EntryPlan& p) -> std::string {
+    if (!items) {
+      p.result = t;
+      p.params = {{t, "input"}};
+      return "temp_storage, input";
+    }
+    p.result = "void";
+    p.params = {{StrCat("const ", t, "*"), "input"}, {t + "*", "output"}};
+    return "temp_storage, input, output";
+  };
+  if (EndsWith(m, "_prefix")) {
+    // block_scan with CUB's block-prefix callback, here a running total (wrappers.cuh).
+    EntryPlan p;
+    std::string args = scan_io(p);
+    p.params.push_back({t + "*", "running_prefix"});
+    const std::string scan_op = op.empty() ? OperatorExpr("sum", t) : op;
+    p.call = StrCat("::coop::device::", m, items ? "_items" : "", tmpl, "(", args,
+                    ", running_prefix, ", scan_op, ")");
+    p.description = StrCat(
+        "block-wide ", m.substr(0, m.size() - 7),
+        items ? StrCat(" over ", n, " items per thread (input -> output)")
+              : " (returns this thread's output)",
+        " seeded by the running total *running_prefix: the tile's prefix is linear thread 0's "
+        "*running_prefix, which then becomes prefix ",
+        op.empty() ? "+" : s.op().builtin(),
+        " block aggregate in each thread of the first warp (thread 0's copy is the one that "
+        "counts; set it before the first tile, keep it across tiles)");
+    plans.push_back(std::move(p));
+    return plans;
+  }
   const bool needs_init = m == "exclusive_scan";
   for (bool agg : {false, true}) {
     if (agg && !s.scan().with_aggregate()) continue;
@@ -380,15 +488,7 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     std::string fn = m;
     if (items) fn += "_items";
     if (agg) fn += "_agg";
-    std::string args = "temp_storage, input";
-    if (items) {
-      p.result = "void";
-      p.params = {{StrCat("const ", t, "*"), "input"}, {t + "*", "output"}};
-      args += ", output";
-    } else {
-      p.result = t;
-      p.params = {{t, "input"}};
-    }
+    std::string args = scan_io(p);
     if (needs_init) {
       p.params.push_back({t, "initial_value"});
       args += ", initial_value";

@@ -82,7 +82,13 @@ const std::vector<FamilyInfo>& Families() {
        {{"sum", OpKind::kNone, "sum of every item in the block (valid in thread 0)"},
         {"max", OpKind::kNone, "maximum (valid in thread 0)"},
         {"min", OpKind::kNone, "minimum (valid in thread 0)"},
-        {"reduce", OpKind::kBinary, "reduction with op (valid in thread 0)"}},
+        {"reduce", OpKind::kBinary, "reduction with op (valid in thread 0)"},
+        {"sum_partial", OpKind::kNone,
+         "sum of the inputs of threads 0..num_valid-1, 1 item per thread (valid in thread 0)",
+         true},
+        {"reduce_partial", OpKind::kBinary,
+         "reduction with op of threads 0..num_valid-1, 1 item per thread (valid in thread 0)",
+         true}},
        {"raking", "raking_commutative_only", "warp_reductions"},
        "warp_reductions",
        false,
@@ -95,7 +101,15 @@ const std::vector<FamilyInfo>& Families() {
         {"exclusive_sum", OpKind::kNone, "exclusive prefix sum (thread 0 gets 0)"},
         {"inclusive_scan", OpKind::kBinary, "inclusive prefix scan with op"},
         {"exclusive_scan", OpKind::kBinary,
-         "exclusive prefix scan with op, seeded by initial_value"}},
+         "exclusive prefix scan with op, seeded by initial_value"},
+        {"exclusive_sum_prefix", OpKind::kNone,
+         "exclusive prefix sum seeded by a running total carried across tiles"},
+        {"inclusive_sum_prefix", OpKind::kNone,
+         "inclusive prefix sum seeded by a running total carried across tiles"},
+        {"exclusive_scan_prefix", OpKind::kBinary,
+         "exclusive prefix scan with op seeded by a running total carried across tiles"},
+        {"inclusive_scan_prefix", OpKind::kBinary,
+         "inclusive prefix scan with op seeded by a running total carried across tiles"}},
        {"raking", "raking_memoize", "warp_scans"},
        "raking",
        false,
@@ -254,6 +268,38 @@ const std::vector<FamilyInfo>& Families() {
        true,
        false,
        {}},
+      {"block_run_length_decode",
+       "cub::BlockRunLengthDecode: expands runs (value, length) into a window of decoded items",
+       {{"decode", OpKind::kNone,
+         "decodes the window of threads*decoded_items_per_thread items starting at "
+         "from_decoded_offset; returns the total decoded size"},
+        {"decode_with_offsets", OpKind::kNone,
+         "decode, also writing each decoded item's offset within its run"}},
+       {},
+       "",
+       false,
+       true,
+       false,
+       {},
+       false,
+       DtypeRule::kAny,
+       PrimitiveSpec::kRunLengthDecode},
+      {"block_radix_rank",
+       "cub::BlockRadixRank: ranks unsigned keys across the block by one digit",
+       {{"rank_keys", OpKind::kNone,
+         "ranks[i] = position of key i in the tile stably sorted by its digit, ascending"},
+        {"rank_keys_descending", OpKind::kNone, "like rank_keys, digits descending"}},
+       {},
+       "",
+       false,
+       true,
+       false,
+       {},
+       false,
+       // RankKeys takes the keys' bits as unsigned integers: signed and float keys must be
+       // mapped to an order-preserving unsigned form by the caller.
+       DtypeRule::kUnsignedInteger,
+       PrimitiveSpec::kRadixRank},
       {"warp_reduce",
        "cub::WarpReduce: a reduction across a logical warp",
        {{"sum", OpKind::kNone, "sum across the logical warp (valid in lane 0)"},
@@ -278,6 +324,41 @@ const std::vector<FamilyInfo>& Families() {
        true,
        false,
        true,
+       {}},
+      {"warp_load",
+       "cub::WarpLoad: a tile from global memory into a blocked arrangement across a logical warp",
+       {{"load", OpKind::kNone, "load the logical warp's tile starting at warp_src"},
+        {"load_guarded", OpKind::kNone, "load only the tile's first valid_items items"},
+        {"load_guarded_default", OpKind::kNone,
+         "load the first valid_items items; the rest of the tile gets oob_default"}},
+       {"direct", "striped", "vectorize", "transpose"},
+       "",  // as block_load: the caller chooses
+       true,
+       true,
+       false,
+       {}},
+      {"warp_store",
+       "cub::WarpStore: a blocked arrangement across a logical warp out to global memory",
+       {{"store", OpKind::kNone, "store the logical warp's tile starting at warp_dst"},
+        {"store_guarded", OpKind::kNone, "store only the tile's first valid_items items"}},
+       {"direct", "striped", "vectorize", "transpose"},
+       "",
+       true,
+       true,
+       false,
+       {}},
+      {"warp_exchange",
+       "cub::WarpExchange: rearranges items between blocked and striped arrangements across a "
+       "logical warp",
+       {{"blocked_to_striped", OpKind::kNone, "blocked input -> striped output"},
+        {"striped_to_blocked", OpKind::kNone, "striped input -> blocked output"},
+        {"scatter_to_striped", OpKind::kNone,
+         "item i goes to position ranks[i] of the warp's tile; striped output (smem only)"}},
+       {"smem", "shuffle"},
+       "smem",
+       true,
+       true,
+       false,
        {}},
       {"warp_merge_sort",
        "cub::WarpMergeSort: sorts keys (or key-value pairs) across a logical warp with a "
@@ -383,6 +464,10 @@ std::string_view OptionsName(PrimitiveSpec::FamilyOptionsCase c) {
       return "histogram";
     case PrimitiveSpec::kTopK:
       return "top_k";
+    case PrimitiveSpec::kRunLengthDecode:
+      return "run_length_decode";
+    case PrimitiveSpec::kRadixRank:
+      return "radix_rank";
     default:
       return "";
   }
@@ -395,6 +480,13 @@ absl::Status CheckValueDtype(std::string_view ctx, std::string_view options,
   return Invalid(ctx, StrCat(options, ".value_dtype must be empty (keys only) or one of ",
                              JoinMapped(DTypes(), [](const DType& t) { return t.name; }), "; got ",
                              Quote(value_dtype)));
+}
+
+// A count option without a default: 0 (unset) is an error like any value past max.
+absl::Status CheckRequiredCount(std::string_view ctx, std::string_view field, uint32_t value,
+                                uint32_t max) {
+  if (value >= 1 && value <= max) return absl::OkStatus();
+  return Invalid(ctx, StrCat(field, " is required and must be 1..", max, ", got ", value));
 }
 
 }  // namespace
@@ -659,6 +751,32 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
                    StrCat("warp_threads applies only to warp_* families, got ", in.warp_threads()));
   }
 
+  // BlockRadixRank counts digits in 16 bits and static_asserts a tile of at most 65535 keys; it
+  // ranks for radix sort and for the sort histogram too.
+  const uint64_t tile = uint64_t{out.block().x()} * out.block().y() * out.block().z() * items;
+  if ((fam->name == "block_radix_sort" || fam->name == "block_radix_rank" ||
+       (fam->name == "block_histogram" && out.algorithm() == "sort")) &&
+      tile > 65535) {
+    return Invalid(ctx, StrCat("block threads * items_per_thread must be at most 65535 (CUB's "
+                               "radix rank counts in 16 bits), got ",
+                               tile));
+  }
+
+  // CUB's WARP_EXCHANGE_SHUFFLE static_asserts both of these.
+  if (fam->name == "warp_exchange" && out.algorithm() == "shuffle") {
+    if (method->name == "scatter_to_striped") {
+      return Invalid(ctx,
+                     "method \"scatter_to_striped\" needs algorithm \"smem\"; CUB's shuffle "
+                     "exchange does not scatter");
+    }
+    if (out.items_per_thread() != out.warp_threads()) {
+      return Invalid(ctx,
+                     StrCat("algorithm \"shuffle\" needs items_per_thread == warp_threads, "
+                            "got ",
+                            out.items_per_thread(), " items and ", out.warp_threads(), " threads"));
+    }
+  }
+
   // arch
   {
     std::string allowed =
@@ -715,10 +833,16 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
     return Invalid(ctx, "scan options apply only to block_scan");
   }
   if (fam->scan_options) {
+    if (in.scan().with_aggregate() && EndsWith(method->name, "_prefix")) {
+      return Invalid(ctx,
+                     StrCat("scan.with_aggregate does not apply to method ", Quote(method->name),
+                            ": the block aggregate goes into the running prefix"));
+    }
     out.mutable_scan()->set_with_aggregate(in.scan().with_aggregate());
   }
-  for (auto c : {PrimitiveSpec::kRadixSort, PrimitiveSpec::kMergeSort, PrimitiveSpec::kHistogram,
-                 PrimitiveSpec::kTopK}) {
+  for (auto c :
+       {PrimitiveSpec::kRadixSort, PrimitiveSpec::kMergeSort, PrimitiveSpec::kHistogram,
+        PrimitiveSpec::kTopK, PrimitiveSpec::kRunLengthDecode, PrimitiveSpec::kRadixRank}) {
     if (in.family_options_case() == c && fam->options != c) {
       std::vector<std::string_view> takers;
       for (const auto& f : Families()) {
@@ -746,10 +870,10 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
   }
   if (fam->options == PrimitiveSpec::kHistogram) {
     const uint32_t bins = in.histogram().bins();
-    if (bins == 0 || bins > 65536) {
-      return Invalid(ctx, StrCat("histogram.bins (the number of counters) is required and must be "
-                                 "1..65536, got ",
-                                 bins));
+    if (absl::Status st =
+            CheckRequiredCount(ctx, "histogram.bins (the number of counters)", bins, 65536);
+        !st.ok()) {
+      return st;
     }
     out.mutable_histogram()->set_bins(bins);
   }
@@ -772,6 +896,22 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
                                  out.block().x(), "x", out.block().y(), "x", out.block().z()));
     }
     out.mutable_top_k()->set_value_dtype(value_dtype);
+  }
+  if (fam->options == PrimitiveSpec::kRadixRank) {
+    const uint32_t bits = in.radix_rank().radix_bits();
+    if (absl::Status st = CheckRequiredCount(ctx, "radix_rank.radix_bits", bits, 8); !st.ok()) {
+      return st;
+    }
+    out.mutable_radix_rank()->set_radix_bits(bits);
+  }
+  if (fam->options == PrimitiveSpec::kRunLengthDecode) {
+    const uint32_t decoded = in.run_length_decode().decoded_items_per_thread();
+    if (absl::Status st =
+            CheckRequiredCount(ctx, "run_length_decode.decoded_items_per_thread", decoded, 64);
+        !st.ok()) {
+      return st;
+    }
+    out.mutable_run_length_decode()->set_decoded_items_per_thread(decoded);
   }
   return out;
 }
@@ -801,6 +941,11 @@ std::string CanonicalEncoding(const PrimitiveSpec& s) {
       s.has_merge_sort() ? StrCat("merge_sort.value_dtype=", s.merge_sort().value_dtype(), "\n")
                          : std::string(),
       s.has_histogram() ? StrCat("histogram.bins=", s.histogram().bins(), "\n") : std::string(),
+      s.has_run_length_decode() ? StrCat("run_length_decode.decoded_items_per_thread=",
+                                         s.run_length_decode().decoded_items_per_thread(), "\n")
+                                : std::string(),
+      s.has_radix_rank() ? StrCat("radix_rank.radix_bits=", s.radix_rank().radix_bits(), "\n")
+                         : std::string(),
       s.has_top_k() ? StrCat("top_k.value_dtype=", s.top_k().value_dtype(), "\n") : std::string());
 }
 

@@ -71,4 +71,8 @@ std::string StrJoin(const Range& range, std::string_view sep) {
   return out;
 }
 
+inline bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
 }  // namespace coopd

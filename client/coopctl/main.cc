@@ -21,6 +21,7 @@ constexpr char kUsage[] =
     "  specialize FAMILY [--method M] --dtype T --threads X[,Y[,Z]] [--items N]\n"
     "             [--algorithm A] [--op OP] [--warp-threads N] [--with-aggregate]\n"
     "             [--warp-time-slicing] [--value-dtype T] [--radix-bits N] [--bins N]\n"
+    "             [--decoded-items N]\n"
     "             [--abi c|numba] --arch sm_XX [--json] [--out DIR]\n"
     "             [--op-name NAME (--op-source FILE | --op-ltoir FILE) [--op-stateful]]\n"
     "             [--user-type SIZE[,ALIGN]]   (instead of --dtype: an opaque struct)\n"
@@ -132,6 +133,9 @@ std::string Shape(const coop::Spec& s) {
   if (!s.value_dtype.empty()) out += " values " + s.value_dtype;
   if (s.radix_bits != 0) out += " radix_bits " + std::to_string(s.radix_bits);
   if (s.histogram_bins != 0) out += " bins " + std::to_string(s.histogram_bins);
+  if (s.decoded_items_per_thread != 0) {
+    out += " decoded_items " + std::to_string(s.decoded_items_per_thread);
+  }
   if (s.calling_convention == coop::CallingConvention::kNumba) out += " abi numba";
   return out;
 }
@@ -329,6 +333,8 @@ coop::Spec ParseSpec(const std::vector<std::string>& args, size_t* i, bool* json
       spec.radix_bits = ParseUint(a, value());
     } else if (a == "--bins") {
       spec.histogram_bins = ParseUint(a, value());
+    } else if (a == "--decoded-items") {
+      spec.decoded_items_per_thread = ParseUint(a, value());
     } else if (a == "--abi") {
       std::string v = value();
       if (v == "c") {
@@ -865,6 +871,10 @@ int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
     }
     if (f.family_options == "radix_sort") std::cout << "  --radix-bits 1..8 (default 4)\n";
     if (f.family_options == "histogram") std::cout << "  --bins 1..65536 (required)\n";
+    if (f.family_options == "radix_rank") std::cout << "  --radix-bits 1..8 (required)\n";
+    if (f.family_options == "run_length_decode") {
+      std::cout << "  --items N: runs per thread; --decoded-items 1..64 (required)\n";
+    }
   }
   std::cout << "dtypes: " << join(c->dtypes) << "\n";
   for (const auto& k : c->op_kinds) {

@@ -58,7 +58,9 @@ v1::PrimitiveSpec ToProto(const Spec& s) {
   if (s.exchange_warp_time_slicing) p.mutable_exchange()->set_warp_time_slicing(true);
   // The sort options go in the message of the family that takes them; the daemon rejects them
   // for any other family.
-  if (!s.value_dtype.empty() || s.radix_bits != 0) {
+  if (s.family == "block_radix_rank") {
+    if (s.radix_bits != 0) p.mutable_radix_rank()->set_radix_bits(s.radix_bits);
+  } else if (!s.value_dtype.empty() || s.radix_bits != 0) {
     if (s.family == "block_radix_sort" || s.radix_bits != 0) {
       p.mutable_radix_sort()->set_value_dtype(s.value_dtype);
       p.mutable_radix_sort()->set_radix_bits(s.radix_bits);
@@ -72,6 +74,9 @@ v1::PrimitiveSpec ToProto(const Spec& s) {
   if (s.user_type_size != 0 || s.user_type_align != 0) {
     p.mutable_user_type()->set_size(s.user_type_size);
     p.mutable_user_type()->set_align(s.user_type_align);
+  }
+  if (s.decoded_items_per_thread != 0) {
+    p.mutable_run_length_decode()->set_decoded_items_per_thread(s.decoded_items_per_thread);
   }
   return p;
 }
@@ -103,8 +108,9 @@ Spec FromProto(const v1::PrimitiveSpec& p) {
   s.value_dtype = p.has_radix_sort() ? p.radix_sort().value_dtype()
                   : p.has_top_k()    ? p.top_k().value_dtype()
                                      : p.merge_sort().value_dtype();
-  s.radix_bits = p.radix_sort().radix_bits();
+  s.radix_bits = p.has_radix_rank() ? p.radix_rank().radix_bits() : p.radix_sort().radix_bits();
   s.histogram_bins = p.histogram().bins();
+  s.decoded_items_per_thread = p.run_length_decode().decoded_items_per_thread();
   s.user_type_size = p.user_type().size();
   s.user_type_align = p.user_type().align();
   return s;

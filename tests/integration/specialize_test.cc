@@ -174,7 +174,7 @@ TEST_F(SharedDaemon, CoopctlCatalogListsEveryFamily) {
   EXPECT_NE(out.find("\"archs\":[\"sm_"), std::string::npos) << out;
   auto catalog = Client().GetCatalog();
   ASSERT_TRUE(catalog) << catalog.error().message;
-  EXPECT_EQ(catalog->families.size(), 14u);
+  EXPECT_EQ(catalog->families.size(), 19u);
   EXPECT_NE(out.find("\"op_kind\":\"comparator\""), std::string::npos) << out;
   EXPECT_NE(out.find("\"family_options\":\"radix_sort\""), std::string::npos) << out;
 }
@@ -254,6 +254,8 @@ std::vector<TruthRow> LoadLayoutTruth() {
         r.spec.value_dtype = value;
       } else if (key == "radix_bits") {
         r.spec.radix_bits = static_cast<uint32_t>(std::stoul(value));
+      } else if (key == "decoded_items_per_thread") {
+        r.spec.decoded_items_per_thread = static_cast<uint32_t>(std::stoul(value));
       } else if (key == "bins") {
         r.spec.histogram_bins = static_cast<uint32_t>(std::stoul(value));
       } else if (key == "user_type") {  // SIZExALIGN
@@ -415,6 +417,19 @@ TEST_F(SharedDaemon, EveryFamilyMethodAlgorithmAndDtypeCompiles) {
   }
 }
 
+// A spec of a block_* family for sm_90.
+coop::Spec BlockSpec(const std::string& family, const std::string& method, const std::string& dtype,
+                     coop::Dim3 block, uint32_t items) {
+  coop::Spec s;
+  s.family = family;
+  s.method = method;
+  s.dtype = dtype;
+  s.block = block;
+  s.items_per_thread = items;
+  s.arch = "sm_90";
+  return s;
+}
+
 // Specializes each spec and links every entry, called as declared, into an sm_90 cubin.
 void ExpectEachLinks(coop::Client& client, const std::vector<coop::Spec>& specs) {
   for (const auto& s : specs) {
@@ -434,13 +449,9 @@ TEST_F(SharedDaemon, RadixSortEveryMethodLinksWithACallingKernel) {
   for (const char* method : {"sort", "sort_descending", "sort_blocked_to_striped",
                              "sort_descending_blocked_to_striped"}) {
     for (const char* values : {"", "float64"}) {
-      coop::Spec s = BlockReduceF32();
-      s.family = "block_radix_sort";
-      s.method = method;
-      s.dtype = *values ? "int16" : "float32";
+      coop::Spec s =
+          BlockSpec("block_radix_sort", method, *values ? "int16" : "float32", {32, 3}, 4);
       s.value_dtype = values;
-      s.block = {32, 3};
-      s.items_per_thread = 4;
       s.radix_bits = *values ? 6 : 0;
       specs.push_back(s);
     }
@@ -497,13 +508,8 @@ TEST_F(SharedDaemon, HistogramEveryMethodLinksWithACallingKernel) {
   for (const char* method : {"histogram", "init_histogram", "composite"}) {
     for (const char* algorithm : {"sort", "atomic"}) {
       for (const char* dtype : {"uint8", "uint16", "uint32", "uint64"}) {
-        coop::Spec s = BlockReduceF32();
-        s.family = "block_histogram";
-        s.method = method;
+        coop::Spec s = BlockSpec("block_histogram", method, dtype, {64, 2}, 4);
         s.algorithm = algorithm;
-        s.dtype = dtype;
-        s.block = {64, 2};
-        s.items_per_thread = 4;
         s.histogram_bins = std::string(dtype) == "uint8" ? 256 : 100;
         // Atomic histograms need no temp storage: CUB's TempStorage is an empty struct (1 byte).
         specs.push_back(s);
@@ -532,13 +538,9 @@ TEST_F(SharedDaemon, NeighbourFamiliesEveryMethodLinksWithACallingKernel) {
       for (const char* op : f.name == "block_discontinuity"
                                 ? std::vector<const char*>{"not_equal", "equal"}
                                 : std::vector<const char*>{"difference", "sum"}) {
-        coop::Spec s = BlockReduceF32();
-        s.family = f.name;
-        s.method = m.name;
+        coop::Spec s =
+            BlockSpec(f.name, m.name, std::string(op) == "sum" ? "uint64" : "int16", {32, 2, 2}, 5);
         s.op = op;
-        s.dtype = std::string(op) == "sum" ? "uint64" : "int16";
-        s.block = {32, 2, 2};
-        s.items_per_thread = 5;
         specs.push_back(s);
       }
     }
@@ -586,6 +588,135 @@ TEST_F(SharedDaemon, ExchangeScattersLinkWithACallingKernel) {
       << a->entries[0].declaration;
 }
 
+// block_reduce over the first num_valid threads: both methods, every algorithm, a 2D block.
+TEST_F(SharedDaemon, PartialReductionsLinkWithACallingKernel) {
+  std::vector<coop::Spec> specs;
+  for (const char* algorithm : {"raking", "raking_commutative_only", "warp_reductions"}) {
+    for (const char* method : {"sum_partial", "reduce_partial"}) {
+      coop::Spec s = BlockReduceF32();
+      s.method = method;
+      s.algorithm = algorithm;
+      s.block = {48, 2};
+      if (std::string(method) == "reduce_partial") s.op = "min";
+      specs.push_back(s);
+    }
+  }
+  auto client = Client();
+  ExpectEachLinks(client, specs);
+  auto a = client.Specialize(specs[1]);
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_NE(a->entries[0].declaration.find("float " + a->entries[0].symbol +
+                                           "(void* temp_storage, float input, int num_valid)"),
+            std::string::npos)
+      << a->entries[0].declaration;
+}
+
+// Run-length decode: both methods, several run and window sizes, a 2D block.
+TEST_F(SharedDaemon, RunLengthDecodeLinksWithACallingKernel) {
+  std::vector<coop::Spec> specs;
+  for (const char* method : {"decode", "decode_with_offsets"}) {
+    for (uint32_t runs : {1u, 3u}) {
+      coop::Spec s = BlockSpec("block_run_length_decode", method, runs == 1 ? "int64" : "uint8",
+                               {32, 2}, runs);
+      s.decoded_items_per_thread = runs == 1 ? 4 : 2;
+      specs.push_back(s);
+    }
+  }
+  auto client = Client();
+  ExpectEachLinks(client, specs);
+  auto a = client.Specialize(specs[2]);
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_NE(a->entries[0].declaration.find(
+                "unsigned int " + a->entries[0].symbol +
+                "(void* temp_storage, const long long* run_values, const unsigned int* "
+                "run_lengths, long long* decoded_items, unsigned int* relative_offsets, unsigned "
+                "int from_decoded_offset)"),
+            std::string::npos)
+      << a->entries[0].declaration;
+  EXPECT_EQ(a->spec.decoded_items_per_thread, 4u);
+}
+
+// warp_load, warp_store, warp_exchange: every method and algorithm, two logical warp sizes.
+TEST_F(SharedDaemon, WarpLoadStoreExchangeLinkWithACallingKernel) {
+  auto catalog = Client().GetCatalog();
+  ASSERT_TRUE(catalog) << catalog.error().message;
+  std::vector<coop::Spec> specs;
+  for (const auto& f : catalog->families) {
+    if (f.name != "warp_load" && f.name != "warp_store" && f.name != "warp_exchange") continue;
+    for (const auto& m : f.methods) {
+      for (const auto& algorithm : f.algorithms) {
+        for (uint32_t warp : {8u, 32u}) {
+          if (algorithm == "shuffle" && m.name == "scatter_to_striped") continue;
+          coop::Spec s;
+          s.family = f.name;
+          s.method = m.name;
+          s.algorithm = algorithm;
+          s.dtype = warp == 8 ? "int16" : "float64";
+          s.warp_threads = warp;
+          s.items_per_thread = algorithm == "shuffle" ? warp : 4;
+          s.arch = "sm_90";
+          specs.push_back(s);
+        }
+      }
+    }
+  }
+  ASSERT_EQ(specs.size(), 2u * (3 * 4 + 2 * 4 + 3 + 2));
+  auto client = Client();
+  ExpectEachLinks(client, specs);
+}
+
+// Radix rank: both directions, every unsigned key dtype, two digit widths, a 2D block.
+TEST_F(SharedDaemon, RadixRankLinksWithACallingKernel) {
+  std::vector<coop::Spec> specs;
+  for (const char* method : {"rank_keys", "rank_keys_descending"}) {
+    for (const char* dtype : {"uint8", "uint16", "uint32", "uint64"}) {
+      coop::Spec s = BlockSpec("block_radix_rank", method, dtype, {64, 2}, 3);
+      s.radix_bits = std::string(dtype) == "uint8" ? 3 : 5;
+      specs.push_back(s);
+    }
+  }
+  auto client = Client();
+  ExpectEachLinks(client, specs);
+  auto a = client.Specialize(specs[2]);
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_NE(a->entries[0].declaration.find(
+                "(void* temp_storage, const unsigned int* keys, int* ranks, int begin_bit)"),
+            std::string::npos)
+      << a->entries[0].declaration;
+  EXPECT_EQ(a->spec.radix_bits, 5u);
+}
+
+// block_scan with the running-total prefix callback: every method and algorithm, 1 and 4 items.
+TEST_F(SharedDaemon, ScanWithRunningPrefixLinksWithACallingKernel) {
+  std::vector<coop::Spec> specs;
+  for (const char* method : {"exclusive_sum_prefix", "inclusive_sum_prefix",
+                             "exclusive_scan_prefix", "inclusive_scan_prefix"}) {
+    for (const char* algorithm : {"raking", "raking_memoize", "warp_scans"}) {
+      for (uint32_t items : {1u, 4u}) {
+        coop::Spec s =
+            BlockSpec("block_scan", method, items == 1 ? "int64" : "float32", {32, 4}, items);
+        s.algorithm = algorithm;
+        if (std::string(method).find("_scan_") != std::string::npos) s.op = "max";
+        specs.push_back(s);
+      }
+    }
+  }
+  auto client = Client();
+  ExpectEachLinks(client, specs);
+  auto a = client.Specialize(specs[0]);  // exclusive_sum_prefix, raking, 1 item, int64
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_NE(a->entries[0].declaration.find(
+                "long long " + a->entries[0].symbol +
+                "(void* temp_storage, long long input, long long* running_prefix)"),
+            std::string::npos)
+      << a->entries[0].declaration;
+  // The callback is the running total: the rendered unit passes it the sum operator.
+  EXPECT_NE(a->source.find("exclusive_sum_prefix<Prim>(temp_storage, input, running_prefix, "
+                           "::cuda::std::plus<long long>{})"),
+            std::string::npos)
+      << a->source;
+}
+
 struct InvalidCase {
   std::string name;
   std::function<void(coop::Spec&)> mutate;
@@ -630,10 +761,12 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
       {"unknown family", [](coop::Spec& s) { s.family = "block_sort"; },
        "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
        "block_exchange, block_shuffle, block_radix_sort, block_merge_sort, block_histogram, "
-       "block_discontinuity, block_adjacent_difference, warp_reduce, warp_scan, "
+       "block_discontinuity, block_adjacent_difference, block_run_length_decode, "
+       "block_radix_rank, warp_reduce, warp_scan, warp_load, warp_store, warp_exchange, "
        "warp_merge_sort, block_topk; got \"block_sort\""},
       {"unknown method", [](coop::Spec& s) { s.method = "product"; },
-       "block_reduce: method must be one of sum, max, min, reduce; got \"product\""},
+       "block_reduce: method must be one of sum, max, min, reduce, sum_partial, reduce_partial; "
+       "got \"product\""},
       {"comparator given to a binary-op method",
        [](coop::Spec& s) {
          s.method = "reduce";
@@ -723,6 +856,70 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
        "block_exchange: method \"scatter_to_striped_guarded\" does not support "
        "exchange.warp_time_slicing with more than 32 threads (CUB's buffer then holds one warp's "
        "items), got 64"},
+      {"partial reduction over several items",
+       [](coop::Spec& s) {
+         s.method = "sum_partial";
+         s.items_per_thread = 4;
+       },
+       "block_reduce: method \"sum_partial\" takes items_per_thread 1, got 4"},
+      {"run-length decode without a window size",
+       [](coop::Spec& s) {
+         s.family = "block_run_length_decode";
+         s.method = "decode";
+         s.items_per_thread = 2;
+       },
+       "block_run_length_decode: run_length_decode.decoded_items_per_thread is required and must "
+       "be 1..64, got 0"},
+      {"warp exchange by shuffle with fewer items than lanes",
+       [](coop::Spec& s) {
+         s.family = "warp_exchange";
+         s.method = "blocked_to_striped";
+         s.algorithm = "shuffle";
+         s.block = {};
+         s.warp_threads = 16;
+         s.items_per_thread = 4;
+       },
+       "warp_exchange: algorithm \"shuffle\" needs items_per_thread == warp_threads, got 4 items "
+       "and 16 threads"},
+      {"warp load without an algorithm",
+       [](coop::Spec& s) {
+         s.family = "warp_load";
+         s.method = "load";
+         s.block = {};
+       },
+       "warp_load: algorithm is required (one of direct, striped, vectorize, transpose)"},
+      {"radix rank of signed keys",
+       [](coop::Spec& s) {
+         s.family = "block_radix_rank";
+         s.method = "rank_keys";
+         s.dtype = "int32";
+         s.radix_bits = 4;
+       },
+       "block_radix_rank: dtype must be one of uint8, uint16, uint32, uint64; got \"int32\""},
+      {"radix rank without a digit width",
+       [](coop::Spec& s) {
+         s.family = "block_radix_rank";
+         s.method = "rank_keys";
+         s.dtype = "uint32";
+       },
+       "block_radix_rank: radix_rank.radix_bits is required and must be 1..8, got 0"},
+      {"radix sort of a 65536-key tile",
+       [](coop::Spec& s) {
+         s.family = "block_radix_sort";
+         s.method = "sort";
+         s.block = {1024};
+         s.items_per_thread = 64;
+       },
+       "block_radix_sort: block threads * items_per_thread must be at most 65535 (CUB's radix "
+       "rank counts in 16 bits), got 65536"},
+      {"aggregate entry for a prefix-callback scan",
+       [](coop::Spec& s) {
+         s.family = "block_scan";
+         s.method = "inclusive_sum_prefix";
+         s.scan_with_aggregate = true;
+       },
+       "block_scan: scan.with_aggregate does not apply to method \"inclusive_sum_prefix\": the "
+       "block aggregate goes into the running prefix"},
       {"sort options on another family", [](coop::Spec& s) { s.value_dtype = "int32"; },
        "block_reduce: merge_sort options apply only to block_merge_sort and warp_merge_sort"},
   };

@@ -17,14 +17,19 @@
 #include <cub/block/block_histogram.cuh>
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_merge_sort.cuh>
+#include <cub/block/block_radix_rank.cuh>
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_reduce.cuh>
+#include <cub/block/block_run_length_decode.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/block/block_shuffle.cuh>
 #include <cub/block/block_store.cuh>
+#include <cub/warp/warp_exchange.cuh>
+#include <cub/warp/warp_load.cuh>
 #include <cub/warp/warp_merge_sort.cuh>
 #include <cub/warp/warp_reduce.cuh>
 #include <cub/warp/warp_scan.cuh>
+#include <cub/warp/warp_store.cuh>
 
 template <class Storage>
 void Row(const char* family, const char* method, const char* dtype, int bx, int by, int bz,
@@ -209,5 +214,41 @@ int main() {
   Row<cub::BlockAdjacentDifference<uint16_t, 4, 4, 4>::TempStorage>(
       "block_adjacent_difference", "subtract_left_with_predecessor", "uint16", 4, 4, 4, 2, "-", 0,
       "op=difference");
+  // block_run_length_decode: items = runs per thread; the decoded window is an option.
+  Row<cub::BlockRunLengthDecode<uint64_t, 128, 2, 4>::TempStorage>(
+      "block_run_length_decode", "decode", "uint64", 128, 1, 1, 2, "-", 0,
+      "decoded_items_per_thread=4");
+  Row<cub::BlockRunLengthDecode<float, 32, 3, 8, uint32_t, 4>::TempStorage>(
+      "block_run_length_decode", "decode_with_offsets", "float32", 32, 4, 1, 3, "-", 0,
+      "decoded_items_per_thread=8");
+  Row<cub::BlockRunLengthDecode<int8_t, 8, 1, 1, uint32_t, 2, 2>::TempStorage>(
+      "block_run_length_decode", "decode", "int8", 8, 2, 2, 1, "-", 0,
+      "decoded_items_per_thread=1");
+  // warp_load / warp_store / warp_exchange: every algorithm, several logical warp sizes.
+  Row<cub::WarpLoad<float, 4, cub::WARP_LOAD_DIRECT>::TempStorage>("warp_load", "load", "float32",
+                                                                   0, 0, 0, 4, "direct", 32);
+  Row<cub::WarpLoad<int64_t, 8, cub::WARP_LOAD_TRANSPOSE, 16>::TempStorage>(
+      "warp_load", "load_guarded", "int64", 0, 0, 0, 8, "transpose", 16);
+  Row<cub::WarpLoad<uint8_t, 16, cub::WARP_LOAD_VECTORIZE, 8>::TempStorage>(
+      "warp_load", "load", "uint8", 0, 0, 0, 16, "vectorize", 8);
+  Row<cub::WarpStore<double, 2, cub::WARP_STORE_TRANSPOSE>::TempStorage>(
+      "warp_store", "store", "float64", 0, 0, 0, 2, "transpose", 32);
+  Row<cub::WarpStore<int16_t, 3, cub::WARP_STORE_STRIPED, 4>::TempStorage>(
+      "warp_store", "store_guarded", "int16", 0, 0, 0, 3, "striped", 4);
+  Row<cub::WarpExchange<int32_t, 4, 32>::TempStorage>("warp_exchange", "blocked_to_striped",
+                                                      "int32", 0, 0, 0, 4, "smem", 32);
+  Row<cub::WarpExchange<float, 8, 8, cub::WARP_EXCHANGE_SHUFFLE>::TempStorage>(
+      "warp_exchange", "striped_to_blocked", "float32", 0, 0, 0, 8, "shuffle", 8);
+  Row<cub::WarpExchange<uint64_t, 3, 16>::TempStorage>("warp_exchange", "scatter_to_striped",
+                                                       "uint64", 0, 0, 0, 3, "smem", 16);
+  // block_radix_rank: both directions, several digit widths, 1D/2D/3D blocks.
+  Row<cub::BlockRadixRank<128, 4, false>::TempStorage>("block_radix_rank", "rank_keys", "uint32",
+                                                       128, 1, 1, 4, "-", 0, "radix_bits=4");
+  Row<cub::BlockRadixRank<32, 8, true, true, cub::BLOCK_SCAN_WARP_SCANS,
+                          cudaSharedMemBankSizeFourByte, 4>::TempStorage>(
+      "block_radix_rank", "rank_keys_descending", "uint8", 32, 4, 1, 2, "-", 0, "radix_bits=8");
+  Row<cub::BlockRadixRank<8, 1, false, true, cub::BLOCK_SCAN_WARP_SCANS,
+                          cudaSharedMemBankSizeFourByte, 4, 2>::TempStorage>(
+      "block_radix_rank", "rank_keys", "uint64", 8, 4, 2, 3, "-", 0, "radix_bits=1");
   return 0;
 }

@@ -118,8 +118,13 @@ struct Spec {
   // dtype "user": an opaque struct of this many bytes and this alignment (power of two, 0 = 1).
   uint32_t user_type_size = 0;
   uint32_t user_type_align = 0;
-  uint32_t radix_bits = 0;      // block_radix_sort: bits per pass, 1..8; 0 means 4
+  // block_radix_sort: bits per pass, 1..8, 0 means 4; block_radix_rank: the digit's bits,
+  // 1..8, required.
+  uint32_t radix_bits = 0;
   uint32_t histogram_bins = 0;  // block_histogram: number of counters (required, >= 1)
+  // block_run_length_decode: decoded items per thread per window (required, 1..64);
+  // items_per_thread is the runs per thread.
+  uint32_t decoded_items_per_thread = 0;
 };
 
 struct Entry {
@@ -296,7 +301,8 @@ struct CatalogFamily {
   std::vector<std::string> warp_multiple_algorithms;
   bool exchange_options = false;
   // The Spec options it accepts: "scan", "exchange", "radix_sort" (value_dtype, radix_bits),
-  // "merge_sort" (value_dtype), "histogram" (histogram_bins), "top_k" (value_dtype); empty: none.
+  // "merge_sort" (value_dtype), "histogram" (histogram_bins), "run_length_decode"
+  // (decoded_items_per_thread), "radix_rank" (radix_bits), "top_k" (value_dtype); empty: none.
   std::string family_options;
   std::vector<std::string> dtypes;    // the dtypes it accepts
   bool power_of_two_threads = false;  // the block's thread count must be a power of two

@@ -114,7 +114,8 @@ TEST(Spec, RejectsUnknownFamily) {
   EXPECT_EQ(Error(s),
             "spec: family must be one of block_reduce, block_scan, block_load, block_store, "
             "block_exchange, block_shuffle, block_radix_sort, block_merge_sort, block_histogram, "
-            "block_discontinuity, block_adjacent_difference, warp_reduce, warp_scan, "
+            "block_discontinuity, block_adjacent_difference, block_run_length_decode, "
+            "block_radix_rank, warp_reduce, warp_scan, warp_load, warp_store, warp_exchange, "
             "warp_merge_sort, block_topk; got \"block_sort\"");
 }
 
@@ -122,7 +123,8 @@ TEST(Spec, RejectsUnknownMethod) {
   auto s = BlockReduce();
   s.set_method("inclusive_sum");
   EXPECT_EQ(Error(s),
-            "block_reduce: method must be one of sum, max, min, reduce; got \"inclusive_sum\"");
+            "block_reduce: method must be one of sum, max, min, reduce, sum_partial, "
+            "reduce_partial; got \"inclusive_sum\"");
 }
 
 TEST(Spec, RejectsUnknownDtype) {
@@ -438,6 +440,27 @@ TEST(Spec, HistogramNeedsBinsAndUnsignedSamples) {
   EXPECT_EQ(Error(reduce), "block_reduce: histogram options apply only to block_histogram");
 }
 
+TEST(Spec, WarpExchangeShuffleConstraints) {
+  PrimitiveSpec s = WarpReduce();
+  s.set_family("warp_exchange");
+  s.set_algorithm("shuffle");
+  s.set_warp_threads(8);
+  s.set_items_per_thread(4);
+  EXPECT_EQ(Error(s),
+            "warp_exchange: algorithm \"shuffle\" needs items_per_thread == warp_threads, got 4 "
+            "items and 8 threads");
+  s.set_items_per_thread(8);
+  EXPECT_TRUE(Canonicalize(s, Target()).ok());
+  s.set_method("scatter_to_striped");
+  EXPECT_EQ(Error(s),
+            "warp_exchange: method \"scatter_to_striped\" needs algorithm \"smem\"; CUB's "
+            "shuffle exchange does not scatter");
+  s.set_algorithm("");
+  auto r = Canonicalize(s, Target());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->algorithm(), "smem");
+}
+
 // The catalogue and the validator come from one table: everything the catalogue offers
 // validates, and the validator's error lists exactly the catalogue's values.
 TEST(Spec, CatalogMatchesTheValidator) {
@@ -445,7 +468,7 @@ TEST(Spec, CatalogMatchesTheValidator) {
   TargetInfo target = Target();
   target.cccl_headers_present = OptionalCcclHeaders();
   coop::v1::CatalogResponse c = Catalog(target);
-  ASSERT_EQ(c.families_size(), 15);
+  ASSERT_EQ(c.families_size(), 20);
   EXPECT_EQ(c.archs(4), "sm_90");
   ASSERT_EQ(c.op_kinds_size(), 4);
   EXPECT_EQ(c.op_kinds(1).name(), "comparator");
@@ -462,6 +485,10 @@ TEST(Spec, CatalogMatchesTheValidator) {
         s.mutable_top_k()->set_value_dtype("int32");
       }
       EXPECT_TRUE(f.available()) << f.name();
+      if (f.family_options() == "radix_rank") s.mutable_radix_rank()->set_radix_bits(4);
+      if (f.family_options() == "run_length_decode") {
+        s.mutable_run_length_decode()->set_decoded_items_per_thread(4);
+      }
       if (!f.warp()) s.mutable_block()->set_x(64);
       EXPECT_EQ(m.needs_op(), !m.op_kind().empty()) << m.name();
       if (m.needs_op()) {
@@ -474,6 +501,9 @@ TEST(Spec, CatalogMatchesTheValidator) {
       s.set_arch("sm_90");
       for (int a = 0; a < std::max(1, f.algorithms_size()); ++a) {
         if (f.algorithms_size() > 0) s.set_algorithm(f.algorithms(a));
+        // warp_exchange's shuffle needs items_per_thread == warp_threads (32 by default).
+        s.set_items_per_thread(s.algorithm() == "shuffle" ? 32 : 0);
+        if (s.algorithm() == "shuffle" && m.name() == "scatter_to_striped") continue;
         auto r = Canonicalize(s, target);
         EXPECT_TRUE(r.ok()) << s.ShortDebugString() << ": " << r.status();
       }

@@ -50,6 +50,17 @@ __device__ __forceinline__ T reduce_op(void* t, T input, Op op) {
   return Prim(temp<Prim>(t)).Reduce(input, op);
 }
 
+// Partial forms: only the inputs of linear threads 0..num_valid-1 count.
+template <class Prim, class T>
+__device__ __forceinline__ T reduce_sum_partial(void* t, T input, int num_valid) {
+  return Prim(temp<Prim>(t)).Sum(input, num_valid);
+}
+
+template <class Prim, class T, class Op>
+__device__ __forceinline__ T reduce_op_partial(void* t, T input, int num_valid, Op op) {
+  return Prim(temp<Prim>(t)).Reduce(input, op, num_valid);
+}
+
 template <class Prim, int N, class T>
 __device__ __forceinline__ T reduce_sum_items(void* t, const T* input) {
   T items[N];
@@ -193,6 +204,47 @@ __device__ __forceinline__ void exclusive_scan_items_agg(void* t, const T* input
   Prim(temp<Prim>(t)).ExclusiveScan(in, out, initial_value, op, *aggregate);
   store_items(out, output);
 }
+
+// ---- block_scan with a block-prefix callback ---------------------------------------------------
+// CUB calls the callback in the first warp with the tile's block aggregate and uses lane 0's
+// return value as the tile's prefix. RunningPrefix returns the running total and advances it,
+// so consecutive tiles scan as one sequence; thread 0's *running_prefix is authoritative.
+
+template <class T, class Op>
+struct RunningPrefix {
+  T* running_prefix;
+  Op op;
+  __device__ __forceinline__ T operator()(T block_aggregate) {
+    const T prefix = *running_prefix;
+    *running_prefix = op(prefix, block_aggregate);
+    return prefix;
+  }
+};
+
+#define COOP_SCAN_PREFIX(NAME, METHOD, OP_ARG)                                     \
+  template <class Prim, class T, class Op>                                         \
+  __device__ __forceinline__ T NAME(void* t, T input, T* running_prefix, Op op) {  \
+    T out;                                                                         \
+    RunningPrefix<T, Op> prefix{running_prefix, op};                               \
+    Prim(temp<Prim>(t)).METHOD(input, out OP_ARG, prefix);                         \
+    return out;                                                                    \
+  }                                                                                \
+  template <class Prim, int N, class T, class Op>                                  \
+  __device__ __forceinline__ void NAME##_items(void* t, const T* input, T* output, \
+                                               T* running_prefix, Op op) {         \
+    T in[N], out[N];                                                               \
+    load_items(input, in);                                                         \
+    RunningPrefix<T, Op> prefix{running_prefix, op};                               \
+    Prim(temp<Prim>(t)).METHOD(in, out OP_ARG, prefix);                            \
+    store_items(out, output);                                                      \
+  }
+#define COOP_OP , op
+COOP_SCAN_PREFIX(exclusive_sum_prefix, ExclusiveSum, )
+COOP_SCAN_PREFIX(inclusive_sum_prefix, InclusiveSum, )
+COOP_SCAN_PREFIX(exclusive_scan_prefix, ExclusiveScan, COOP_OP)
+COOP_SCAN_PREFIX(inclusive_scan_prefix, InclusiveScan, COOP_OP)
+#undef COOP_OP
+#undef COOP_SCAN_PREFIX
 
 // ---- block_load / block_store --------------------------------------------------------------
 // items points at the thread's N-item blocked segment (registers after inlining).
@@ -410,6 +462,37 @@ COOP_SUBTRACT(subtract_right_partial, COOP_COMMA int valid_items,
 #undef COOP_SUBTRACT
 #undef COOP_COMMA
 
+// ---- block_run_length_decode ------------------------------------------------------------------
+// R runs per thread in, D decoded items per thread out (one window); returns the total size.
+
+template <class Prim, int R, int D, class T>
+__device__ __forceinline__ unsigned int run_length_decode(void* t, const T* run_values,
+                                                          const unsigned int* run_lengths,
+                                                          T* decoded_items,
+                                                          unsigned int from_decoded_offset) {
+  T values[R], items[D];
+  unsigned int lengths[R], total = 0;
+  load_items(run_values, values);
+  load_items(run_lengths, lengths);
+  Prim(temp<Prim>(t), values, lengths, total).RunLengthDecode(items, from_decoded_offset);
+  store_items(items, decoded_items);
+  return total;
+}
+
+template <class Prim, int R, int D, class T>
+__device__ __forceinline__ unsigned int run_length_decode_with_offsets(
+    void* t, const T* run_values, const unsigned int* run_lengths, T* decoded_items,
+    unsigned int* relative_offsets, unsigned int from_decoded_offset) {
+  T values[R], items[D];
+  unsigned int lengths[R], offsets[D], total = 0;
+  load_items(run_values, values);
+  load_items(run_lengths, lengths);
+  Prim(temp<Prim>(t), values, lengths, total).RunLengthDecode(items, offsets, from_decoded_offset);
+  store_items(items, decoded_items);
+  store_items(offsets, relative_offsets);
+  return total;
+}
+
 // ---- block_histogram --------------------------------------------------------------------------
 // counters points at the block's BINS counters (the same pointer in every thread).
 
@@ -430,6 +513,20 @@ __device__ __forceinline__ void composite(void* t, const T* samples, unsigned in
   T v[N];
   load_items(samples, v);
   Prim(temp<Prim>(t)).Composite(v, counters);
+}
+
+// ---- block_radix_rank -------------------------------------------------------------------------
+// Ranks N unsigned keys per thread by the digit the extractor (cub::BFEDigitExtractor, made by
+// the rendered code: this header comes before CUB's) takes from each key.
+
+template <class Prim, int N, class K, class Extractor>
+__device__ __forceinline__ void radix_rank_keys(void* t, const K* keys, int* ranks,
+                                                Extractor extractor) {
+  K k[N];
+  int r[N];
+  load_items(keys, k);
+  Prim(temp<Prim>(t)).RankKeys(k, r, extractor);
+  store_items(r, ranks);
 }
 
 // ---- block_merge_sort / warp_merge_sort ------------------------------------------------------
