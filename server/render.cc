@@ -464,10 +464,25 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     // block_scan with CUB's block-prefix callback, here a running total (wrappers.cuh).
     EntryPlan p;
     std::string args = scan_io(p);
-    p.params.push_back({t + "*", "running_prefix"});
     const std::string scan_op = op.empty() ? OperatorExpr("sum", t) : op;
+    if (s.has_prefix_callback()) {
+      // The frontend's stateful callback instead of the running total.
+      p.params.push_back({"void*", "prefix_state"});
+      p.call = StrCat("::coop::device::", m, items ? "_items" : "", tmpl, "(", args, ", ",
+                      UserFunctorName(s.prefix_callback()), "{prefix_state}, ", scan_op, ")");
+      p.description =
+          StrCat("block-wide ", m.substr(0, m.size() - 7),
+                 items ? StrCat(" over ", n, " items per thread (input -> output)")
+                       : " (returns this thread's output)",
+                 "; the first warp calls ", s.prefix_callback().name(),
+                 "(prefix_state, block_aggregate) and lane 0's result is the tile's prefix");
+      plans.push_back(std::move(p));
+      return plans;
+    }
+    p.params.push_back({t + "*", "running_prefix"});
     p.call = StrCat("::coop::device::", m, items ? "_items" : "", tmpl, "(", args,
-                    ", running_prefix, ", scan_op, ")");
+                    ", ::coop::device::RunningPrefix<", t, ", decltype(", scan_op,
+                    ")>{running_prefix, ", scan_op, "}, ", scan_op, ")");
     p.description = StrCat(
         "block-wide ", m.substr(0, m.size() - 7),
         items ? StrCat(" over ", n, " items per thread (input -> output)")
@@ -532,11 +547,14 @@ RenderedUnit Render(const std::vector<PrimitiveSpec>& specs) {
       }
     }
     const bool user_op = s.op().has_user();
-    if (user_op) {
-      const std::string symbol = UserOperatorSymbol(s.op().user());
+    for (const coop::v1::UserOperator* u :
+         {user_op ? &s.op().user() : nullptr,
+          s.has_prefix_callback() ? &s.prefix_callback() : nullptr}) {
+      if (u == nullptr) continue;
+      const std::string symbol = UserOperatorSymbol(*u);
       if (std::find(user_symbols.begin(), user_symbols.end(), symbol) == user_symbols.end()) {
         user_symbols.push_back(symbol);
-        StrAppend(&body, UserOperatorPreamble(s.op().user()));
+        StrAppend(&body, UserOperatorPreamble(*u));
       }
     }
     const DType user_dt{"user", user_c_name, user_short_name, false};

@@ -136,14 +136,21 @@ void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool b
   std::vector<PendingOperator> ops;
   for (size_t i = 0; i < specs->size(); ++i) {
     const PrimitiveSpec& s = (*specs)[i];
-    if (!s.op().has_user()) continue;
-    const std::string symbol = UserOperatorSymbol(s.op().user());
-    if (std::any_of(ops.begin(), ops.end(),
-                    [&](const PendingOperator& p) { return p.symbol == symbol; })) {
-      continue;
+    // The operator and the block-prefix callback, each with its request (source or LTO-IR).
+    const std::pair<const coop::v1::UserOperator*, const coop::v1::UserOperator*> users[] = {
+        {s.op().has_user() ? &s.op().user() : nullptr, &request_specs[i].op().user()},
+        {s.has_prefix_callback() ? &s.prefix_callback() : nullptr,
+         &request_specs[i].prefix_callback()}};
+    for (const auto& [resolved, request] : users) {
+      if (resolved == nullptr) continue;
+      const std::string symbol = UserOperatorSymbol(*resolved);
+      if (std::any_of(ops.begin(), ops.end(),
+                      [&](const PendingOperator& p) { return p.symbol == symbol; })) {
+        continue;
+      }
+      ops.push_back({*request, *resolved, symbol, s.arch(),
+                     StrCat(bundle ? StrCat("specs[", i, "]: ") : "", s.family())});
     }
-    ops.push_back({request_specs[i].op().user(), s.op().user(), symbol, s.arch(),
-                   StrCat(bundle ? StrCat("specs[", i, "]: ") : "", s.family())});
   }
   if (ops.empty()) return SpecializeResolved(*specs, {}, request_id, std::move(done));
   ResolveOperators(std::move(ops), request_id,
@@ -320,6 +327,9 @@ void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const Render
   for (const auto& s : specs) {
     if (s.op().has_user() && !UserOperatorIsSource(s.op().user())) {
       frontend_ltoir.push_back(s.op().user());
+    }
+    if (s.has_prefix_callback() && !UserOperatorIsSource(s.prefix_callback())) {
+      frontend_ltoir.push_back(s.prefix_callback());
     }
   }
   for (const auto& in : link_inputs) {

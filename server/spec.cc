@@ -737,6 +737,23 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
                                Quote(method->name), " does not"));
   }
 
+  // prefix callback
+  if (in.has_prefix_callback()) {
+    if (!EndsWith(method->name, "_prefix")) {
+      return Invalid(ctx, StrCat("prefix_callback applies only to block_scan's *_prefix methods; "
+                                 "method ",
+                                 Quote(method->name), " takes none"));
+    }
+    coop::v1::UserOperator callback = in.prefix_callback();
+    callback.set_stateful(true);
+    OperatorSignature signature;
+    signature.arity = 1;
+    auto user =
+        CanonicalUserOperator(callback, StrCat(ctx, ": prefix_callback"), *dtype, signature);
+    if (!user.ok()) return user.status();
+    *out.mutable_prefix_callback() = std::move(*user);
+  }
+
   // warp_threads
   if (fam->warp) {
     const uint32_t wt = in.warp_threads() == 0 ? 32 : in.warp_threads();
@@ -946,7 +963,9 @@ std::string CanonicalEncoding(const PrimitiveSpec& s) {
                                 : std::string(),
       s.has_radix_rank() ? StrCat("radix_rank.radix_bits=", s.radix_rank().radix_bits(), "\n")
                          : std::string(),
-      s.has_top_k() ? StrCat("top_k.value_dtype=", s.top_k().value_dtype(), "\n") : std::string());
+      s.has_top_k() ? StrCat("top_k.value_dtype=", s.top_k().value_dtype(), "\n") : std::string(),
+      s.has_prefix_callback() ? StrCat("prefix_callback=user:", s.prefix_callback().digest(), "\n")
+                              : std::string());
 }
 
 std::string UserTypeCName(const coop::v1::UserType& t) {

@@ -25,6 +25,7 @@ constexpr char kUsage[] =
     "             [--abi c|numba] --arch sm_XX [--json] [--out DIR]\n"
     "             [--op-name NAME (--op-source FILE | --op-ltoir FILE) [--op-stateful]]\n"
     "             [--user-type SIZE[,ALIGN]]   (instead of --dtype: an opaque struct)\n"
+    "             [--prefix-name NAME (--prefix-source FILE | --prefix-ltoir FILE)]\n"
     "      Request one specialization. FAMILY: see `coopctl catalog`.\n"
     "      --out DIR writes <symbol>.ltoir and <symbol>.h (the entry declarations), and\n"
     "      <symbol>.op<N>.ltoir per user operator (link them too).\n"
@@ -319,6 +320,12 @@ coop::Spec ParseSpec(const std::vector<std::string>& args, size_t* i, bool* json
       spec.user_op.ltoir = ReadFile(value());
     } else if (a == "--op-stateful") {
       spec.user_op.stateful = true;
+    } else if (a == "--prefix-name") {
+      spec.prefix_callback.name = value();
+    } else if (a == "--prefix-source") {
+      spec.prefix_callback.source = ReadFile(value());
+    } else if (a == "--prefix-ltoir") {
+      spec.prefix_callback.ltoir = ReadFile(value());
     } else if (a == "--warp-threads") {
       spec.warp_threads = ParseUint(a, value());
     } else if (a == "--arch") {

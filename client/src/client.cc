@@ -18,6 +18,26 @@ Error FromGrpc(const grpc::Status& s, const std::string& socket) {
   return e;
 }
 
+void UserOperatorToProto(const UserOperator& in, v1::UserOperator* u) {
+  u->set_name(in.name);
+  u->set_source(in.source);
+  u->set_ltoir(in.ltoir);
+  for (const auto& d : in.operand_dtypes) u->add_operand_dtypes(d);
+  u->set_result_dtype(in.result_dtype);
+  u->set_stateful(in.stateful);
+  u->set_digest(in.digest);
+}
+
+UserOperator UserOperatorFromProto(const v1::UserOperator& u) {
+  UserOperator out;
+  out.name = u.name();
+  out.operand_dtypes.assign(u.operand_dtypes().begin(), u.operand_dtypes().end());
+  out.result_dtype = u.result_dtype();
+  out.stateful = u.stateful();
+  out.digest = u.digest();
+  return out;
+}
+
 v1::PrimitiveSpec ToProto(const Spec& s) {
   v1::PrimitiveSpec p;
   p.set_family(s.family);
@@ -31,14 +51,7 @@ v1::PrimitiveSpec ToProto(const Spec& s) {
   p.set_items_per_thread(s.items_per_thread);
   p.set_algorithm(s.algorithm);
   if (!s.user_op.name.empty()) {
-    auto* u = p.mutable_op()->mutable_user();
-    u->set_name(s.user_op.name);
-    u->set_source(s.user_op.source);
-    u->set_ltoir(s.user_op.ltoir);
-    for (const auto& d : s.user_op.operand_dtypes) u->add_operand_dtypes(d);
-    u->set_result_dtype(s.user_op.result_dtype);
-    u->set_stateful(s.user_op.stateful);
-    u->set_digest(s.user_op.digest);
+    UserOperatorToProto(s.user_op, p.mutable_op()->mutable_user());
   } else if (!s.op.empty()) {
     p.mutable_op()->set_builtin(s.op);
   }
@@ -71,6 +84,9 @@ v1::PrimitiveSpec ToProto(const Spec& s) {
     }
   }
   if (s.histogram_bins != 0) p.mutable_histogram()->set_bins(s.histogram_bins);
+  if (!s.prefix_callback.name.empty()) {
+    UserOperatorToProto(s.prefix_callback, p.mutable_prefix_callback());
+  }
   if (s.user_type_size != 0 || s.user_type_align != 0) {
     p.mutable_user_type()->set_size(s.user_type_size);
     p.mutable_user_type()->set_align(s.user_type_align);
@@ -90,14 +106,8 @@ Spec FromProto(const v1::PrimitiveSpec& p) {
   s.items_per_thread = p.items_per_thread();
   s.algorithm = p.algorithm();
   s.op = p.op().builtin();
-  if (p.op().has_user()) {
-    const auto& u = p.op().user();
-    s.user_op.name = u.name();
-    s.user_op.operand_dtypes.assign(u.operand_dtypes().begin(), u.operand_dtypes().end());
-    s.user_op.result_dtype = u.result_dtype();
-    s.user_op.stateful = u.stateful();
-    s.user_op.digest = u.digest();
-  }
+  if (p.op().has_user()) s.user_op = UserOperatorFromProto(p.op().user());
+  if (p.has_prefix_callback()) s.prefix_callback = UserOperatorFromProto(p.prefix_callback());
   s.warp_threads = p.warp_threads();
   s.arch = p.arch();
   s.calling_convention = p.calling_convention() == v1::CALLING_CONVENTION_NUMBA

@@ -294,6 +294,68 @@ TEST_F(UserOperators, ComparatorsAndFlagOperatorsReturnBool) {
   EXPECT_EQ(f->link_inputs.size(), 1u);
 }
 
+TEST_F(UserOperators, StatefulBlockPrefixCallbackReplacesTheRunningTotal) {
+  auto client = Client();
+  coop::Spec scan;
+  scan.family = "block_scan";
+  scan.method = "exclusive_sum_prefix";
+  scan.dtype = "int32";
+  scan.block = {128};
+  scan.items_per_thread = 4;
+  scan.arch = "sm_90";
+  scan.prefix_callback = Source("tile_prefix",
+                                "// state: the running total of earlier tiles\n"
+                                "__device__ int tile_prefix(void* state, int aggregate) {\n"
+                                "  int* total = static_cast<int*>(state);\n"
+                                "  const int prefix = *total;\n"
+                                "  *total += aggregate;\n"
+                                "  return prefix;\n"
+                                "}\n");
+  auto a = client.Specialize(scan);
+  ASSERT_TRUE(a) << a.error().message;
+  ASSERT_EQ(a->link_inputs.size(), 1u);
+  EXPECT_TRUE(a->spec.prefix_callback.stateful);
+  const auto& e = a->entries.at(0);
+  EXPECT_NE(e.declaration.find("const int* input, int* output, void* prefix_state);"),
+            std::string::npos)
+      << e.declaration;
+  const std::string kernel =
+      e.declaration +
+      "\nextern \"C\" __global__ void tiles(const int* in, int* out, int tiles) {\n"
+      "  __shared__ __align__(" +
+      std::to_string(a->temp_storage_align) + ") unsigned char temp[" +
+      std::to_string(a->temp_storage_bytes) +
+      "];\n"
+      "  int total = 0;\n"
+      "  for (int t = 0; t < tiles; ++t) {\n"
+      "    const int base = t * 512 + threadIdx.x * 4;\n  " +
+      e.symbol +
+      "(temp, in + base, out + base, &total);\n"
+      "    __syncthreads();\n"
+      "  }\n"
+      "}\n";
+  const std::string kernel_ltoir = CompileKernel(kernel);
+  ASSERT_FALSE(kernel_ltoir.empty());
+  auto cubin = LinkAll({kernel_ltoir, a->ltoir, a->link_inputs[0].ltoir});
+  ASSERT_TRUE(cubin.ok()) << cubin.status();
+
+  // A callback of the wrong shape is caught like any operator.
+  scan.prefix_callback =
+      Source("two_args", "__device__ int two_args(void* s, int a, int b) { return a + b; }\n");
+  auto bad = client.Specialize(scan);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, coop::ErrorCode::kInvalidArgument);
+  EXPECT_NE(bad.error().message.find("two_args(void*, int) must return int"), std::string::npos)
+      << bad.error().message;
+  // Only the *_prefix methods take one.
+  scan.method = "exclusive_sum";
+  bad = client.Specialize(scan);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message,
+            "block_scan: prefix_callback applies only to block_scan's *_prefix methods; method "
+            "\"exclusive_sum\" takes none");
+}
+
 TEST_F(UserOperators, BundleSharesOneOperatorAmongItsSpecs) {
   auto client = Client();
   const auto op = Source("clamp_add", kClampAdd);

@@ -104,9 +104,12 @@ struct Spec {
   std::string dtype;   // "float32", "int32", ...
   Dim3 block;          // block_* families
   uint32_t items_per_thread = 0;
-  std::string algorithm;      // empty: CUB's default
-  std::string op;             // builtin operator for methods that take one: "sum", "max", ...
-  UserOperator user_op;       // instead of `op` when user_op.name is set
+  std::string algorithm;  // empty: CUB's default
+  std::string op;         // builtin operator for methods that take one: "sum", "max", ...
+  UserOperator user_op;   // instead of `op` when user_op.name is set
+  // block_scan *_prefix methods: a stateful `T name(void* state, T block_aggregate)` instead
+  // of the running total, when prefix_callback.name is set (the entry takes void* prefix_state).
+  UserOperator prefix_callback;
   uint32_t warp_threads = 0;  // warp_* families; 0 means 32
   std::string arch;           // "sm_90"
   CallingConvention calling_convention = CallingConvention::kDefault;

@@ -221,22 +221,22 @@ struct RunningPrefix {
   }
 };
 
-#define COOP_SCAN_PREFIX(NAME, METHOD, OP_ARG)                                     \
-  template <class Prim, class T, class Op>                                         \
-  __device__ __forceinline__ T NAME(void* t, T input, T* running_prefix, Op op) {  \
-    T out;                                                                         \
-    RunningPrefix<T, Op> prefix{running_prefix, op};                               \
-    Prim(temp<Prim>(t)).METHOD(input, out OP_ARG, prefix);                         \
-    return out;                                                                    \
-  }                                                                                \
-  template <class Prim, int N, class T, class Op>                                  \
-  __device__ __forceinline__ void NAME##_items(void* t, const T* input, T* output, \
-                                               T* running_prefix, Op op) {         \
-    T in[N], out[N];                                                               \
-    load_items(input, in);                                                         \
-    RunningPrefix<T, Op> prefix{running_prefix, op};                               \
-    Prim(temp<Prim>(t)).METHOD(in, out OP_ARG, prefix);                            \
-    store_items(out, output);                                                      \
+// The rendered code passes the callback: RunningPrefix{running_prefix, op}, or a user
+// operator's functor (a stateful `T cb(void* state, T block_aggregate)`).
+#define COOP_SCAN_PREFIX(NAME, METHOD, OP_ARG)                                                    \
+  template <class Prim, class T, class Prefix, class Op>                                          \
+  __device__ __forceinline__ T NAME(void* t, T input, Prefix prefix, Op op) {                     \
+    T out;                                                                                        \
+    Prim(temp<Prim>(t)).METHOD(input, out OP_ARG, prefix);                                        \
+    return out;                                                                                   \
+  }                                                                                               \
+  template <class Prim, int N, class T, class Prefix, class Op>                                   \
+  __device__ __forceinline__ void NAME##_items(void* t, const T* input, T* output, Prefix prefix, \
+                                               Op op) {                                           \
+    T in[N], out[N];                                                                              \
+    load_items(input, in);                                                                        \
+    Prim(temp<Prim>(t)).METHOD(in, out OP_ARG, prefix);                                           \
+    store_items(out, output);                                                                     \
   }
 #define COOP_OP , op
 COOP_SCAN_PREFIX(exclusive_sum_prefix, ExclusiveSum, )
