@@ -188,6 +188,20 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
     p.result = t;
     p.params = input_params();
     const bool partial = s.method() == "sum_partial" || s.method() == "reduce_partial";
+    if (s.method().find("_segmented_") != std::string::npos) {
+      // warp_reduce head/tail-segmented sums and reductions: one flag per lane.
+      const bool head = s.method().rfind("head", 0) == 0;
+      const bool sum = EndsWith(s.method(), "_sum");
+      const std::string flag = head ? "head_flag" : "tail_flag";
+      p.params.push_back({"int", flag});
+      p.call = StrCat("::coop::device::reduce_", head ? "head" : "tail", "_segmented<Prim>(",
+                      "temp_storage, input, ", flag, ", ", sum ? OperatorExpr("sum", t) : op, ")");
+      p.description = StrCat("warp-wide ", s.method(), ": ", flag, " != 0 marks a lane that ",
+                             head ? "starts" : "ends",
+                             " a segment; each segment's result is valid in its first lane");
+      plans.push_back(std::move(p));
+      return plans;
+    }
     std::string fn =
         s.method() == "sum" || s.method() == "sum_partial" ? "reduce_sum" : "reduce_op";
     if (items) fn += "_items";
@@ -493,6 +507,25 @@ std::vector<EntryPlan> PlanEntries(const PrimitiveSpec& s, const DType& dt) {
         " block aggregate in each thread of the first warp (thread 0's copy is the one that "
         "counts; set it before the first tile, keep it across tiles)");
     plans.push_back(std::move(p));
+    return plans;
+  }
+  if (m == "inclusive_scan_init") {
+    // CUB has this overload for arrays only: input and output are arrays even for one item.
+    for (bool agg : {false, true}) {
+      if (agg && !s.scan().with_aggregate()) continue;
+      EntryPlan p;
+      p.suffix = agg ? "_aggregate" : "";
+      p.result = "void";
+      p.params = {{StrCat("const ", t, "*"), "input"}, {t + "*", "output"}, {t, "initial_value"}};
+      if (agg) p.params.push_back({t + "*", "block_aggregate"});
+      p.call = StrCat("::coop::device::inclusive_scan_init_items<Prim, ", n,
+                      ">(temp_storage, input, output, initial_value, ",
+                      agg ? "block_aggregate, " : "", op, ")");
+      p.description = StrCat("block-wide inclusive scan with ", OperatorName(s.op()), " over ", n,
+                             " items per thread (input -> output), seeded by initial_value",
+                             agg ? "; also writes the block aggregate to *block_aggregate" : "");
+      plans.push_back(std::move(p));
+    }
     return plans;
   }
   const bool needs_init = m == "exclusive_scan";

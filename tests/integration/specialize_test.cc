@@ -743,6 +743,41 @@ struct InvalidCase {
   std::string expected_message;
 };
 
+// warp_reduce's partial and segmented reductions, and block_scan's inclusive scan seeded by an
+// initial value (arrays even for one item; with and without the aggregate entry).
+TEST_F(SharedDaemon, WarpSegmentedReductionsAndSeededInclusiveScanLink) {
+  auto client = Client();
+  std::vector<coop::Spec> specs;
+  for (const char* method :
+       {"sum_partial", "reduce_partial", "head_segmented_sum", "tail_segmented_sum",
+        "head_segmented_reduce", "tail_segmented_reduce"}) {
+    coop::Spec s;
+    s.family = "warp_reduce";
+    s.method = method;
+    s.dtype = "int32";
+    s.warp_threads = 16;
+    s.arch = "sm_90";
+    if (std::string(method).find("reduce") != std::string::npos) s.op = "max";
+    specs.push_back(s);
+  }
+  ExpectEachLinks(client, specs);
+  for (uint32_t items : {1u, 4u}) {
+    for (bool aggregate : {false, true}) {
+      coop::Spec s = BlockSpec("block_scan", "inclusive_scan_init", "float32", {64, 2}, items);
+      s.op = "max";
+      s.scan_with_aggregate = aggregate;
+      auto a = client.Specialize(s);
+      ASSERT_TRUE(a) << a.error().message;
+      ASSERT_EQ(a->entries.size(), aggregate ? 2u : 1u);
+      EXPECT_NE(a->entries[0].declaration.find("(void* temp_storage, const float* input, float* "
+                                               "output, float initial_value)"),
+                std::string::npos)
+          << a->entries[0].declaration;
+      ExpectEntriesLinkIntoACubin(*a, "inclusive_scan_init");
+    }
+  }
+}
+
 TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
   std::vector<InvalidCase> cases = {
       {"zero threads", [](coop::Spec& s) { s.block = {0}; },

@@ -133,7 +133,7 @@ std::string CallEveryEntryKernel(const coop::Artifact& a) {
     bytes = std::max(bytes, p.temp_storage_bytes);
     align = std::max(align, p.temp_storage_align);
   }
-  std::string decls, body;
+  std::string decls = a.type_definitions, body;  // user types first, then the declarations
   int n = 0;  // names the locals and the offset in g each scalar is read from
   for (const auto& e : a.entries) {
     decls += e.declaration + "\n";

@@ -207,6 +207,16 @@ TEST(ValueTypes, UserTypeRulesHaveSpecificErrors) {
   EXPECT_NE(error(sort).find("op.user: by_key's operand type must have the size and alignment of "
                              "user_type (12 bytes, aligned to 4)"),
             std::string::npos);
+  // The warp families that move values take user types too.
+  for (const char* family : {"warp_load", "warp_store", "warp_exchange"}) {
+    coop::Spec s = UserTyped(family, "");
+    s.block = {};
+    s.warp_threads = 16;
+    if (std::string(family) != "warp_exchange") s.algorithm = "transpose";
+    auto a = client.Specialize(s);
+    ASSERT_TRUE(a) << family << ": " << a.error().message;
+    ExpectEntriesLinkIntoACubin(*a, family);
+  }
   // The daemon stays up.
   EXPECT_TRUE(client.Specialize(BlockReduceF32()));
 }

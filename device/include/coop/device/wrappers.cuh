@@ -75,6 +75,17 @@ __device__ __forceinline__ T reduce_op_items(void* t, const T* input, Op op) {
   return Prim(temp<Prim>(t)).Reduce(items, op);
 }
 
+// warp_reduce's segmented reductions (op is the sum functor for the *_sum methods).
+template <class Prim, class T, class Op>
+__device__ __forceinline__ T reduce_head_segmented(void* t, T input, int head_flag, Op op) {
+  return Prim(temp<Prim>(t)).HeadSegmentedReduce(input, head_flag, op);
+}
+
+template <class Prim, class T, class Op>
+__device__ __forceinline__ T reduce_tail_segmented(void* t, T input, int tail_flag, Op op) {
+  return Prim(temp<Prim>(t)).TailSegmentedReduce(input, tail_flag, op);
+}
+
 // ---- block_scan ------------------------------------------------------------------------------
 // Scalar forms return the thread's output; array forms write N outputs. `_agg` forms also write
 // the block-wide aggregate (every thread receives it).
@@ -202,6 +213,25 @@ __device__ __forceinline__ void exclusive_scan_items_agg(void* t, const T* input
   T in[N], out[N];
   load_items(input, in);
   Prim(temp<Prim>(t)).ExclusiveScan(in, out, initial_value, op, *aggregate);
+  store_items(out, output);
+}
+
+// Inclusive scan seeded by an initial value (CUB has it for arrays only).
+template <class Prim, int N, class T, class Op>
+__device__ __forceinline__ void inclusive_scan_init_items(void* t, const T* input, T* output,
+                                                          T initial_value, Op op) {
+  T in[N], out[N];
+  load_items(input, in);
+  Prim(temp<Prim>(t)).InclusiveScan(in, out, initial_value, op);
+  store_items(out, output);
+}
+
+template <class Prim, int N, class T, class Op>
+__device__ __forceinline__ void inclusive_scan_init_items(void* t, const T* input, T* output,
+                                                          T initial_value, T* aggregate, Op op) {
+  T in[N], out[N];
+  load_items(input, in);
+  Prim(temp<Prim>(t)).InclusiveScan(in, out, initial_value, op, *aggregate);
   store_items(out, output);
 }
 
