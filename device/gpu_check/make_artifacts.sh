@@ -148,6 +148,27 @@ else
   echo "make_artifacts: skipping block_topk: no CCCL 3.3 headers in $cccl33 (deploy/install-deps.sh)" >&2
 fi
 
+# ---- catalogue entries covered since: run-length decode, radix rank, warp load/store/exchange,
+# partial and segmented reductions, prefix-callback scans (running total and user callback),
+# user types ----
+spec rld_decode_i32 block_run_length_decode --method decode --dtype int32 --threads 64 --items 2 --decoded-items 4 "${A[@]}"
+spec radix_rank_u32 block_radix_rank --method rank_keys --dtype uint32 --threads 128 --items 4 --radix-bits 5 "${A[@]}"
+spec warp_ls_transpose_i32 warp_load --method load --dtype int32 --warp-threads 16 --items 4 --algorithm transpose "${A[@]}" \
+  + warp_load --method load_guarded_default --dtype int32 --warp-threads 16 --items 4 --algorithm transpose "${A[@]}" \
+  + warp_store --method store --dtype int32 --warp-threads 16 --items 4 --algorithm transpose "${A[@]}" \
+  + warp_store --method store_guarded --dtype int32 --warp-threads 16 --items 4 --algorithm transpose "${A[@]}"
+spec warp_exchange_b2s_f64 warp_exchange --method blocked_to_striped --algorithm smem --dtype float64 --warp-threads 8 --items 3 "${A[@]}"
+spec reduce_sum_partial_i32 block_reduce --method sum_partial --dtype int32 --threads 96 "${A[@]}"
+spec warp_headseg_sum_i32 warp_reduce --method head_segmented_sum --dtype int32 --warp-threads 32 "${A[@]}"
+spec warp_sum_partial_i64 warp_reduce --method sum_partial --dtype int64 --warp-threads 8 "${A[@]}"
+spec scan_exsum_prefix_i32 block_scan --method exclusive_sum_prefix --dtype int32 --threads 128 --items 4 --algorithm warp_scans "${A[@]}"
+spec scan_exsum_prefix_cb block_scan --method exclusive_sum_prefix --dtype int32 --threads 128 --items 4 \
+  --prefix-name tile_prefix --prefix-source "$ops/tile_prefix.cu" "${A[@]}"
+U=(--user-type 12,4 --threads 128 --items 4 "${A[@]}")
+spec user_sort_pipeline block_load --method load --algorithm warp_transpose "${U[@]}" \
+  + block_merge_sort --method stable_sort --op-name key_less --op-source "$ops/key_less.cu" "${U[@]}" \
+  + block_store --method store --algorithm warp_transpose "${U[@]}"
+
 # ---- timed cases: must match device/gpu_suite/bench_kernels.cuh ----
 spec bench_reduce block_reduce --method sum --dtype float32 --threads 256 --items 16 --algorithm warp_reductions "${A[@]}"
 spec bench_scan block_load --method load --dtype int32 --threads 128 --items 8 --algorithm warp_transpose "${A[@]}" \

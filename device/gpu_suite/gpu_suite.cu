@@ -1217,6 +1217,369 @@ void CheckTopK(const std::string& art, Dim block, int items, bool max, bool pair
   CU(cuModuleUnload(m));
 }
 
+// ---- catalogue entries covered since: run-length decode, radix rank, warp load/store/exchange,
+// partial and segmented reductions, prefix-callback scans, user types
+// ---------------------------------------------------------------------------------
+
+// The value the poisoned integer buffers hold (Buf::Poison): what an unwritten output keeps.
+template <class T>
+T PoisonValue() {
+  T v;
+  std::memset(&v, 0xA5, sizeof(T));
+  return v;
+}
+
+// block_run_length_decode decode: 64 threads x 2 runs (lengths 1..6, each block's last 0..16
+// runs of length 0), decoded in windows of 64 x 4 items: the first call returns the total
+// decoded size, further windows follow at offsets 256, 512, ... Decoded items past the total are
+// not written; the rest of each block's output keeps its poison.
+void CheckRunLengthDecode(const std::string& art, Dim block, int runs, int decoded) {
+  if (!Have(art)) return Skip(art, "artifact missing");
+  const std::string R = std::to_string(runs), D = std::to_string(decoded);
+  const int T = static_cast<int>(block.count());
+  const int nruns = T * runs, window = T * decoded, cap = nruns * 6;
+  const std::string body =
+      "extern \"C\" __global__ void k(const int* vals, const unsigned* lens, int* out, "
+      "unsigned* totals) {\n  __shared__ __align__(16) unsigned char t0[@B0@];\n  " +
+      std::string(kTid) + "  const long rb = ((long)blockIdx.x * nthreads + tid) * " + R +
+      ";\n  int rv[" + R + "];\n  unsigned rl[" + R + "];\n  for (int i = 0; i < " + R +
+      "; ++i) { rv[i] = vals[rb + i]; rl[i] = lens[rb + i]; }\n  int d[" + D +
+      "];\n  const unsigned total = @S0@(t0, rv, rl, d, 0);\n"
+      "  if (tid == 0) totals[blockIdx.x] = total;\n"
+      "  for (unsigned off = 0; off < total; off += " +
+      std::to_string(window) +
+      ") {\n    if (off) { __syncthreads(); @S0@(t0, rv, rl, d, off); }\n"
+      "    for (int i = 0; i < " +
+      D + "; ++i) {\n      const unsigned j = off + tid * " + D +
+      " + i;\n      if (j < total) out[(long)blockIdx.x * " + std::to_string(cap) +
+      " + j] = d[i];\n    }\n  }\n}\n";
+  CUmodule m = Build(art, body);
+  if (!m) return;
+  const unsigned blocks = Blocks();
+  auto vals = Random<int>(size_t(blocks) * nruns, -1e9, 1e9);
+  auto lens = Random<unsigned>(vals.size(), 1, 6);
+  auto zeros = Random<int>(blocks, 0, 16);
+  for (unsigned b = 0; b < blocks; ++b)
+    for (int r = nruns - zeros[b]; r < nruns; ++r) lens[size_t(b) * nruns + r] = 0;
+  Buf<int> dvals(vals), dout(size_t(blocks) * cap);
+  Buf<unsigned> dlens(lens), dtotals(blocks);
+  dout.Poison();
+  dtotals.Poison();
+  Launch(m, "k", blocks, block, {&dvals.ptr, &dlens.ptr, &dout.ptr, &dtotals.ptr});
+  std::vector<int> want(dout.n, PoisonValue<int>());
+  std::vector<unsigned> want_totals(blocks);
+  for (unsigned b = 0; b < blocks; ++b) {
+    size_t j = size_t(b) * cap;
+    for (int r = 0; r < nruns; ++r)
+      for (unsigned n = 0; n < lens[size_t(b) * nruns + r]; ++n)
+        want[j++] = vals[size_t(b) * nruns + r];
+    want_totals[b] = static_cast<unsigned>(j - size_t(b) * cap);
+  }
+  Expect(art + ".total", dtotals.Get(), want_totals);
+  Expect(art, dout.Get(), want);
+  CU(cuModuleUnload(m));
+}
+
+// block_radix_rank rank_keys: ranks[i] of blocked key i is its position in the tile stably
+// sorted by bits [begin, begin + bits).
+void CheckRadixRank(const std::string& art, Dim block, int items, int bits, int begin) {
+  if (!Have(art)) return Skip(art, "artifact missing");
+  const std::string N = std::to_string(items);
+  const std::string body =
+      "extern \"C\" __global__ void k(const unsigned* in, int* out, int begin) {\n"
+      "  __shared__ __align__(16) unsigned char t0[@B0@];\n  " +
+      std::string(kTid) + "  const long base = ((long)blockIdx.x * nthreads + tid) * " + N +
+      ";\n  unsigned v[" + N + "];\n  int r[" + N + "];\n  for (int i = 0; i < " + N +
+      "; ++i) v[i] = in[base + i];\n  @S0@(t0, v, r, begin);\n  for (int i = 0; i < " + N +
+      "; ++i) out[base + i] = r[i];\n}\n";
+  CUmodule m = Build(art, body);
+  if (!m) return;
+  const unsigned blocks = Blocks();
+  const size_t tile = size_t(block.count()) * items;
+  auto in = Random<unsigned>(blocks * tile, 0, 4294967295.0);
+  Buf<unsigned> din(in);
+  Buf<int> dout(in.size());
+  dout.Poison();
+  int begin_arg = begin;
+  Launch(m, "k", blocks, block, {&din.ptr, &dout.ptr, &begin_arg});
+  std::vector<int> want(in.size());
+  for (unsigned b = 0; b < blocks; ++b) {
+    std::vector<size_t> idx(tile);
+    for (size_t i = 0; i < tile; ++i) idx[i] = i;
+    const unsigned* kb = in.data() + b * tile;
+    auto digit = [&](size_t i) { return (kb[i] >> begin) & ((1u << bits) - 1); };
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&](size_t x, size_t y) { return digit(x) < digit(y); });
+    for (size_t p = 0; p < tile; ++p) want[b * tile + idx[p]] = static_cast<int>(p);
+  }
+  Expect(art, dout.Get(), want);
+  CU(cuModuleUnload(m));
+}
+
+// warp_load + warp_store (transpose), logical warps of `lanes` in 128-thread blocks, `items` int32
+// each: load, load_guarded_default (per-warp valid items, default -7), store of the loaded
+// items, store_guarded of them (the rest of the output keeps its poison).
+void CheckWarpLoadStore(const std::string& art, int lanes, int items) {
+  if (!Have(art)) return Skip(art, "artifact missing");
+  const std::string L = std::to_string(lanes), W = std::to_string(128 / lanes),
+                    N = std::to_string(items), WT = std::to_string(lanes * items);
+  std::string body =
+      "extern \"C\" __global__ void k(const int* in, int* o_load, int* o_gd, "
+      "int* o_store, int* o_sg, const int* valid, int oob) {\n";
+  for (int p = 0; p < 4; ++p) {
+    body += "  __shared__ __align__(16) unsigned char t" + std::to_string(p) + "[" + W + "][@B" +
+            std::to_string(p) + "@];\n";
+  }
+  body += "  const int w = threadIdx.x / " + L + ", lane = threadIdx.x % " + L +
+          ";\n  const long g = (long)blockIdx.x * " + W + " + w, base = g * " + WT + ";\n  int a[" +
+          N + "], b[" + N +
+          "];\n  @S0@(t0[w], in + base, a);\n"
+          "  @S1@(t1[w], in + base, b, valid[g], oob);\n  for (int i = 0; i < " +
+          N + "; ++i) { o_load[base + lane * " + N + " + i] = a[i]; o_gd[base + lane * " + N +
+          " + i] = b[i]; }\n  @S2@(t2[w], o_store + base, a);\n"
+          "  @S3@(t3[w], o_sg + base, a, valid[g]);\n}\n";
+  CUmodule m = Build(art, body);
+  if (!m) return;
+  const unsigned blocks = Blocks();
+  const size_t wt = size_t(lanes) * items, warps = size_t(blocks) * (128 / lanes);
+  auto in = Random<int>(warps * wt, -1e9, 1e9);
+  auto valid = Random<int>(warps, 0, double(wt));
+  Buf<int> din(in), dload(in.size()), dgd(in.size()), dstore(in.size()), dsg(in.size());
+  Buf<int> dvalid(valid);
+  for (Buf<int>* b : {&dload, &dgd, &dstore, &dsg}) b->Poison();
+  int oob = -7;
+  Launch(m, "k", blocks, {128},
+         {&din.ptr, &dload.ptr, &dgd.ptr, &dstore.ptr, &dsg.ptr, &dvalid.ptr, &oob});
+  std::vector<int> want_gd(in), want_sg(in);
+  for (size_t g = 0; g < warps; ++g)
+    for (size_t j = valid[g]; j < wt; ++j) {
+      want_gd[g * wt + j] = oob;
+      want_sg[g * wt + j] = PoisonValue<int>();
+    }
+  Expect(art + ".load", dload.Get(), in);
+  Expect(art + ".load_guarded_default", dgd.Get(), want_gd);
+  Expect(art + ".store", dstore.Get(), in);
+  Expect(art + ".store_guarded", dsg.Get(), want_sg);
+  CU(cuModuleUnload(m));
+}
+
+// warp_exchange blocked_to_striped, logical warps of `lanes` in 128-thread blocks: lane l's item
+// i must come back holding the warp tile's item i * lanes + l.
+void CheckWarpExchange(const std::string& art, int lanes, int items) {
+  if (!Have(art)) return Skip(art, "artifact missing");
+  const std::string L = std::to_string(lanes), W = std::to_string(128 / lanes),
+                    N = std::to_string(items);
+  const std::string body =
+      "extern \"C\" __global__ void k(const double* in, double* out) {\n"
+      "  __shared__ __align__(16) unsigned char t0[" +
+      W + "][@B0@];\n  const int w = threadIdx.x / " + L +
+      ";\n  const long base = ((long)blockIdx.x * 128 + threadIdx.x) * " + N + ";\n  double v[" +
+      N + "], o[" + N + "];\n  for (int i = 0; i < " + N +
+      "; ++i) v[i] = in[base + i];\n  @S0@(t0[w], v, o);\n  for (int i = 0; i < " + N +
+      "; ++i) out[base + i] = o[i];\n}\n";
+  CUmodule m = Build(art, body);
+  if (!m) return;
+  const unsigned blocks = Blocks();
+  const size_t wt = size_t(lanes) * items;
+  auto in = Random<double>(size_t(blocks) * 128 * items, -1e9, 1e9);
+  Buf<double> din(in), dout(in.size());
+  dout.Poison();
+  Launch(m, "k", blocks, {128}, {&din.ptr, &dout.ptr});
+  std::vector<double> want(in.size());
+  for (size_t g = 0; g < in.size() / wt; ++g)
+    for (int l = 0; l < lanes; ++l)
+      for (int i = 0; i < items; ++i) want[g * wt + l * items + i] = in[g * wt + i * lanes + l];
+  Expect(art, dout.Get(), want);
+  CU(cuModuleUnload(m));
+}
+
+// block_reduce sum_partial (1 item per thread): per-block num_valid in [1, threads]; thread 0
+// writes.
+void CheckBlockSumPartial(const std::string& art, Dim block) {
+  if (!Have(art)) return Skip(art, "artifact missing");
+  const std::string body =
+      "extern \"C\" __global__ void k(const int* in, int* out, const int* valid) {\n"
+      "  __shared__ __align__(16) unsigned char t0[@B0@];\n  " +
+      std::string(kTid) +
+      "  const int r = @S0@(t0, in[(long)blockIdx.x * nthreads + tid], valid[blockIdx.x]);\n"
+      "  if (tid == 0) out[blockIdx.x] = r;\n}\n";
+  CUmodule m = Build(art, body);
+  if (!m) return;
+  const unsigned blocks = Blocks();
+  const int T = static_cast<int>(block.count());
+  auto in = Random<int>(size_t(blocks) * T, -1e6, 1e6);
+  auto valid = Random<int>(blocks, 1, T);
+  Buf<int> din(in), dout(blocks), dvalid(valid);
+  dout.Poison();
+  Launch(m, "k", blocks, block, {&din.ptr, &dout.ptr, &dvalid.ptr});
+  std::vector<int> want(blocks, 0);
+  for (unsigned b = 0; b < blocks; ++b)
+    for (int t = 0; t < valid[b]; ++t) want[b] += in[size_t(b) * T + t];
+  Expect(art, dout.Get(), want);
+  CU(cuModuleUnload(m));
+}
+
+// warp_reduce sum_partial: per-logical-warp num_valid in [1, lanes]; lane 0 writes.
+void CheckWarpSumPartial(const std::string& art, int lanes) {
+  if (!Have(art)) return Skip(art, "artifact missing");
+  const std::string L = std::to_string(lanes), W = std::to_string(128 / lanes);
+  const std::string body =
+      "extern \"C\" __global__ void k(const long long* in, long long* out, const int* valid) {\n"
+      "  __shared__ __align__(16) unsigned char t0[" +
+      W + "][@B0@];\n  const int w = threadIdx.x / " + L +
+      ";\n  const long g = (long)blockIdx.x * " + W +
+      " + w;\n  const long long r = @S0@(t0[w], in[(long)blockIdx.x * 128 + threadIdx.x], "
+      "valid[g]);\n  if (threadIdx.x % " +
+      L + " == 0) out[g] = r;\n}\n";
+  CUmodule m = Build(art, body);
+  if (!m) return;
+  const unsigned blocks = Blocks();
+  const size_t warps = size_t(blocks) * (128 / lanes);
+  auto in = Random<long long>(warps * lanes, -1e15, 1e15);
+  auto valid = Random<int>(warps, 1, lanes);
+  Buf<long long> din(in), dout(warps);
+  Buf<int> dvalid(valid);
+  dout.Poison();
+  Launch(m, "k", blocks, {128}, {&din.ptr, &dout.ptr, &dvalid.ptr});
+  std::vector<long long> want(warps, 0);
+  for (size_t g = 0; g < warps; ++g)
+    for (int l = 0; l < valid[g]; ++l) want[g] += in[g * lanes + l];
+  Expect(art, dout.Get(), want);
+  CU(cuModuleUnload(m));
+}
+
+// warp_reduce head_segmented_sum, logical warps of `lanes`: flags set with probability 1/4 (and
+// always in lane 0); each head lane must hold the sum of its segment (up to the next head or the
+// end of the logical warp). Other lanes are not checked.
+void CheckWarpHeadSegSum(const std::string& art, int lanes) {
+  if (!Have(art)) return Skip(art, "artifact missing");
+  const std::string L = std::to_string(lanes), W = std::to_string(128 / lanes);
+  const std::string body =
+      "extern \"C\" __global__ void k(const int* in, const int* flags, int* out) {\n"
+      "  __shared__ __align__(16) unsigned char t0[" +
+      W +
+      "][@B0@];\n  const long i = (long)blockIdx.x * 128 + threadIdx.x;\n"
+      "  out[i] = @S0@(t0[threadIdx.x / " +
+      L + "], in[i], flags[i]);\n}\n";
+  CUmodule m = Build(art, body);
+  if (!m) return;
+  const unsigned blocks = Blocks();
+  auto in = Random<int>(size_t(blocks) * 128, -1e6, 1e6);
+  auto flags = Random<int>(in.size(), 0, 3);
+  for (size_t i = 0; i < flags.size(); ++i) flags[i] = i % lanes == 0 || flags[i] == 0;
+  Buf<int> din(in), dflags(flags), dout(in.size());
+  dout.Poison();
+  Launch(m, "k", blocks, {128}, {&din.ptr, &dflags.ptr, &dout.ptr});
+  std::vector<int> want(in.size(), 0);
+  std::vector<bool> mask(in.size(), false);
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!flags[i]) continue;
+    mask[i] = true;
+    size_t j = i;
+    do want[i] += in[j++];
+    while (j % lanes != 0 && !flags[j]);
+  }
+  Expect(art, dout.Get(), want, 0, &mask);
+  CU(cuModuleUnload(m));
+}
+
+// block_scan exclusive_sum_prefix over `tiles` consecutive tiles per block, seeded by a per-block
+// initial total: with the built-in running prefix (an int per thread; thread 0's final total is
+// written out) or a user callback (`callback`: its state is that int). Output: each block's
+// exclusive prefix sums across all its tiles, plus the initial total.
+void CheckScanPrefix(const std::string& art, Dim block, int items, int tiles, bool callback) {
+  if (!Have(art)) return Skip(art, "artifact missing");
+  const std::string N = std::to_string(items);
+  const int T = static_cast<int>(block.count());
+  const size_t tile = size_t(T) * items, seg = tile * tiles;
+  const std::string body =
+      "extern \"C\" __global__ void k(const int* in, int* out, const int* init, int* totals) {\n"
+      "  __shared__ __align__(16) unsigned char t0[@B0@];\n  " +
+      std::string(kTid) + "  int run = init[blockIdx.x];\n  for (int t = 0; t < " +
+      std::to_string(tiles) + "; ++t) {\n    const long base = (long)blockIdx.x * " +
+      std::to_string(seg) + " + t * " + std::to_string(tile) + " + tid * " + N + ";\n    int v[" +
+      N + "], o[" + N + "];\n    for (int i = 0; i < " + N +
+      "; ++i) v[i] = in[base + i];\n    if (t) __syncthreads();\n    @S0@(t0, v, o, " +
+      (callback ? "(void*)&run" : "&run") + ");\n    for (int i = 0; i < " + N +
+      "; ++i) out[base + i] = o[i];\n  }\n  if (tid == 0) totals[blockIdx.x] = run;\n}\n";
+  CUmodule m = Build(art, body);
+  if (!m) return;
+  const unsigned blocks = Blocks();
+  auto in = Random<int>(blocks * seg, 0, 100);
+  auto init = Random<int>(blocks, -1e6, 1e6);
+  Buf<int> din(in), dout(in.size()), dinit(init), dtotals(blocks);
+  dout.Poison();
+  dtotals.Poison();
+  Launch(m, "k", blocks, block, {&din.ptr, &dout.ptr, &dinit.ptr, &dtotals.ptr});
+  std::vector<int> want(in.size()), want_totals(blocks);
+  for (unsigned b = 0; b < blocks; ++b) {
+    int s = init[b];
+    for (size_t i = 0; i < seg; ++i) {
+      want[b * seg + i] = s;
+      s += in[b * seg + i];
+    }
+    want_totals[b] = s;
+  }
+  Expect(art, dout.Get(), want);
+  Expect(art + ".running_total", dtotals.Get(), want_totals);
+  CU(cuModuleUnload(m));
+}
+
+// User type (12 bytes, align 4): block_load warp_transpose -> block_merge_sort stable_sort by a
+// user comparator given as source (key_less: by the first int) -> block_store warp_transpose.
+// Keys are few (0..50) so stability shows; the tag is each record's index in its tile.
+struct Rec {
+  int key;
+  float value;
+  int tag;
+};
+void CheckUserTypeSort(const std::string& art, Dim block, int items) {
+  if (!Have(art)) return Skip(art, "artifact missing");
+  const std::string N = std::to_string(items);
+  const std::string body =
+      "extern \"C\" __global__ void k(const coop_user_12_4* in, coop_user_12_4* out) {\n"
+      "  __shared__ __align__(16) unsigned char t0[@B0@];\n"
+      "  __shared__ __align__(16) unsigned char t1[@B1@];\n"
+      "  __shared__ __align__(16) unsigned char t2[@B2@];\n  " +
+      std::string(kTid) + "  const long base = (long)blockIdx.x * nthreads * " + N +
+      ";\n  coop_user_12_4 v[" + N +
+      "];\n  @S0@(t0, in + base, v);\n  @S1@(t1, v);\n  @S2@(t2, out + base, v);\n}\n";
+  CUmodule m = Build(art, body);
+  if (!m) return;
+  static_assert(sizeof(Rec) == 12 && alignof(Rec) == 4);
+  const unsigned blocks = Blocks();
+  const size_t tile = size_t(block.count()) * items;
+  auto keys = Random<int>(blocks * tile, 0, 50);
+  auto values = Random<float>(keys.size(), -1, 1);
+  std::vector<Rec> in(keys.size());
+  for (size_t i = 0; i < in.size(); ++i) in[i] = {keys[i], values[i], int(i % tile)};
+  Buf<Rec> din(in), dout(in.size());
+  CU(cuMemsetD8(dout.ptr, 0xA5, dout.n * sizeof(Rec)));
+  Launch(m, "k", blocks, block, {&din.ptr, &dout.ptr});
+  std::vector<Rec> want(in);
+  for (unsigned b = 0; b < blocks; ++b) {
+    std::stable_sort(want.begin() + b * tile, want.begin() + (b + 1) * tile,
+                     [](const Rec& x, const Rec& y) { return x.key < y.key; });
+  }
+  const auto got = dout.Get();
+  size_t bad = 0, first = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::memcmp(&got[i], &want[i], sizeof(Rec)) != 0 && bad++ == 0) first = i;
+  }
+  char detail[256];
+  if (bad) {
+    std::snprintf(detail, sizeof(detail),
+                  "%zu of %zu records wrong; first at %zu: got (key %d, tag %d), want (key %d, "
+                  "tag %d)",
+                  bad, got.size(), first, got[first].key, got[first].tag, want[first].key,
+                  want[first].tag);
+  } else {
+    std::snprintf(detail, sizeof(detail), "%zu records (stable by key, bytes exact)", got.size());
+  }
+  Report(art, bad == 0, detail);
+  CU(cuModuleUnload(m));
+}
+
 void RunChecks() {
   using std::function;
   auto sum = [](auto a, auto b) { return a + b; };
@@ -1290,6 +1653,18 @@ void RunChecks() {
   // block_topk (CCCL 3.3)
   CheckTopK<int32_t, int32_t>("topk_max_i32", {128}, 4, true, false);
   CheckTopK<float, uint32_t>("topk_min_pairs_f32", {64}, 8, false, true);
+  // run-length decode, radix rank, warp load/store/exchange, partial and segmented
+  // reductions, prefix-callback scans, user types
+  CheckRunLengthDecode("rld_decode_i32", {64}, 2, 4);
+  CheckRadixRank("radix_rank_u32", {128}, 4, 5, 7);
+  CheckWarpLoadStore("warp_ls_transpose_i32", 16, 4);
+  CheckWarpExchange("warp_exchange_b2s_f64", 8, 3);
+  CheckBlockSumPartial("reduce_sum_partial_i32", {96});
+  CheckWarpHeadSegSum("warp_headseg_sum_i32", 32);
+  CheckWarpSumPartial("warp_sum_partial_i64", 8);
+  CheckScanPrefix("scan_exsum_prefix_i32", {128}, 4, 5, false);
+  CheckScanPrefix("scan_exsum_prefix_cb", {128}, 4, 5, true);
+  CheckUserTypeSort("user_sort_pipeline", {128}, 4);
 }
 
 // ---- speed -------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SASS checks on the linked cubins gpu_suite writes (--cubins DIR), one row per kernel:
 #   - temp-storage traffic is shared-memory instructions: kernels whose primitive keeps its
-#     TempStorage in shared memory have LDS/STS (the warp families and the direct, striped and
-#     vectorize load/store algorithms use none, and must have none either);
+#     TempStorage in shared memory have LDS/STS (the warp families but warp_exchange and warp
+#     load/store transpose, and the direct, striped and vectorize load/store algorithms use none,
+#     and must have none either);
 #   - no generic loads or stores (LD/ST/ATOM through generic addresses) anywhere;
 #   - the wrapper is fully inlined: no CALL to a coop_ symbol and no coop_ function left in the
 #     cubin; nor to (or of) a user operator's symbol listed in SYMBOLS_FILE (one per line;
@@ -28,9 +29,11 @@ printf '        /*0090*/              @!P1 ST.E.64 desc[UR4][R2.64], R4 ;\n' | g
 ! printf '        /*0090*/                   STS [R6+0x8], R13 ;\n' | grep -qE "$generic"
 printf '        /*0090*/       CALL.REL.NOINC `(coop_op_0123abcd) ;\n' | grep -qE "CALL[^\`]*\`\\(($syms)\\)"
 
-# Kernels (cubin:function) whose primitive uses no shared memory.
+# Kernels (cubin:function) whose primitive uses no shared memory. warp_exchange (smem) and
+# warp_load/warp_store transpose (a WarpExchange inside) keep theirs in shared memory.
 no_shared() {
   case $1 in
+    warp_exchange_*|warp_ls_transpose*) return 1 ;;
     warp_*|ls_direct:*|ls_striped:*|ls_vectorize:*) return 0 ;;
     *) return 1 ;;
   esac

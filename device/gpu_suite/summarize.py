@@ -5,7 +5,15 @@ import os
 import re
 import sys
 
-FAMILIES = [("reduce_sum_f16", "block_reduce float16"), ("reduce_", "block_reduce"),
+FAMILIES = [("reduce_sum_f16", "block_reduce float16"),
+            ("reduce_sum_partial", "block_reduce sum_partial"), ("reduce_", "block_reduce"),
+            ("scan_exsum_prefix_cb", "block_scan prefix callback"),
+            ("scan_exsum_prefix", "block_scan running prefix"),
+            ("rld_", "block_run_length_decode"), ("radix_rank", "block_radix_rank"),
+            ("warp_ls_", "warp_load/warp_store"), ("warp_exchange", "warp_exchange"),
+            ("warp_headseg", "warp_reduce head_segmented_sum"),
+            ("warp_sum_partial", "warp_reduce sum_partial"),
+            ("user_sort", "user type: load/merge sort/store"),
             ("scan_", "block_scan"), ("ls_", "block_load/store"),
             ("tile_pipeline", "block_load/scan/store"), ("exchange", "block_exchange"),
             ("merge_user_cmp", "block_merge_sort, user comparator"),
