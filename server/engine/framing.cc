@@ -1,6 +1,7 @@
 #include "server/engine/framing.h"
 
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,7 +15,10 @@ namespace {
 
 absl::Status WriteAll(int fd, const char* p, size_t n) {
   while (n > 0) {
-    ssize_t w = write(fd, p, n);
+    // MSG_NOSIGNAL: a peer that died (a killed worker, or the daemon) is an EPIPE error to
+    // report, not a SIGPIPE that would kill this process.
+    ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+    if (w < 0 && errno == ENOTSOCK) w = write(fd, p, n);
     if (w < 0) {
       if (errno == EINTR) continue;
       return absl::UnavailableError(StrCat("write: ", std::strerror(errno)));

@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "server/engine/framing.h"
 #include "server/strings.h"
@@ -27,6 +29,33 @@ std::string DescribeExit(int status) {
   return "stopped";
 }
 
+// NVRTC's automatic PCH lives in $TMPDIR (else /tmp) as __nvrtc_auto_pch_<pid>_<n>, removed when
+// the process exits normally. A worker that is killed (timeout, crash, SIGKILL of the daemon,
+// whose workers die with it) leaves it behind: ~200 MB each. Removes those of `pid`, or with
+// pid 0 those of every process that no longer runs (only ours can be removed: they are 0700).
+size_t RemoveNvrtcPchDirs(pid_t pid) {
+  namespace fs = std::filesystem;
+  const char* tmp = std::getenv("TMPDIR");
+  size_t removed = 0;
+  for (const std::string& dir :
+       {std::string(tmp != nullptr && *tmp != 0 ? tmp : "/tmp"), std::string("/tmp")}) {
+    std::error_code ec;
+    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      constexpr std::string_view kPrefix = "__nvrtc_auto_pch_";
+      if (name.rfind(kPrefix, 0) != 0) continue;
+      const pid_t owner = static_cast<pid_t>(std::atol(name.c_str() + kPrefix.size()));
+      if (owner <= 0) continue;
+      if (pid != 0 ? owner != pid : kill(owner, 0) == 0 || errno != ESRCH) continue;
+      std::error_code rm;
+      if (fs::remove_all(it->path(), rm) > 0 && !rm) ++removed;
+    }
+    if (dir == "/tmp") break;
+  }
+  return removed;
+}
+
 }  // namespace
 
 WorkerPool::WorkerPool(WorkerPoolOptions options) : options_(std::move(options)) {
@@ -42,6 +71,10 @@ WorkerPool::~WorkerPool() {
 }
 
 absl::Status WorkerPool::Start() {
+  // Precompiled headers left by workers of earlier daemons that were killed.
+  if (size_t stale = RemoveNvrtcPchDirs(0); stale > 0) {
+    spdlog::info("removed {} precompiled-header directories left by killed compile workers", stale);
+  }
   int started = 0;
   absl::Status last;
   for (int i = 0; i < options_.workers; ++i) {
@@ -117,6 +150,7 @@ void WorkerPool::Reap(int index, bool kill_first, std::string* cause) {
     pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) {
       if (cause) *cause = DescribeExit(status);
+      RemoveNvrtcPchDirs(pid);  // a killed worker leaves its PCH behind
       return;
     }
     if (r < 0) break;
@@ -125,6 +159,7 @@ void WorkerPool::Reap(int index, bool kill_first, std::string* cause) {
   kill(pid, SIGKILL);
   waitpid(pid, &status, 0);
   if (cause) *cause = DescribeExit(status);
+  RemoveNvrtcPchDirs(pid);
 }
 
 void WorkerPool::Submit(coop::worker::v1::Request request, std::string affinity,

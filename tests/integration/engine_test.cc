@@ -56,6 +56,32 @@ TEST(Engine, ThirtyTwoIdenticalColdRequestsShareOneCompile) {
   EXPECT_EQ(s.joined_requests + s.memory_hits + 1, 32u);
 }
 
+// An idle worker killed from outside: the next request that reaches it fails with UNAVAILABLE
+// (no SIGPIPE takes the daemon down), the worker is restarted, and the precompiled header NVRTC
+// kept in /tmp for the dead worker is removed, not leaked (~200 MB each).
+TEST(Engine, AKilledIdleWorkerNeitherKillsTheDaemonNorLeaksItsPch) {
+  TestDaemon daemon({"--workers", "1"});
+  auto client = daemon.Client();
+  ASSERT_TRUE(client.Specialize(BlockReduceF32()));
+  const auto before = daemon.Stats();
+  ASSERT_EQ(before.worker_status.size(), 1u);
+  const int pid = before.worker_status[0].pid;
+  ASSERT_GT(pid, 0);
+  const std::string pch = "/tmp/__nvrtc_auto_pch_" + std::to_string(pid) + "_0";
+  ASSERT_TRUE(std::filesystem::exists(pch)) << "NVRTC's PCH directory moved? " << pch;
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  coop::Spec other = BlockReduceF32();
+  other.dtype = "float64";
+  auto first = client.Specialize(other);  // may reach the dead worker: UNAVAILABLE, retry
+  if (!first) {
+    EXPECT_EQ(first.error().code, coop::ErrorCode::kUnavailable) << first.error().message;
+  }
+  auto second = client.Specialize(other);
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_FALSE(std::filesystem::exists(pch)) << pch << " leaked";
+  EXPECT_NE(daemon.Stats().worker_status.at(0).pid, pid);
+}
+
 TEST(Engine, KillingAWorkerMidCompileFailsOnlyItsRequest) {
   Daemon d({"--workers", "2"});
   ASSERT_TRUE(d.started);
