@@ -10,7 +10,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libsqlite3-dev sqlite3
-  libspdlog-dev libzstd-dev
+  libspdlog-dev libzstd-dev libssl-dev
   libgtest-dev libgmock-dev
   clang-format
 )

@@ -28,7 +28,8 @@ uint64_t GetLe(const char* p, int bytes) {
 
 }  // namespace
 
-std::string EncodeRecord(const std::string& payload, int zstd_level) {
+std::string EncodeRecord(std::string_view payload, int zstd_level,
+                         std::array<uint8_t, 32>* payload_sha256) {
   std::string compressed(ZSTD_compressBound(payload.size()), '\0');
   size_t n = ZSTD_compress(compressed.data(), compressed.size(), payload.data(), payload.size(),
                            zstd_level);
@@ -39,9 +40,8 @@ std::string EncodeRecord(const std::string& payload, int zstd_level) {
   PutLe(&rec, kRecordVersion, 4);
   PutLe(&rec, use_zstd ? kCodecZstd : kCodecRaw, 4);
   PutLe(&rec, payload.size(), 8);
-  Sha256 h;
-  h.Update(payload);
-  auto d = h.Finish();
+  const auto d = Sha256::Digest(payload);
+  if (payload_sha256 != nullptr) *payload_sha256 = d;
   rec.append(reinterpret_cast<const char*>(d.data()), d.size());
   if (use_zstd) {
     rec.append(compressed.data(), n);
@@ -51,7 +51,8 @@ std::string EncodeRecord(const std::string& payload, int zstd_level) {
   return rec;
 }
 
-absl::StatusOr<std::string> DecodeRecord(const std::string& rec) {
+absl::StatusOr<std::string> DecodeRecord(std::string_view rec,
+                                         std::array<uint8_t, 32>* payload_sha256) {
   if (rec.size() < kHeaderSize) {
     return absl::DataLossError(
         StrCat("record: truncated (", rec.size(), " bytes, header needs ", kHeaderSize, ")"));
@@ -84,12 +85,11 @@ absl::StatusOr<std::string> DecodeRecord(const std::string& rec) {
   } else {
     return absl::DataLossError(StrCat("record: unknown codec ", codec));
   }
-  Sha256 h;
-  h.Update(payload);
-  auto d = h.Finish();
+  const auto d = Sha256::Digest(payload);
   if (std::memcmp(d.data(), digest, d.size()) != 0) {
     return absl::DataLossError("record: checksum mismatch");
   }
+  if (payload_sha256 != nullptr) *payload_sha256 = d;
   return payload;
 }
 

@@ -7,7 +7,9 @@
 // bytes) is caught. All integers little-endian.
 #pragma once
 
+#include <array>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 
@@ -15,10 +17,15 @@ namespace coopd {
 
 inline constexpr uint32_t kRecordVersion = 2;
 
-// Compresses with zstd when that makes the record smaller.
-std::string EncodeRecord(const std::string& payload, int zstd_level = 3);
+// Compresses with zstd when that makes the record smaller. When `payload_sha256` is given it
+// receives the payload's digest (the one written into the header), so a caller that needs the
+// digest does not hash the payload a second time.
+std::string EncodeRecord(std::string_view payload, int zstd_level = 3,
+                         std::array<uint8_t, 32>* payload_sha256 = nullptr);
 
-// The payload, or DATA_LOSS naming the check that failed ("record: checksum mismatch").
-absl::StatusOr<std::string> DecodeRecord(const std::string& record);
+// The payload, or DATA_LOSS naming the check that failed ("record: checksum mismatch"). The
+// payload is hashed once; when `payload_sha256` is given it receives that verified digest.
+absl::StatusOr<std::string> DecodeRecord(std::string_view record,
+                                         std::array<uint8_t, 32>* payload_sha256 = nullptr);
 
 }  // namespace coopd
