@@ -316,7 +316,8 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   options.cache_path = cache_path;
   Service service(std::move(*toolchain), std::move(cache), disk_tier, &pool, options);
   Executor executor(config.executor_threads);
-  CoopService grpc_service(&service, &executor);
+  Executor maintenance(2);  // purge, verify, vacuum: never on the request threads
+  CoopService grpc_service(&service, &executor, &maintenance);
 
   // We hold the lock, so a socket file left here belongs to a coopd that is gone.
   unlink(config.socket_path.c_str());
@@ -353,16 +354,27 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   sigwait(&signals, &sig);
   spdlog::info("received {}; finishing {} request(s) in flight", strsignal(sig),
                grpc_service.in_flight());
-  // Refuse new work (UNAVAILABLE: clients retry against the next daemon), let the requests
-  // already accepted finish, then close. gRPC's Shutdown(deadline) alone would also wait for
-  // idle connections to go away, which a connected but quiet client never does.
+  // Refuse new work (UNAVAILABLE: clients retry against the next daemon), stop eviction and
+  // interrupt maintenance (each works in transactions: rolled back, or resumed at the next
+  // start), give the requests already accepted a few seconds, then fail what is left with
+  // UNAVAILABLE by killing its compile workers. SIGTERM thus stops coopd within seconds
+  // whatever it was doing. gRPC's Shutdown(deadline) alone would also wait for idle
+  // connections to go away, which a connected but quiet client never does.
   grpc_service.BeginDrain();
-  if (!grpc_service.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(150))) {
-    spdlog::warn("requests still in flight after 150 s; cancelling them");
+  service.BeginShutdown();
+  constexpr auto kGrace = std::chrono::seconds(5);
+  if (!grpc_service.WaitIdle(std::chrono::steady_clock::now() + kGrace)) {
+    spdlog::warn("{} request(s) still in flight after {} s; cancelling their compiles",
+                 grpc_service.in_flight(), kGrace.count());
+    pool.CancelAll();
+    if (!grpc_service.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(3))) {
+      spdlog::warn("{} request(s) still in flight; closing anyway", grpc_service.in_flight());
+    }
   }
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   server->Wait();
   executor.Drain();
+  maintenance.Drain();
   pool.Shutdown();
   unlink(config.socket_path.c_str());
   spdlog::info("stopped");

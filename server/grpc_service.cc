@@ -53,19 +53,25 @@ void Executor::Drain() {
   threads_.clear();
 }
 
-grpc::ServerUnaryReactor* CoopService::Accept(
-    grpc::CallbackServerContext* context, std::function<void(uint64_t id, Finish finish)> work) {
+grpc::ServerUnaryReactor* CoopService::Accept(grpc::CallbackServerContext* context,
+                                              std::function<void(uint64_t id, Finish finish)> work,
+                                              Executor* on) {
   auto* reactor = context->DefaultReactor();
   ++in_flight_;
   if (draining_) {
     --in_flight_;
+    // Every status coopd produces itself carries this trailer, so a client can tell a "retry"
+    // from coopd from a transport failure (coop::Error::from_server, client/src/client.cc).
+    context->AddTrailingMetadata("coopd-status", "server");
     reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "coopd is shutting down; retry"));
     return reactor;
   }
   const uint64_t id = next_request_id_++;
-  executor_->Submit([this, reactor, id, work = std::move(work)] {
-    work(id, [this, reactor](const absl::Status& status) {
+  (on != nullptr ? on : executor_)->Submit([this, context, reactor, id, work = std::move(work)] {
+    work(id, [this, context, reactor](const absl::Status& status) {
       --in_flight_;
+      // The context stays valid until Finish: gRPC frees it only after the call completes.
+      context->AddTrailingMetadata("coopd-status", "server");
       reactor->Finish(ToGrpcStatus(status));
     });
   });
@@ -131,19 +137,22 @@ grpc::ServerUnaryReactor* CoopService::ListEntries(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* CoopService::Purge(grpc::CallbackServerContext* context,
                                              const coop::v1::PurgeRequest* request,
                                              coop::v1::PurgeResponse* response) {
-  return AcceptSync(context, response, [this, request] { return service_->Purge(*request); });
+  return AcceptSync(
+      context, response, [this, request] { return service_->Purge(*request); }, maintenance_);
 }
 
 grpc::ServerUnaryReactor* CoopService::Verify(grpc::CallbackServerContext* context,
                                               const coop::v1::VerifyRequest* /*request*/,
                                               coop::v1::VerifyResponse* response) {
-  return AcceptSync(context, response, [this] { return service_->Verify(); });
+  return AcceptSync(
+      context, response, [this] { return service_->Verify(); }, maintenance_);
 }
 
 grpc::ServerUnaryReactor* CoopService::Vacuum(grpc::CallbackServerContext* context,
                                               const coop::v1::VacuumRequest* /*request*/,
                                               coop::v1::VacuumResponse* response) {
-  return AcceptSync(context, response, [this] { return service_->Vacuum(); });
+  return AcceptSync(
+      context, response, [this] { return service_->Vacuum(); }, maintenance_);
 }
 
 grpc::ServerUnaryReactor* CoopService::Catalog(grpc::CallbackServerContext* context,
@@ -151,6 +160,7 @@ grpc::ServerUnaryReactor* CoopService::Catalog(grpc::CallbackServerContext* cont
                                                coop::v1::CatalogResponse* response) {
   auto* reactor = context->DefaultReactor();
   *response = coopd::Catalog(service_->toolchain().Target());
+  context->AddTrailingMetadata("coopd-status", "server");
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }
@@ -168,6 +178,7 @@ grpc::ServerUnaryReactor* CoopService::GetStats(grpc::CallbackServerContext* con
                                                 coop::v1::Stats* response) {
   auto* reactor = context->DefaultReactor();
   *response = service_->GetStats();
+  context->AddTrailingMetadata("coopd-status", "server");
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }

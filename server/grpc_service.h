@@ -1,7 +1,10 @@
 // grpc_service.h: the gRPC edge. The only place where absl::Status becomes grpc::Status.
 //
 // Handlers use the callback API and hand request work to an executor, so gRPC's own threads
-// never block on a compile.
+// never block on a compile or on the disk. Long maintenance (purge, verify, vacuum) runs on a
+// separate executor, so it never occupies the threads that serve Specialize and Link; GetStats
+// and Catalog answer on gRPC's thread from counters and tables, touching no lock the disk tier
+// holds for long.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -44,8 +47,9 @@ class Executor {
 
 class CoopService final : public coop::v1::Coop::CallbackService {
  public:
-  CoopService(coopd::Service* service, Executor* executor)
-      : service_(service), executor_(executor) {}
+  // `maintenance` runs Purge, Verify and Vacuum; `executor` everything else.
+  CoopService(coopd::Service* service, Executor* executor, Executor* maintenance)
+      : service_(service), executor_(executor), maintenance_(maintenance) {}
 
   grpc::ServerUnaryReactor* Specialize(grpc::CallbackServerContext* context,
                                        const coop::v1::SpecializeRequest* request,
@@ -88,16 +92,21 @@ class CoopService final : public coop::v1::Coop::CallbackService {
   // must arrange for `finish` to be called exactly once.
   using Finish = std::function<void(const absl::Status&)>;
   grpc::ServerUnaryReactor* Accept(grpc::CallbackServerContext* context,
-                                   std::function<void(uint64_t id, Finish finish)> work);
-  // For blocking calls that produce their response on the executor thread.
+                                   std::function<void(uint64_t id, Finish finish)> work,
+                                   Executor* on = nullptr);
+  // For blocking calls that produce their response on the executor thread (`on`, default the
+  // request executor).
   template <class Response, class Fn>
   grpc::ServerUnaryReactor* AcceptSync(grpc::CallbackServerContext* context, Response* response,
-                                       Fn fn) {
-    return Accept(context, [response, fn](uint64_t, Finish finish) {
-      auto result = fn();
-      if (result.ok()) *response = std::move(*result);
-      finish(result.status());
-    });
+                                       Fn fn, Executor* on = nullptr) {
+    return Accept(
+        context,
+        [response, fn](uint64_t, Finish finish) {
+          auto result = fn();
+          if (result.ok()) *response = std::move(*result);
+          finish(result.status());
+        },
+        on);
   }
 
  public:
@@ -110,6 +119,7 @@ class CoopService final : public coop::v1::Coop::CallbackService {
  private:
   coopd::Service* const service_;
   Executor* const executor_;
+  Executor* const maintenance_;
   std::atomic<uint64_t> next_request_id_{1};
   std::atomic<int> in_flight_{0};
   std::atomic<bool> draining_{false};

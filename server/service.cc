@@ -654,6 +654,7 @@ coop::v1::Stats Service::GetStats() {
     ts->set_corruptions(t.stats.corruptions);
     ts->set_write_failures(t.stats.write_failures);
     ts->set_degraded(t.stats.degraded);
+    ts->set_evicting(t.stats.evicting);
     s.set_corruptions(s.corruptions() + t.stats.corruptions);
     s.set_evictions(s.evictions() + t.stats.evictions);
   }
@@ -779,8 +780,14 @@ absl::StatusOr<coop::v1::PurgeResponse> Service::Purge(const coop::v1::PurgeRequ
     return absl::InvalidArgumentError(
         "purge: give a filter (family, dtype, arch) or set all to purge everything");
   }
+  auto removed = cache_->Purge(filter);
+  if (!removed.ok()) {
+    spdlog::warn("purge (family \"{}\", dtype \"{}\", arch \"{}\") failed: {}", filter.family,
+                 filter.dtype, filter.arch, std::string(removed.status().message()));
+    return removed.status();
+  }
   coop::v1::PurgeResponse out;
-  out.set_entries_removed(cache_->Purge(filter));
+  out.set_entries_removed(*removed);
   spdlog::info("purged {} entries (family \"{}\", dtype \"{}\", arch \"{}\")",
                out.entries_removed(), filter.family, filter.dtype, filter.arch);
   return out;
@@ -791,7 +798,10 @@ absl::StatusOr<coop::v1::VerifyResponse> Service::Verify() {
     return absl::FailedPreconditionError("verify: coopd runs without a disk cache");
   }
   auto report = disk_->Verify();
-  if (!report.ok()) return report.status();
+  if (!report.ok()) {
+    spdlog::warn("verify failed: {}", std::string(report.status().message()));
+    return report.status();
+  }
   // A bad disk record may have been promoted into memory before it went bad on disk: drop the
   // memory copies of the removed keys too (cheapest: drop the whole memory tier if any).
   if (report->bad_removed > 0) {
@@ -804,6 +814,7 @@ absl::StatusOr<coop::v1::VerifyResponse> Service::Verify() {
   out.set_blobs_checked(report->blobs_checked);
   out.set_bad_removed(report->bad_removed);
   for (const auto& k : report->bad_keys) out.add_bad_keys(k);
+  out.set_totals_corrected(report->totals_corrected);
   spdlog::info("verify: {} entries and {} blobs checked, {} bad entries removed",
                out.entries_checked(), out.blobs_checked(), out.bad_removed());
   return out;
@@ -814,7 +825,12 @@ absl::StatusOr<coop::v1::VacuumResponse> Service::Vacuum() {
     return absl::FailedPreconditionError("vacuum: coopd runs without a disk cache");
   }
   auto report = disk_->Vacuum();
-  if (!report.ok()) return report.status();
+  if (!report.ok()) {
+    spdlog::warn("vacuum failed: {}", std::string(report.status().message()));
+    return report.status();
+  }
+  spdlog::info("vacuum: database file {} -> {} bytes", report->file_bytes_before,
+               report->file_bytes_after);
   coop::v1::VacuumResponse out;
   out.set_file_bytes_before(report->file_bytes_before);
   out.set_file_bytes_after(report->file_bytes_after);

@@ -65,6 +65,12 @@ class Service {
   absl::StatusOr<coop::v1::VerifyResponse> Verify();
   absl::StatusOr<coop::v1::VacuumResponse> Vacuum();
 
+  // Shutdown, first step: stops disk eviction and interrupts long maintenance (which then
+  // returns UNAVAILABLE). Requests still get answers.
+  void BeginShutdown() {
+    if (disk_ != nullptr) disk_->BeginShutdown();
+  }
+
   // Queues a background PCH build for each arch on every worker (never delays requests).
   void Prewarm(const std::vector<std::string>& archs);
 

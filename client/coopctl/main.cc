@@ -14,43 +14,110 @@
 
 namespace {
 
-constexpr char kUsage[] =
-    "usage: coopctl [--socket PATH] [--timeout SECONDS] COMMAND ...\n"
-    "\n"
-    "commands:\n"
-    "  specialize FAMILY [--method M] --dtype T --threads X[,Y[,Z]] [--items N]\n"
-    "             [--algorithm A] [--op OP] [--warp-threads N] [--with-aggregate]\n"
-    "             [--warp-time-slicing] [--value-dtype T] [--radix-bits N] [--bins N]\n"
-    "             [--decoded-items N]\n"
-    "             [--abi c|numba] --arch sm_XX [--json] [--out DIR]\n"
-    "             [--op-name NAME (--op-source FILE | --op-ltoir FILE) [--op-stateful]]\n"
-    "             [--user-type SIZE[,ALIGN]]   (instead of --dtype: an opaque struct)\n"
-    "             [--prefix-name NAME (--prefix-source FILE | --prefix-ltoir FILE)]\n"
-    "      Request one specialization. FAMILY: see `coopctl catalog`.\n"
-    "      --out DIR writes <symbol>.ltoir and <symbol>.h (the entry declarations), and\n"
-    "      <symbol>.op<N>.ltoir per user operator (link them too).\n"
-    "      --op-name with --op-source/--op-ltoir: a user operator instead of --op.\n"
-    "      Several specs joined by \" + \" form a bundle: one LTO-IR, one round trip.\n"
-    "  link --arch sm_XX (--ltoir FILE | --ptx FILE)... [--artifact KEY]...\n"
-    "       [--option OPT]... [--keep-unused-variables] --out FILE [--json]\n"
-    "      Link a kernel with cached artifacts (by key) into a cubin.\n"
-    "  explain SPEC [--json]\n"
-    "      The cache key's components (same arguments as specialize); on a miss, which\n"
-    "      components differ from entries stored for the same request.\n"
-    "  catalog [--json]\n"
-    "      Every family, method, algorithm, dtype, operator and arch coopd accepts.\n"
-    "  stats [--zero] [--json]\n"
-    "      Counters of the running coopd; --zero prints them, then zeroes them.\n"
-    "  ls [--family F] [--dtype T] [--arch A] [--limit N] [--json]\n"
-    "      Disk cache entries, most recently used first.\n"
-    "  purge (--all | [--family F] [--dtype T] [--arch A]) [--json]\n"
-    "  verify [--json]\n"
-    "      Read and check every stored record; remove bad ones.\n"
-    "  vacuum [--json]\n"
-    "      Compact the database file.\n"
-    "\n"
+// One entry per command: its usage lines as `coopctl --help` lists them, a one-line summary
+// and examples, for `coopctl COMMAND --help`.
+struct CommandHelp {
+  const char* name;
+  const char* usage;
+  const char* summary;
+  const char* examples;
+};
+
+constexpr CommandHelp kCommands[] = {
+    {"specialize",
+     "  specialize FAMILY [--method M] --dtype T --threads X[,Y[,Z]] [--items N]\n"
+     "             [--algorithm A] [--op OP] [--warp-threads N] [--with-aggregate]\n"
+     "             [--warp-time-slicing] [--value-dtype T] [--radix-bits N] [--bins N]\n"
+     "             [--decoded-items N]\n"
+     "             [--abi c|numba] --arch sm_XX [--json] [--out DIR]\n"
+     "             [--op-name NAME (--op-source FILE | --op-ltoir FILE) [--op-stateful]]\n"
+     "             [--user-type SIZE[,ALIGN]]   (instead of --dtype: an opaque struct)\n"
+     "             [--prefix-name NAME (--prefix-source FILE | --prefix-ltoir FILE)]\n"
+     "      Request one specialization. FAMILY: see `coopctl catalog`.\n"
+     "      --out DIR writes <symbol>.ltoir and <symbol>.h (the entry declarations), and\n"
+     "      <symbol>.op<N>.ltoir per user operator (link them too).\n"
+     "      --op-name with --op-source/--op-ltoir: a user operator instead of --op.\n"
+     "      Several specs joined by \" + \" form a bundle: one LTO-IR, one round trip.\n",
+     "compile (or fetch from the cache) one specialization, or a bundle of several",
+     "  coopctl specialize block_reduce --method sum --dtype float32 --threads 256 --arch sm_90\n"
+     "  coopctl specialize block_reduce --dtype float32 --threads 256 --arch sm_90 --out gen/ \\\n"
+     "      + block_scan --method exclusive_sum --dtype int32 --threads 256 --arch sm_90\n"},
+    {"link",
+     "  link --arch sm_XX (--ltoir FILE | --ptx FILE)... [--artifact KEY]...\n"
+     "       [--option OPT]... [--keep-unused-variables] --out FILE [--json]\n"
+     "      Link a kernel with cached artifacts (by key) into a cubin.\n",
+     "link a kernel with cached artifacts (by key) into a cubin",
+     "  coopctl link --arch sm_90 --ltoir kernel.ltoir --artifact KEY --out kernel.cubin\n"
+     "      (KEY: the key `coopctl specialize` printed)\n"},
+    {"explain",
+     "  explain SPEC [--json]\n"
+     "      The cache key's components (same arguments as specialize); on a miss, which\n"
+     "      components differ from entries stored for the same request.\n",
+     "show a spec's cache key, its components, and why it misses the cache",
+     "  coopctl explain block_reduce --method sum --dtype float32 --threads 256 --arch sm_90\n"},
+    {"catalog",
+     "  catalog [--json]\n"
+     "      Every family, method, algorithm, dtype, operator and arch coopd accepts.\n",
+     "list every family, method, algorithm, dtype, operator and arch coopd accepts",
+     "  coopctl catalog\n"
+     "  coopctl catalog --json\n"},
+    {"stats",
+     "  stats [--zero] [--json]\n"
+     "      Counters of the running coopd; --zero prints them, then zeroes them.\n",
+     "print the running coopd's counters",
+     "  coopctl stats\n"
+     "  coopctl stats --zero --json\n"},
+    {"ls",
+     "  ls [--family F] [--dtype T] [--arch A] [--limit N] [--json]\n"
+     "      Disk cache entries, most recently used first.\n",
+     "list disk cache entries, most recently used first",
+     "  coopctl ls --family block_reduce --arch sm_90 --limit 10\n"},
+    {"purge",
+     "  purge (--all | [--family F] [--dtype T] [--arch A]) [--json]\n"
+     "      Remove every cache entry, or those that match all the filters given.\n",
+     "remove cache entries: all of them, or those matching a filter",
+     "  coopctl purge --family block_scan --arch sm_80\n"
+     "  coopctl purge --all\n"},
+    {"verify",
+     "  verify [--json]\n"
+     "      Read and check every stored record; remove bad ones.\n",
+     "read and check every stored record of the disk cache; remove bad ones",
+     "  coopctl verify --json\n"},
+    {"vacuum",
+     "  vacuum [--json]\n"
+     "      Compact the database file.\n",
+     "compact the disk cache's database file", "  coopctl vacuum\n"},
+};
+
+constexpr char kGlobalUsage[] = "usage: coopctl [--socket PATH] [--timeout SECONDS] COMMAND ...\n";
+
+constexpr char kUsageFooter[] =
     "The socket defaults to $COOPD_SOCKET, else $XDG_RUNTIME_DIR/coopd/coopd.sock, else\n"
     "/tmp/coopd-$UID/coopd.sock. Exit status is 0 on success; otherwise one line on stderr.\n";
+
+// `coopctl --help`: every command's usage.
+std::string Usage() {
+  std::string out = std::string(kGlobalUsage) + "\ncommands:\n";
+  for (const auto& c : kCommands) out += c.usage;
+  out += "\n";
+  out += kUsageFooter;
+  out += "`coopctl COMMAND --help` shows one command's usage with examples.\n";
+  return out;
+}
+
+// `coopctl COMMAND --help`.
+std::string CommandUsage(const CommandHelp& c) {
+  return "coopctl " + std::string(c.name) + ": " + c.summary +
+         "\n\nusage (after coopctl [--socket PATH] [--timeout SECONDS]):\n" + c.usage +
+         "\nexamples:\n" + c.examples + "\n" + kUsageFooter;
+}
+
+// "specialize, link, ..." for error messages.
+std::string CommandNames() {
+  std::string out;
+  for (const auto& c : kCommands) out += (out.empty() ? "" : ", ") + std::string(c.name);
+  return out;
+}
 
 struct UsageError {
   std::string message;
@@ -430,7 +497,7 @@ int Link(coop::Client& client, const std::vector<std::string>& args) {
     } else if (a == "--json") {
       json = true;
     } else {
-      Fail("link: unknown argument \"" + a + "\" (see coopctl --help)", 2);
+      Fail("link: unknown argument \"" + a + "\" (see coopctl link --help)", 2);
     }
   }
   if (request.modules.empty()) Fail("link: give the kernel with --ltoir FILE or --ptx FILE", 2);
@@ -901,7 +968,7 @@ int main(int argc, char** argv) {
   for (; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
-      std::cout << kUsage;
+      std::cout << Usage();
       return 0;
     } else if (a == "--socket") {
       if (i + 1 >= argc) Fail("--socket: missing value", 2);
@@ -913,14 +980,20 @@ int main(int argc, char** argv) {
       break;
     }
   }
-  if (i >= argc) {
-    Fail(
-        "missing COMMAND (specialize, link, explain, stats, ls, purge, verify, vacuum); see "
-        "coopctl --help",
-        2);
-  }
+  if (i >= argc) Fail("missing COMMAND (" + CommandNames() + "); see coopctl --help", 2);
   const std::string command = argv[i];
   std::vector<std::string> rest(argv + i + 1, argv + argc);
+  // `--help` (or -h) anywhere among a command's arguments prints that command's help, whatever
+  // else is there: it is what a user reaches for after a usage error.
+  for (const auto& c : kCommands) {
+    if (command != c.name) continue;
+    for (const auto& a : rest) {
+      if (a == "--help" || a == "-h") {
+        std::cout << CommandUsage(c);
+        return 0;
+      }
+    }
+  }
   coop::Client client(options);
   if (command == "specialize") return Specialize(client, rest);
   if (command == "stats") return Stats(client, rest);
@@ -931,7 +1004,5 @@ int main(int argc, char** argv) {
   if (command == "purge") return Purge(client, rest);
   if (command == "verify") return Verify(client, rest);
   if (command == "vacuum") return Vacuum(client, rest);
-  Fail("unknown command \"" + command +
-           "\" (specialize, link, explain, stats, ls, purge, verify, vacuum); see coopctl --help",
-       2);
+  Fail("unknown command \"" + command + "\" (" + CommandNames() + "); see coopctl --help", 2);
 }

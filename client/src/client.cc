@@ -2,17 +2,34 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <string_view>
+
 #include "coop/paths.h"
 #include "coop/v1/coop.grpc.pb.h"
 
 namespace coop {
 namespace {
 
-Error FromGrpc(const grpc::Status& s, const std::string& socket) {
+// coopd marks every status it produces itself with this trailing metadata (server/
+// grpc_service.cc); a status without it came from the client's gRPC library (the transport).
+constexpr char kStatusOriginKey[] = "coopd-status";
+constexpr char kStatusOriginServer[] = "server";
+
+bool FromServer(const grpc::ClientContext& ctx) {
+  const auto& trailers = ctx.GetServerTrailingMetadata();
+  auto it = trailers.find(kStatusOriginKey);
+  return it != trailers.end() &&
+         std::string_view(it->second.data(), it->second.size()) == kStatusOriginServer;
+}
+
+// `ctx` is the finished call's context. Only an UNAVAILABLE the transport produced (coopd did
+// not answer) says "not reachable"; coopd's own UNAVAILABLE ("retry") keeps its message.
+Error FromGrpc(const grpc::Status& s, const grpc::ClientContext& ctx, const std::string& socket) {
   Error e;
   e.code = static_cast<ErrorCode>(s.error_code());
   e.message = s.error_message();
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+  e.from_server = FromServer(ctx);
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE && !e.from_server) {
     e.message = "coopd is not reachable on " + socket + " (is it running?): " + e.message;
   }
   return e;
@@ -265,7 +282,7 @@ Result<Artifact> Client::Specialize(const Spec& spec) {
   grpc::ClientContext ctx;
   impl_->Deadline(&ctx);
   grpc::Status s = impl_->stub->Specialize(&ctx, req, &resp);
-  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
   return FromProto(resp.artifact());
 }
 
@@ -277,7 +294,7 @@ Result<Artifact> Client::SpecializeBundle(const std::vector<Spec>& specs) {
   grpc::ClientContext ctx;
   impl_->Deadline(&ctx);
   grpc::Status s = impl_->stub->SpecializeBundle(&ctx, req, &resp);
-  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
   return FromProto(resp.artifact());
 }
 
@@ -299,7 +316,7 @@ Result<LinkResult> Client::Link(const LinkRequest& request) {
   grpc::ClientContext ctx;
   impl_->Deadline(&ctx);
   grpc::Status s = impl_->stub->Link(&ctx, req, &resp);
-  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
   LinkResult out;
   out.cubin = resp.cubin();
   out.key = resp.key();
@@ -350,7 +367,7 @@ Stats FromProto(const v1::Stats& resp) {
   for (const auto& t : resp.tiers()) {
     out.tiers.push_back({t.name(), t.hits(), t.misses(), t.entries(), t.bytes(), t.raw_bytes(),
                          t.budget_bytes(), t.evictions(), t.corruptions(), t.write_failures(),
-                         t.degraded()});
+                         t.degraded(), t.evicting()});
   }
   out.corruptions = resp.corruptions();
   out.evictions = resp.evictions();
@@ -368,28 +385,30 @@ v1::CacheFilter ToProto(const CacheFilter& f) {
 
 }  // namespace
 
-// Runs one unary call with the client's deadline; converts the status.
+// Runs one unary call on `ctx` (which must outlive the call's status handling: FromGrpc reads
+// its trailing metadata) with the client's deadline.
 template <class Request, class Response, class Method>
-static grpc::Status Call(Method method, v1::Coop::Stub* stub, const Request& req, Response* resp,
-                         std::chrono::milliseconds timeout) {
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + timeout);
-  return (stub->*method)(&ctx, req, resp);
+static grpc::Status Call(Method method, v1::Coop::Stub* stub, grpc::ClientContext* ctx,
+                         const Request& req, Response* resp, std::chrono::milliseconds timeout) {
+  ctx->set_deadline(std::chrono::system_clock::now() + timeout);
+  return (stub->*method)(ctx, req, resp);
 }
 
 Result<Stats> Client::GetStats() {
   v1::Stats resp;
-  grpc::Status s = Call(&v1::Coop::Stub::GetStats, impl_->stub.get(), v1::GetStatsRequest(), &resp,
-                        impl_->options.timeout);
-  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  grpc::ClientContext ctx;
+  grpc::Status s = Call(&v1::Coop::Stub::GetStats, impl_->stub.get(), &ctx, v1::GetStatsRequest(),
+                        &resp, impl_->options.timeout);
+  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
   return FromProto(resp);
 }
 
 Result<Stats> Client::ResetStats() {
   v1::Stats resp;
-  grpc::Status s = Call(&v1::Coop::Stub::ResetStats, impl_->stub.get(), v1::GetStatsRequest(),
+  grpc::ClientContext ctx;
+  grpc::Status s = Call(&v1::Coop::Stub::ResetStats, impl_->stub.get(), &ctx, v1::GetStatsRequest(),
                         &resp, impl_->options.timeout);
-  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
   return FromProto(resp);
 }
 
@@ -398,9 +417,10 @@ Result<Explanation> Client::Explain(const Spec& spec) {
   *req.mutable_spec() = ToProto(spec);
   req.set_client(impl_->options.client_name);
   v1::ExplainResponse resp;
+  grpc::ClientContext ctx;
   grpc::Status s =
-      Call(&v1::Coop::Stub::Explain, impl_->stub.get(), req, &resp, impl_->options.timeout);
-  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+      Call(&v1::Coop::Stub::Explain, impl_->stub.get(), &ctx, req, &resp, impl_->options.timeout);
+  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
   Explanation out;
   out.key = resp.key();
   out.cached = resp.cached();
@@ -419,9 +439,10 @@ Result<std::vector<CacheEntry>> Client::ListEntries(const CacheFilter& filter, u
   *req.mutable_filter() = ToProto(filter);
   req.set_limit(limit);
   v1::ListEntriesResponse resp;
-  grpc::Status s =
-      Call(&v1::Coop::Stub::ListEntries, impl_->stub.get(), req, &resp, impl_->options.timeout);
-  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  grpc::ClientContext ctx;
+  grpc::Status s = Call(&v1::Coop::Stub::ListEntries, impl_->stub.get(), &ctx, req, &resp,
+                        impl_->options.timeout);
+  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
   std::vector<CacheEntry> out;
   for (const auto& e : resp.entries()) {
     out.push_back({e.key(), e.family(), e.dtype(), e.arch(), e.raw_bytes(), e.stored_bytes(),
@@ -435,26 +456,30 @@ Result<uint64_t> Client::Purge(const CacheFilter& filter, bool all) {
   *req.mutable_filter() = ToProto(filter);
   req.set_all(all);
   v1::PurgeResponse resp;
+  grpc::ClientContext ctx;
   grpc::Status s =
-      Call(&v1::Coop::Stub::Purge, impl_->stub.get(), req, &resp, impl_->options.timeout);
-  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+      Call(&v1::Coop::Stub::Purge, impl_->stub.get(), &ctx, req, &resp, impl_->options.timeout);
+  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
   return resp.entries_removed();
 }
 
 Result<VerifyReport> Client::Verify() {
   v1::VerifyResponse resp;
-  grpc::Status s = Call(&v1::Coop::Stub::Verify, impl_->stub.get(), v1::VerifyRequest(), &resp,
-                        impl_->options.timeout);
-  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  grpc::ClientContext ctx;
+  grpc::Status s = Call(&v1::Coop::Stub::Verify, impl_->stub.get(), &ctx, v1::VerifyRequest(),
+                        &resp, impl_->options.timeout);
+  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
   return VerifyReport{resp.entries_checked(), resp.blobs_checked(), resp.bad_removed(),
-                      std::vector<std::string>(resp.bad_keys().begin(), resp.bad_keys().end())};
+                      std::vector<std::string>(resp.bad_keys().begin(), resp.bad_keys().end()),
+                      resp.totals_corrected()};
 }
 
 Result<Catalog> Client::GetCatalog() {
   v1::CatalogResponse resp;
-  grpc::Status s = Call(&v1::Coop::Stub::Catalog, impl_->stub.get(), v1::CatalogRequest(), &resp,
-                        impl_->options.timeout);
-  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  grpc::ClientContext ctx;
+  grpc::Status s = Call(&v1::Coop::Stub::Catalog, impl_->stub.get(), &ctx, v1::CatalogRequest(),
+                        &resp, impl_->options.timeout);
+  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
   auto strings = [](const auto& field) {
     return std::vector<std::string>(field.begin(), field.end());
   };
@@ -491,9 +516,10 @@ Result<Catalog> Client::GetCatalog() {
 
 Result<VacuumReport> Client::Vacuum() {
   v1::VacuumResponse resp;
-  grpc::Status s = Call(&v1::Coop::Stub::Vacuum, impl_->stub.get(), v1::VacuumRequest(), &resp,
-                        impl_->options.timeout);
-  if (!s.ok()) return FromGrpc(s, impl_->options.socket_path);
+  grpc::ClientContext ctx;
+  grpc::Status s = Call(&v1::Coop::Stub::Vacuum, impl_->stub.get(), &ctx, v1::VacuumRequest(),
+                        &resp, impl_->options.timeout);
+  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
   return VacuumReport{resp.file_bytes_before(), resp.file_bytes_after()};
 }
 

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/strings.h"
+
 namespace coopd {
 
 void TieredCache::AddTier(std::unique_ptr<CacheTier> tier, CacheOrigin origin) {
@@ -17,11 +19,13 @@ CacheTier* TieredCache::tier(CacheOrigin origin) {
 
 std::optional<CacheHit> TieredCache::Get(const std::string& key) {
   for (size_t i = 0; i < tiers_.size(); ++i) {
-    auto value = tiers_[i].tier->Get(key);
+    EntryMeta attributes;
+    auto value = tiers_[i].tier->Get(key, i > 0 ? &attributes : nullptr);
     if (value.ok()) {
-      // Promote into the faster tiers so the next lookup stops earlier.
+      // Promote into the faster tiers so the next lookup stops earlier; with the attributes,
+      // so a filtered purge of a faster tier still knows what the entry is.
       for (size_t j = 0; j < i; ++j) {
-        absl::Status s = tiers_[j].tier->Put(key, *value, EntryMeta{});
+        absl::Status s = tiers_[j].tier->Put(key, *value, attributes);
         if (!s.ok()) {
           spdlog::warn("cache: promoting {} into {} failed: {}", key.substr(0, 16),
                        tiers_[j].tier->name(), std::string(s.message()));
@@ -45,18 +49,19 @@ void TieredCache::Put(const std::string& key, const CacheValue& value, const Ent
   }
 }
 
-uint64_t TieredCache::Purge(const CacheFilter& filter) {
-  uint64_t most = 0;
-  for (auto& t : tiers_) {
-    auto n = t.tier->Purge(filter);
-    if (n.ok()) {
-      most = std::max(most, *n);
-    } else {
-      spdlog::warn("cache: purge of the {} tier failed: {}", t.tier->name(),
+absl::StatusOr<uint64_t> TieredCache::Purge(const CacheFilter& filter) {
+  uint64_t slowest = 0;
+  for (size_t i = tiers_.size(); i-- > 0;) {
+    auto n = tiers_[i].tier->Purge(filter);
+    if (!n.ok()) {
+      spdlog::warn("cache: purge of the {} tier failed: {}", tiers_[i].tier->name(),
                    std::string(n.status().message()));
+      return absl::Status(n.status().code(),
+                          StrCat(tiers_[i].tier->name(), " tier: ", n.status().message()));
     }
+    if (i + 1 == tiers_.size()) slowest = *n;
   }
-  return most;
+  return slowest;
 }
 
 std::vector<TieredCache::NamedStats> TieredCache::Stats() {

@@ -60,6 +60,7 @@ struct TierStats {
   uint64_t corruptions = 0;  // records that failed verification and were dropped
   uint64_t write_failures = 0;
   bool degraded = false;  // the last write failed: serving without storing
+  bool evicting = false;  // over budget: the evictor is deleting entries now
 };
 
 class CacheTier {
@@ -67,11 +68,16 @@ class CacheTier {
   virtual ~CacheTier() = default;
   virtual const char* name() const = 0;
   // The value; NOT_FOUND when absent (or when a stored record failed verification: it is then
-  // deleted and counted, never returned); another error when the tier cannot be read.
-  virtual absl::StatusOr<CacheValue> Get(const std::string& key) = 0;
+  // deleted and counted, never returned); another error when the tier cannot be read. When
+  // `attributes` is not null it receives the entry's searchable attributes (family, dtype,
+  // arch, request digest; not the key components), so a promotion keeps them.
+  virtual absl::StatusOr<CacheValue> Get(const std::string& key, EntryMeta* attributes) = 0;
+  absl::StatusOr<CacheValue> Get(const std::string& key) { return Get(key, nullptr); }
   virtual absl::Status Put(const std::string& key, const CacheValue& value,
                            const EntryMeta& meta) = 0;
-  // Removes matching entries; returns how many.
+  // Removes the entries the filter matches; returns how many. An error (never a count) when the
+  // deletion could not run; entries removed before the error stay removed, and the message
+  // says how many.
   virtual absl::StatusOr<uint64_t> Purge(const CacheFilter& filter) = 0;
   virtual TierStats Stats() = 0;
   virtual void ZeroStats() = 0;  // hit/miss/eviction/corruption/failure counters
@@ -92,8 +98,10 @@ class TieredCache {
   std::optional<CacheHit> Get(const std::string& key);
   // Stores in every tier; failures are counted per tier and logged.
   void Put(const std::string& key, const CacheValue& value, const EntryMeta& meta);
-  // Purges every tier; returns the largest count removed from any one tier.
-  uint64_t Purge(const CacheFilter& filter);
+  // Purges the slowest tier first, then the faster ones (so a failure leaves every tier as it
+  // was or serving only what the slower tier still holds). Returns the count of the slowest
+  // tier, which holds every entry the faster ones do; the first tier's error otherwise.
+  absl::StatusOr<uint64_t> Purge(const CacheFilter& filter);
 
   struct NamedStats {
     std::string name;

@@ -8,7 +8,7 @@ void MemoryCache::EraseLocked(Lru::iterator it) {
   lru_.erase(it);
 }
 
-absl::StatusOr<CacheValue> MemoryCache::Get(const std::string& key) {
+absl::StatusOr<CacheValue> MemoryCache::Get(const std::string& key, EntryMeta* attributes) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = index_.find(key);
   if (it == index_.end()) {
@@ -17,6 +17,7 @@ absl::StatusOr<CacheValue> MemoryCache::Get(const std::string& key) {
   }
   lru_.splice(lru_.begin(), lru_, it->second);
   ++stats_.hits;
+  if (attributes != nullptr) *attributes = it->second->meta;
   return it->second->value;
 }
 
@@ -42,9 +43,7 @@ absl::StatusOr<uint64_t> MemoryCache::Purge(const CacheFilter& filter) {
   uint64_t removed = 0;
   for (auto it = lru_.begin(); it != lru_.end();) {
     auto next = std::next(it);
-    // Promoted entries have no attributes: drop them too when filtering (safe: disk has them).
-    const bool unknown = it->meta.family.empty();
-    if (filter.empty() || unknown || filter.Matches(it->meta)) {
+    if (filter.Matches(it->meta)) {
       EraseLocked(it);
       ++removed;
     }

@@ -1,8 +1,8 @@
 // memory_cache.h: in-process LRU tier bounded by a byte budget (keys, metas and blobs counted).
 //
-// Values larger than the budget are not stored. Purge with a filter drops every entry the
-// filter matches; entries promoted from another tier carry no attributes, so a filtered purge
-// also drops those (they are re-read from disk on demand). Thread-safe (one mutex).
+// Values larger than the budget are not stored. Purge with a filter drops exactly the entries
+// the filter matches (entries promoted from the disk tier carry its attributes). Thread-safe
+// (one mutex, held for a lookup and a copy of the value).
 #pragma once
 
 #include <list>
@@ -19,7 +19,8 @@ class MemoryCache final : public CacheTier {
  public:
   explicit MemoryCache(uint64_t budget_bytes) : budget_(budget_bytes) {}
   const char* name() const override { return "memory"; }
-  absl::StatusOr<CacheValue> Get(const std::string& key) override;
+  using CacheTier::Get;
+  absl::StatusOr<CacheValue> Get(const std::string& key, EntryMeta* attributes) override;
   absl::Status Put(const std::string& key, const CacheValue& value, const EntryMeta& meta) override;
   absl::StatusOr<uint64_t> Purge(const CacheFilter& filter) override;
   TierStats Stats() override;

@@ -234,6 +234,16 @@ absl::StatusOr<WorkerPool::Reply> WorkerPool::Run(int index, const Job& job) {
     return reply;
   }
   std::string cause;
+  bool stopping;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping = stopping_;
+  }
+  if (stopping) {
+    // CancelAll() killed it: no restart, and the caller may retry against the next daemon.
+    Reap(index, /*kill_first=*/true, &cause);
+    return absl::UnavailableError(StrCat(job.description, ": coopd is shutting down; retry"));
+  }
   if (absl::IsDeadlineExceeded(s)) {
     Reap(index, /*kill_first=*/true, &cause);
     {
@@ -303,6 +313,22 @@ void WorkerPool::Shutdown() {
   }
   threads_.clear();
   for (int i = 0; i < static_cast<int>(slots_.size()); ++i) Reap(i, /*kill_first=*/false, nullptr);
+}
+
+void WorkerPool::CancelAll() {
+  std::deque<Job> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    dropped.swap(queue_);
+    for (const Slot& slot : slots_) {
+      if (slot.busy && slot.pid > 0) kill(slot.pid, SIGKILL);
+    }
+  }
+  cv_.notify_all();
+  for (auto& job : dropped) {
+    if (job.pinned < 0) job.done(absl::UnavailableError("coopd is shutting down; retry"));
+  }
 }
 
 void WorkerPool::ZeroStats() {

@@ -81,6 +81,10 @@ class WorkerPool {
 
   // Fails queued jobs with UNAVAILABLE, waits for running ones, stops the workers.
   void Shutdown();
+  // Shutdown's impatient first step: fails queued jobs with UNAVAILABLE and kills the workers
+  // running jobs, whose jobs then fail with UNAVAILABLE ("shutting down; retry"); nothing is
+  // restarted. Shutdown() must still be called.
+  void CancelAll();
 
   PoolStats Stats();
   void ZeroStats();  // restarts, crashes, timeouts, per-worker job counts

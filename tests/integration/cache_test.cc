@@ -363,15 +363,8 @@ TEST(CrashSafety, SigkillWhileWritingNeverCorruptsTheCache) {
 TEST(DegradedDisk, FullOrReadOnlyCacheKeepsServing) {
   TempDir dir;
   const std::string mnt = dir.path() + "/mnt";
-  fs::create_directories(mnt);
-  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=4m") != 0) {
-    GTEST_SKIP() << "cannot mount a tmpfs here (" << std::strerror(errno)
-                 << "); this test needs root and mount rights";
-  }
-  struct Unmount {
-    std::string path;
-    ~Unmount() { umount2(path.c_str(), MNT_DETACH); }
-  } unmount{mnt};
+  ScopedTmpfs tmpfs(mnt, "4m");
+  if (!tmpfs.mounted()) GTEST_SKIP() << tmpfs.error();
   CoopdProcess d(dir.path() + "/coopd.sock", mnt + "/cache", {"--memory-cache-mb", "0"});
   std::string error;
   ASSERT_TRUE(d.Start(&error) && d.WaitReady(120s, &error)) << error;

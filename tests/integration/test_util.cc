@@ -1,15 +1,82 @@
 #include "test_util.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <nvJitLink.h>
 #include <nvrtc.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 
 #include "server/compiler.h"
 
 namespace coopd_test {
+
+SqliteLockHolder::SqliteLockHolder(const std::string& db) {
+  int in[2], out[2];
+  if (pipe2(in, O_CLOEXEC) != 0) return;
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    close(in[0]);
+    close(in[1]);
+    return;
+  }
+  pid_ = fork();
+  if (pid_ == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    dup2(out[1], 2);
+    execl("/usr/bin/sqlite3", "sqlite3", db.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  stdin_ = in[1];
+  stdout_ = out[0];
+  if (pid_ < 0) return;
+  // The CLI flushes each result, so "held" arrives once the lock is taken.
+  const std::string sql = "BEGIN EXCLUSIVE;\nSELECT 'held';\n";
+  if (write(stdin_, sql.data(), sql.size()) != static_cast<ssize_t>(sql.size())) return;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (output_.find("held\n") == std::string::npos && std::chrono::steady_clock::now() < end) {
+    pollfd p{stdout_, POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    char buf[256];
+    ssize_t n = read(stdout_, buf, sizeof(buf));
+    if (n <= 0) break;
+    output_.append(buf, static_cast<size_t>(n));
+  }
+  held_ = output_.find("held\n") != std::string::npos;
+}
+
+void SqliteLockHolder::Release() {
+  if (stdin_ >= 0) close(stdin_);
+  if (pid_ > 0) waitpid(pid_, nullptr, 0);
+  if (stdout_ >= 0) close(stdout_);
+  stdin_ = stdout_ = pid_ = -1;
+  held_ = false;
+}
+
+ScopedTmpfs::ScopedTmpfs(const std::string& path, const std::string& size) : path_(path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path_, ec);
+  const std::string options = "size=" + size;
+  mounted_ = mount("tmpfs", path_.c_str(), "tmpfs", 0, options.c_str()) == 0;
+  if (!mounted_) {
+    error_ = "cannot mount a tmpfs here (" + std::string(std::strerror(errno)) +
+             "); this test needs root and mount rights";
+  }
+}
+
+ScopedTmpfs::~ScopedTmpfs() {
+  if (mounted_) umount2(path_.c_str(), MNT_DETACH);
+}
 
 TestDaemon::TestDaemon(std::vector<std::string> args)
     : TestDaemon(std::make_unique<TempDir>(), std::move(args)) {}

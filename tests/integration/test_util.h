@@ -29,6 +29,41 @@ struct TestDaemon {
   TestDaemon(std::unique_ptr<TempDir> dir, std::vector<std::string> args);
 };
 
+// A second process, the sqlite3 CLI, holding an exclusive transaction (the write lock) on a
+// database until Release() or destruction (closing its stdin ends it, rolling it back).
+class SqliteLockHolder {
+ public:
+  explicit SqliteLockHolder(const std::string& db);
+  ~SqliteLockHolder() { Release(); }
+  SqliteLockHolder(const SqliteLockHolder&) = delete;
+  SqliteLockHolder& operator=(const SqliteLockHolder&) = delete;
+  bool held() const { return held_; }
+  const std::string& output() const { return output_; }
+  void Release();
+
+ private:
+  int pid_ = -1;
+  int stdin_ = -1, stdout_ = -1;
+  std::string output_;
+  bool held_ = false;
+};
+
+// A tmpfs of `size` (mount's syntax: "24m") mounted on `path` (created) until destruction.
+// Needs root and mount rights: mounted() is false otherwise, and error() says why.
+class ScopedTmpfs {
+ public:
+  ScopedTmpfs(const std::string& path, const std::string& size);
+  ~ScopedTmpfs();
+  ScopedTmpfs(const ScopedTmpfs&) = delete;
+  ScopedTmpfs& operator=(const ScopedTmpfs&) = delete;
+  bool mounted() const { return mounted_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string path_, error_;
+  bool mounted_ = false;
+};
+
 // block_reduce sum float32, 256 threads, sm_90: the README's example.
 coop::Spec BlockReduceF32();
 

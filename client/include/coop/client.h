@@ -56,6 +56,10 @@ const char* ErrorCodeName(ErrorCode code);
 struct Error {
   ErrorCode code = ErrorCode::kUnknown;
   std::string message;
+  // True when coopd itself produced this error (it answered the call); false when the call
+  // never reached a running coopd (no socket, connection refused, deadline before an answer).
+  // Only a kUnavailable that is not from the server says "coopd is not reachable".
+  bool from_server = false;
 };
 
 // A value or an Error. `if (r)` tests for a value; `*r` / `r->` reach it; `r.error()` the error.
@@ -227,6 +231,7 @@ struct TierStats {
   uint64_t corruptions = 0;
   uint64_t write_failures = 0;
   bool degraded = false;  // the last write failed: compiling without caching
+  bool evicting = false;  // over budget: the evictor is deleting least recently used entries
 };
 
 struct KeyComponent {
@@ -271,6 +276,7 @@ struct VerifyReport {
   uint64_t blobs_checked = 0;
   uint64_t bad_removed = 0;
   std::vector<std::string> bad_keys;
+  bool totals_corrected = false;  // the stored totals disagreed with the tables; rebuilt
 };
 
 struct VacuumReport {

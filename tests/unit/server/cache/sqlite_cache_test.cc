@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "server/cache/record.h"
+#include "server/sha256.h"
 
 namespace coopd {
 namespace {
@@ -41,11 +42,13 @@ class SqliteCacheTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  std::unique_ptr<SqliteCache> Open(uint64_t budget = uint64_t{1} << 30) {
+  std::unique_ptr<SqliteCache> Open(uint64_t budget = uint64_t{1} << 30,
+                                    std::chrono::milliseconds busy = 5000ms) {
     SqliteCacheOptions o;
     o.dir = dir_;
     o.budget_bytes = budget;
     o.flush_interval = 50ms;
+    o.busy_timeout = busy;
     auto c = SqliteCache::Open(o);
     EXPECT_TRUE(c.ok()) << c.status();
     return c.ok() ? std::move(*c) : nullptr;
@@ -63,7 +66,54 @@ class SqliteCacheTest : public ::testing::Test {
     sqlite3_close(db);
   }
 
+  // The first column of the first row of `sql`, run on the file through a separate connection.
+  std::string QueryFile(const std::string& sql) {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open((dir_ + "/cache.db").c_str(), &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    sqlite3_stmt* stmt = nullptr;
+    std::string out;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sql;
+    if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr) {
+      out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    }
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return out;
+  }
+
+  // The cache's totals against sums over the tables, computed here independently.
+  void ExpectTotalsExact(SqliteCache& cache) {
+    const TierStats s = cache.Stats();
+    EXPECT_EQ(std::to_string(s.entries), QueryFile("SELECT COUNT(*) FROM entries"));
+    EXPECT_EQ(std::to_string(s.bytes),
+              QueryFile("SELECT COALESCE((SELECT SUM(stored_bytes) FROM entries), 0) + "
+                        "COALESCE((SELECT SUM(stored_bytes) FROM blobs), 0)"));
+    EXPECT_EQ(std::to_string(s.raw_bytes),
+              QueryFile("SELECT COALESCE(SUM(raw_bytes), 0) FROM entries"));
+    EXPECT_EQ(QueryFile("SELECT COUNT(*) FROM blobs WHERE NOT EXISTS (SELECT 1 FROM entries "
+                        "WHERE blob_digest = blobs.digest)"),
+              "0")
+        << "no blob outlives its entries";
+  }
+
   std::string dir_;
+};
+
+// A second connection holding the write lock (BEGIN EXCLUSIVE), as another process would.
+class WriteLock {
+ public:
+  explicit WriteLock(const std::string& path) {
+    EXPECT_EQ(sqlite3_open(path.c_str(), &db_), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db_, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  }
+  ~WriteLock() {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(db_);
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
 };
 
 TEST_F(SqliteCacheTest, StoresAndReadsBackCompressed) {
@@ -257,6 +307,177 @@ TEST_F(SqliteCacheTest, MigratesSchemaOne) {
   EXPECT_EQ(cache->Stats().entries, 0u);
   ASSERT_TRUE(cache->Put("k", {"m", "v"}, Meta("block_reduce")).ok());
   EXPECT_EQ(cache->Get("k")->blob, "v");
+}
+
+// Hundreds of entries over budget go in a few transactions of many entries each (the old
+// evictor deleted one entry per transaction and summed the whole file after each).
+TEST_F(SqliteCacheTest, EvictsHundredsOfEntriesInBatchesOfMany) {
+  {
+    auto fill = Open();
+    for (int i = 0; i < 600; ++i) {
+      ASSERT_TRUE(
+          fill->Put("k" + std::to_string(i), {"m", Blob(i, 20000)}, Meta("block_reduce")).ok());
+    }
+  }
+  const uint64_t full = std::stoull(QueryFile("SELECT entry_bytes + blob_bytes FROM totals"));
+  const uint64_t budget = full / 3;  // about 440 of the 600 must go
+  auto cache = Open(budget);
+  for (int i = 0; i < 600 && cache->Stats().bytes > budget; ++i) std::this_thread::sleep_for(50ms);
+  const TierStats s = cache->Stats();
+  EXPECT_LE(s.bytes, budget);
+  EXPECT_GE(s.evictions, 400u);
+  EXPECT_LT(s.entries, 200u);
+  EXPECT_GE(cache->eviction_batches(), 2u) << "at most kMaxEvictBatch entries per transaction";
+  EXPECT_LE(cache->eviction_batches(), s.evictions / 50) << "many entries per transaction";
+  // The oldest went first: the newest entry survives, the first is gone.
+  EXPECT_TRUE(cache->Get("k599").ok());
+  EXPECT_TRUE(absl::IsNotFound(cache->Get("k0").status()));
+  ExpectTotalsExact(*cache);
+}
+
+// The persisted totals stay exact through inserts, shared blobs, replacements (whose old blob
+// is deleted with the write), purges and reopening; Open reads them instead of summing.
+TEST_F(SqliteCacheTest, TotalsRowStaysExactThroughEveryKindOfWrite) {
+  {
+    auto cache = Open();
+    for (int i = 0; i < 200; ++i) {
+      const std::string dtype = i % 2 ? "int32" : "float32";
+      ASSERT_TRUE(cache
+                      ->Put("k" + std::to_string(i),
+                            {"meta" + std::to_string(i), Blob(i % 150, 5000)},
+                            Meta("block_reduce", dtype))
+                      .ok());
+    }
+    ExpectTotalsExact(*cache);
+    // Replace 20 entries with new payloads: their old blobs (unshared ones) go with the write.
+    for (int i = 0; i < 20; ++i) {
+      ASSERT_TRUE(
+          cache->Put("k" + std::to_string(i), {"new", Blob(1000 + i, 7000)}, Meta("block_scan"))
+              .ok());
+    }
+    ExpectTotalsExact(*cache);
+    auto removed = cache->Purge(CacheFilter{"", "int32", ""});
+    ASSERT_TRUE(removed.ok()) << removed.status();
+    EXPECT_EQ(*removed, 90u);  // the odd keys from 20 on
+    ExpectTotalsExact(*cache);
+    EXPECT_EQ(cache->Stats().entries, 110u);
+  }
+  auto reopened = Open();
+  EXPECT_EQ(reopened->Stats().entries, 110u);
+  ExpectTotalsExact(*reopened);
+}
+
+// Another process holding the write lock: reads go on (WAL), a write is counted as a failure,
+// and a purge returns UNAVAILABLE naming the lock instead of a count of what it did not do.
+TEST_F(SqliteCacheTest, ALockHeldElsewhereFailsWritesButNotReads) {
+  auto cache = Open(uint64_t{1} << 30, 200ms);
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(
+        cache->Put("k" + std::to_string(i), {"m", Blob(i, 3000)}, Meta("block_reduce")).ok());
+  }
+  {
+    WriteLock lock(dir_ + "/cache.db");
+    auto got = cache->Get("k3");
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(got->blob, Blob(3, 3000));
+    auto purge = cache->Purge(CacheFilter{"block_reduce", "", ""});
+    ASSERT_FALSE(purge.ok());
+    EXPECT_TRUE(absl::IsUnavailable(purge.status())) << purge.status();
+    EXPECT_NE(purge.status().message().find("removed 0 of 10 matching entries"), std::string::npos)
+        << purge.status();
+    EXPECT_NE(purge.status().message().find("locked"), std::string::npos) << purge.status();
+    EXPECT_FALSE(cache->Put("k99", {"m", "v"}, Meta("block_reduce")).ok());
+    EXPECT_EQ(cache->Stats().write_failures, 1u);
+    EXPECT_TRUE(cache->Stats().degraded);
+    auto vacuum = cache->Vacuum();
+    EXPECT_TRUE(absl::IsUnavailable(vacuum.status())) << vacuum.status();
+  }
+  EXPECT_EQ(cache->Stats().entries, 10u);
+  auto purge = cache->Purge(CacheFilter{"block_reduce", "", ""});
+  ASSERT_TRUE(purge.ok()) << purge.status();
+  EXPECT_EQ(*purge, 10u);
+  ExpectTotalsExact(*cache);
+}
+
+// Schema 2 (no totals row) is migrated in place: its entries stay, orphaned blobs go, and the
+// totals are computed once.
+TEST_F(SqliteCacheTest, MigratesSchemaTwoKeepingItsEntries) {
+  const std::string payload = Blob(7, 40000);
+  const std::string digest = Sha256::Hex(payload);
+  const std::string blob_record = EncodeRecord(payload);
+  const std::string meta_record = EncodeRecord("the meta");
+  auto hex = [](const std::string& s) {
+    return ToHex(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+  };
+  ExecOnFile(
+      "CREATE TABLE blobs(digest TEXT PRIMARY KEY, record BLOB NOT NULL, raw_bytes INTEGER NOT "
+      "NULL, stored_bytes INTEGER NOT NULL);"
+      "CREATE TABLE entries(key TEXT PRIMARY KEY, blob_digest TEXT NOT NULL, meta BLOB NOT NULL,"
+      " family TEXT NOT NULL, dtype TEXT NOT NULL, arch TEXT NOT NULL, request_digest TEXT NOT "
+      "NULL, components BLOB NOT NULL, created_at INTEGER NOT NULL, last_access INTEGER NOT "
+      "NULL, raw_bytes INTEGER NOT NULL, stored_bytes INTEGER NOT NULL);"
+      "CREATE INDEX entries_by_access ON entries(last_access);"
+      "CREATE INDEX entries_by_request ON entries(request_digest);"
+      "CREATE INDEX entries_by_blob ON entries(blob_digest);"
+      "INSERT INTO blobs VALUES('" +
+      digest + "', X'" + hex(blob_record) + "', " + std::to_string(payload.size()) + ", " +
+      std::to_string(blob_record.size()) +
+      ");"
+      "INSERT INTO blobs VALUES('orphan', X'00', 1, 1);"
+      "INSERT INTO entries VALUES('old', '" +
+      digest + "', X'" + hex(meta_record) +
+      "', 'block_reduce', 'float32', 'sm_90', 'r', X'', 1, 1, " +
+      std::to_string(payload.size() + 8) + ", " + std::to_string(meta_record.size()) +
+      ");"
+      "PRAGMA user_version = 2;");
+  auto cache = Open();
+  ASSERT_NE(cache, nullptr);
+  EXPECT_EQ(QueryFile("PRAGMA user_version"), "3");
+  auto got = cache->Get("old");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->blob, payload);
+  EXPECT_EQ(got->meta, "the meta");
+  EXPECT_EQ(cache->Stats().entries, 1u);
+  EXPECT_EQ(cache->Stats().bytes, blob_record.size() + meta_record.size());
+  ExpectTotalsExact(*cache);
+}
+
+// A totals row that disagrees with the tables (edited by hand) is found and rebuilt by Verify.
+TEST_F(SqliteCacheTest, VerifyRebuildsTotalsThatDisagreeWithTheTables) {
+  {
+    auto cache = Open();
+    for (int i = 0; i < 30; ++i) {
+      ASSERT_TRUE(
+          cache->Put("k" + std::to_string(i), {"m", Blob(i, 2000)}, Meta("block_reduce")).ok());
+    }
+  }
+  ExecOnFile("UPDATE totals SET entries = 999, blob_bytes = 5");
+  auto cache = Open();
+  EXPECT_EQ(cache->Stats().entries, 999u) << "Open reads the row, it does not sum the tables";
+  auto report = cache->Verify();
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->totals_corrected);
+  EXPECT_EQ(report->bad_removed, 0u);
+  EXPECT_EQ(cache->Stats().entries, 30u);
+  ExpectTotalsExact(*cache);
+  auto again = cache->Verify();
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->totals_corrected);
+}
+
+// BeginShutdown makes long maintenance stop with UNAVAILABLE instead of running on.
+TEST_F(SqliteCacheTest, MaintenanceStopsAfterBeginShutdown) {
+  auto cache = Open();
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_TRUE(
+        cache->Put("k" + std::to_string(i), {"m", Blob(i, 2000)}, Meta("block_reduce")).ok());
+  }
+  cache->BeginShutdown();
+  EXPECT_TRUE(absl::IsUnavailable(cache->Verify().status()));
+  EXPECT_TRUE(absl::IsUnavailable(cache->Vacuum().status()));
+  auto purge = cache->Purge(CacheFilter{"block_reduce", "", ""});
+  EXPECT_TRUE(absl::IsUnavailable(purge.status())) << purge.status();
+  EXPECT_TRUE(cache->Get("k1").ok()) << "reads are still served";
 }
 
 TEST_F(SqliteCacheTest, UsesWalMode) {

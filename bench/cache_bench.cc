@@ -1,0 +1,296 @@
+// cache_bench: the disk cache at farm scale, measured side by side in one run. Prints ratios
+// against baselines taken in the same run; see docs/benchmarks.md and docs/cache.md.
+//
+//   A. start to ready: coopd on a cache of 50 entries vs one of N (default 10,000), starts
+//      interleaved, median of --rounds each (ready = the first GetStats answered);
+//   B. disk hit vs memory hit: the same spec from a coopd with no memory tier and from one with
+//      it, both on the N-entry cache, requests interleaved, p50 and p99 of --hits each;
+//   C. eviction: coopd started on the N-entry cache with a budget that forces more than 1,000
+//      evictions; how long until it is under budget, how many batches, and the memory-hit and
+//      GetStats latency while it evicts vs once it is done; then SIGTERM during a second
+//      eviction and the time to exit.
+//
+// Caches are written by coopd_fill (real-sized, verifiable entries; see bench/coopd_fill.cc).
+//
+// usage: cache_bench [--entries N] [--rounds R] [--hits H] [--dir DIR]
+//   --dir keeps the filled caches there between runs (default: a temporary directory, removed)
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coop/client.h"
+#include "integration/coopd_process.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+using coopd_test::CoopdProcess;
+using coopd_test::RunCommand;
+namespace fs = std::filesystem;
+
+double Ms(Clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+double Pct(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "cache_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+coop::Spec RealSpec() {
+  coop::Spec s;
+  s.family = "block_reduce";
+  s.method = "sum";
+  s.dtype = "float32";
+  s.block = {256, 1, 1};
+  s.arch = "sm_90";
+  return s;
+}
+
+void Fill(const std::string& cache_dir, uint64_t entries) {
+  if (fs::exists(cache_dir + "/cache.db")) {
+    std::printf("  reusing %s\n", cache_dir.c_str());
+    return;
+  }
+  const auto start = Clock::now();
+  std::string out, err;
+  if (RunCommand(
+          {COOPD_FILL_BINARY, "--cache-dir", cache_dir, "--entries", std::to_string(entries)}, &out,
+          &err) != 0) {
+    Die("coopd_fill failed: " + err);
+  }
+  std::printf("  %s  (%.1f s)\n", out.substr(0, out.find('\n')).c_str(),
+              std::chrono::duration<double>(Clock::now() - start).count());
+}
+
+coop::Client ClientFor(const std::string& socket, std::chrono::seconds timeout = 60s) {
+  coop::ClientOptions o;
+  o.socket_path = socket;
+  o.timeout = timeout;
+  return coop::Client(o);
+}
+
+// Starts coopd and returns the milliseconds from fork to the first answered GetStats.
+double StartAndTime(CoopdProcess* p) {
+  std::string error;
+  const auto start = Clock::now();
+  if (!p->Start(&error)) Die(error);
+  for (;;) {
+    struct stat st;
+    if (stat(p->socket_path().c_str(), &st) == 0 && S_ISSOCK(st.st_mode) &&
+        ClientFor(p->socket_path(), 2s).GetStats()) {
+      return Ms(Clock::now() - start);
+    }
+    if (Clock::now() - start > 120s) Die("coopd did not become ready:\n" + p->Log());
+    std::this_thread::sleep_for(1ms);
+  }
+}
+
+const coop::TierStats* Disk(const coop::Stats& s) {
+  for (const auto& t : s.tiers) {
+    if (t.name == "disk") return &t;
+  }
+  return nullptr;
+}
+
+// Makes sure the real spec is stored in `cache_dir` (compiling it once) and is the most
+// recently used entry there.
+void StoreRealSpec(const std::string& dir, const std::string& cache_dir) {
+  CoopdProcess p(dir + "/prep.sock", cache_dir, {});
+  std::string error;
+  if (!p.Start(&error) || !p.WaitReady(120s, &error)) Die(error);
+  auto a = ClientFor(p.socket_path(), 300s).Specialize(RealSpec());
+  if (!a) Die("specialize: " + a.error().message);
+  p.Stop(SIGTERM);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint64_t entries = 10000;
+  int rounds = 7, hits = 400;
+  std::string keep_dir;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) Die("usage: cache_bench [--entries N] [--rounds R] [--hits H] [--dir DIR]");
+    if (a == "--entries") {
+      entries = std::stoull(argv[++i]);
+    } else if (a == "--rounds") {
+      rounds = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--hits") {
+      hits = std::max(10, std::atoi(argv[++i]));
+    } else if (a == "--dir") {
+      keep_dir = argv[++i];
+    } else {
+      Die("unknown argument " + a);
+    }
+  }
+  std::unique_ptr<coopd_test::TempDir> temp;
+  std::string dir = keep_dir;
+  if (dir.empty()) {
+    temp = std::make_unique<coopd_test::TempDir>();
+    dir = temp->path();
+  }
+  fs::create_directories(dir);
+  const std::string small = dir + "/cache-50", large = dir + "/cache-" + std::to_string(entries);
+  std::printf("cache_bench: caches of 50 and %llu entries under %s\n",
+              static_cast<unsigned long long>(entries), dir.c_str());
+  Fill(small, 50);
+  Fill(large, entries);
+  StoreRealSpec(dir, small);
+  StoreRealSpec(dir, large);
+
+  // ---- A. start to ready ------------------------------------------------------------------
+  {
+    std::vector<double> t_small, t_large;
+    for (int r = 0; r < rounds + 1; ++r) {  // round 0 warms the page cache and the manifests
+      for (int which = 0; which < 2; ++which) {
+        CoopdProcess p(dir + "/a.sock", which == 0 ? small : large, {});
+        const double ms = StartAndTime(&p);
+        if (r > 0) (which == 0 ? t_small : t_large).push_back(ms);
+        p.Stop(SIGTERM);
+      }
+    }
+    const double a = Pct(t_small, 0.5), b = Pct(t_large, 0.5);
+    std::printf("\nA. start to ready, median of %d interleaved starts\n", rounds);
+    std::printf("   50 entries: %.0f ms   %llu entries: %.0f ms   ratio %.2fx (goal <= 1.5x)\n", a,
+                static_cast<unsigned long long>(entries), b, b / a);
+  }
+
+  // ---- B. disk hit vs memory hit -----------------------------------------------------------
+  {
+    CoopdProcess mem(dir + "/m.sock", large, {});
+    CoopdProcess disk(dir + "/d.sock", large, {"--memory-cache-mb", "0"});
+    std::string error;
+    if (!mem.Start(&error) || !mem.WaitReady(120s, &error)) Die(error);
+    if (!disk.Start(&error) || !disk.WaitReady(120s, &error)) Die(error);
+    auto mc = ClientFor(mem.socket_path()), dc = ClientFor(disk.socket_path());
+    if (!mc.Specialize(RealSpec()) || !dc.Specialize(RealSpec())) Die("warm-up request failed");
+    std::vector<double> tm, td;
+    for (int i = 0; i < hits; ++i) {
+      auto t0 = Clock::now();
+      auto a = mc.Specialize(RealSpec());
+      auto t1 = Clock::now();
+      auto b = dc.Specialize(RealSpec());
+      auto t2 = Clock::now();
+      if (!a || a->origin != coop::Origin::kMemory) Die("expected a memory hit");
+      if (!b || b->origin != coop::Origin::kDisk) Die("expected a disk hit");
+      tm.push_back(Ms(t1 - t0));
+      td.push_back(Ms(t2 - t1));
+    }
+    std::printf(
+        "\nB. Specialize hit of one 135 KB artifact on the %llu-entry cache, %d interleaved\n",
+        static_cast<unsigned long long>(entries), hits);
+    std::printf(
+        "   memory: p50 %.3f ms p99 %.3f ms   disk: p50 %.3f ms p99 %.3f ms   "
+        "disk/memory p50 %.2fx (goal <= 2x)\n",
+        Pct(tm, 0.5), Pct(tm, 0.99), Pct(td, 0.5), Pct(td, 0.99), Pct(td, 0.5) / Pct(tm, 0.5));
+    mem.Stop(SIGTERM);
+    disk.Stop(SIGTERM);
+  }
+
+  // ---- C. eviction under load, then SIGTERM during eviction ----------------------------------
+  {
+    // A copy, so the big cache survives for the next run.
+    const std::string evict_dir = dir + "/cache-evict";
+    fs::remove_all(evict_dir);
+    fs::create_directories(evict_dir);
+    fs::copy_file(large + "/cache.db", evict_dir + "/cache.db");
+    const uint64_t stored = [&] {
+      std::string out, err;
+      RunCommand({"/usr/bin/sqlite3", evict_dir + "/cache.db",
+                  "SELECT entry_bytes + blob_bytes FROM totals"},
+                 &out, &err);
+      return std::stoull(out);
+    }();
+    // Evicting to 90% of a budget of 80% of the store: about 28% of the entries.
+    const uint64_t budget_mb = std::max<uint64_t>(1, stored * 8 / 10 >> 20);
+    CoopdProcess p(dir + "/e.sock", evict_dir, {"--cache-max-mb", std::to_string(budget_mb)});
+    std::string error;
+    const auto start = Clock::now();
+    if (!p.Start(&error) || !p.WaitReady(120s, &error)) Die(error);
+    auto c = ClientFor(p.socket_path(), 60s);
+    std::vector<double> hit_during, hit_after, stats_during, stats_after;
+    bool evicting = true;
+    uint64_t evictions = 0, remaining = 0;
+    double evicted_at = 0;
+    int failures = 0;
+    while (true) {
+      auto t0 = Clock::now();
+      auto a = c.Specialize(RealSpec());
+      auto t1 = Clock::now();
+      auto s = c.GetStats();
+      auto t2 = Clock::now();
+      if (!a || !s) {
+        ++failures;
+        continue;
+      }
+      const coop::TierStats* d = Disk(*s);
+      const bool now_evicting = d->evicting || d->bytes > (budget_mb << 20);
+      if (evicting && !now_evicting) {
+        evicted_at = Ms(Clock::now() - start);
+        evictions = d->evictions;
+        remaining = d->entries;
+      }
+      evicting = now_evicting;
+      if (a->origin == coop::Origin::kMemory) {
+        (evicting ? hit_during : hit_after).push_back(Ms(t1 - t0));
+      }
+      (evicting ? stats_during : stats_after).push_back(Ms(t2 - t1));
+      if (!evicting && hit_after.size() >= 200) break;
+      if (Clock::now() - start > 600s) Die("eviction did not finish in 10 minutes");
+    }
+    std::printf("\nC. eviction: %llu entries, budget %llu MiB (store %.0f MiB)\n",
+                static_cast<unsigned long long>(entries),
+                static_cast<unsigned long long>(budget_mb),
+                static_cast<double>(stored) / (1 << 20));
+    std::printf("   evicted %llu entries (%llu left) within %.0f ms of start; %d failed requests\n",
+                static_cast<unsigned long long>(evictions),
+                static_cast<unsigned long long>(remaining), evicted_at, failures);
+    std::printf(
+        "   memory hit while evicting: p50 %.3f ms max %.3f ms (%zu)   after: p50 %.3f ms "
+        "max %.3f ms   ratio p50 %.2fx\n",
+        Pct(hit_during, 0.5), Pct(hit_during, 1), hit_during.size(), Pct(hit_after, 0.5),
+        Pct(hit_after, 1), hit_during.empty() ? 0 : Pct(hit_during, 0.5) / Pct(hit_after, 0.5));
+    std::printf(
+        "   GetStats while evicting: p50 %.3f ms max %.3f ms (%zu)   after: p50 %.3f ms "
+        "max %.3f ms\n",
+        Pct(stats_during, 0.5), Pct(stats_during, 1), stats_during.size(), Pct(stats_after, 0.5),
+        Pct(stats_after, 1));
+    p.Stop(SIGTERM);
+
+    // SIGTERM while a 1 MiB budget forces out nearly everything.
+    fs::remove_all(evict_dir);
+    fs::create_directories(evict_dir);
+    fs::copy_file(large + "/cache.db", evict_dir + "/cache.db");
+    CoopdProcess q(dir + "/t.sock", evict_dir, {"--cache-max-mb", "1"});
+    if (!q.Start(&error) || !q.WaitReady(120s, &error)) Die(error);
+    std::this_thread::sleep_for(300ms);
+    auto s = ClientFor(q.socket_path()).GetStats();
+    const auto sent = Clock::now();
+    q.Signal(SIGTERM);
+    const int rc = q.WaitExit(120s);
+    std::printf(
+        "   SIGTERM 300 ms into evicting %llu entries (%llu gone by then): exit %d after "
+        "%.0f ms\n",
+        static_cast<unsigned long long>(entries),
+        static_cast<unsigned long long>(s ? Disk(*s)->evictions : 0), rc, Ms(Clock::now() - sent));
+    fs::remove_all(evict_dir);
+  }
+  return 0;
+}
