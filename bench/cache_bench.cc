@@ -206,7 +206,13 @@ int main(int argc, char** argv) {
 
   // ---- C. eviction under load, then SIGTERM during eviction ----------------------------------
   {
-    // A copy, so the big cache survives for the next run.
+    // A copy, so the big cache survives for the next run; checkpointed first, so the copy of
+    // the main file holds everything (the daemons above may leave a WAL behind).
+    {
+      std::string out, err;
+      RunCommand({"/usr/bin/sqlite3", large + "/cache.db", "PRAGMA wal_checkpoint(TRUNCATE)"}, &out,
+                 &err);
+    }
     const std::string evict_dir = dir + "/cache-evict";
     fs::remove_all(evict_dir);
     fs::create_directories(evict_dir);
@@ -280,13 +286,13 @@ int main(int argc, char** argv) {
     fs::copy_file(large + "/cache.db", evict_dir + "/cache.db");
     CoopdProcess q(dir + "/t.sock", evict_dir, {"--cache-max-mb", "1"});
     if (!q.Start(&error) || !q.WaitReady(120s, &error)) Die(error);
-    std::this_thread::sleep_for(300ms);
+    std::this_thread::sleep_for(1000ms);
     auto s = ClientFor(q.socket_path()).GetStats();
     const auto sent = Clock::now();
     q.Signal(SIGTERM);
     const int rc = q.WaitExit(120s);
     std::printf(
-        "   SIGTERM 300 ms into evicting %llu entries (%llu gone by then): exit %d after "
+        "   SIGTERM 1 s into evicting %llu entries (%llu gone by then): exit %d after "
         "%.0f ms\n",
         static_cast<unsigned long long>(entries),
         static_cast<unsigned long long>(s ? Disk(*s)->evictions : 0), rc, Ms(Clock::now() - sent));
