@@ -28,11 +28,11 @@
 #include "coop/v1/coop.pb.h"
 #include "device/embedded_headers.h"
 #include "server/cache/sqlite_cache.h"
-#include "server/compiler.h"
-#include "server/render.h"
-#include "server/sha256.h"
-#include "server/spec.h"
-#include "server/strings.h"
+#include "server/catalog/render.h"
+#include "server/catalog/spec.h"
+#include "server/engine/compiler.h"
+#include "server/util/sha256.h"
+#include "server/util/strings.h"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "device/embedded_headers.h"
-#include "server/compiler.h"
+#include "server/engine/compiler.h"
 
 int main(int argc, char** argv) {
   if (argc < 3 || argc > 4) {

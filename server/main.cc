@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "server/daemon.h"
 #include "server/engine/worker.h"
+#include "server/service/daemon.h"
 
 int main(int argc, char** argv) {
   if (argc >= 3 && std::strcmp(argv[1], "--worker-fd") == 0) {

@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "server/strings.h"
+#include "server/util/strings.h"
 
 namespace coopd {
 

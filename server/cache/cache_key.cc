@@ -1,9 +1,9 @@
-#include "server/cache_key.h"
+#include "server/cache/cache_key.h"
 
 #include <map>
 
-#include "server/sha256.h"
-#include "server/strings.h"
+#include "server/util/sha256.h"
+#include "server/util/strings.h"
 
 namespace coopd {
 

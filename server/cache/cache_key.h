@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "coop/v1/coop.pb.h"
-#include "server/toolchain.h"
+#include "server/toolchain/toolchain.h"
 
 namespace coopd {
 

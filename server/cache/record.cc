@@ -4,8 +4,8 @@
 
 #include <cstring>
 
-#include "server/sha256.h"
-#include "server/strings.h"
+#include "server/util/sha256.h"
+#include "server/util/strings.h"
 
 namespace coopd {
 namespace {

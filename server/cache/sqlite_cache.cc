@@ -8,8 +8,8 @@
 #include <set>
 
 #include "server/cache/record.h"
-#include "server/sha256.h"
-#include "server/strings.h"
+#include "server/util/sha256.h"
+#include "server/util/strings.h"
 
 namespace coopd {
 

@@ -1,11 +1,11 @@
-#include "server/render.h"
+#include "server/catalog/render.h"
 
 #include <algorithm>
 
-#include "server/sha256.h"
-#include "server/spec.h"
-#include "server/strings.h"
-#include "server/user_op.h"
+#include "server/catalog/spec.h"
+#include "server/catalog/user_op.h"
+#include "server/util/sha256.h"
+#include "server/util/strings.h"
 
 namespace coopd {
 namespace {

@@ -1,12 +1,12 @@
-#include "server/spec.h"
+#include "server/catalog/spec.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
 
 #include "absl/status/status.h"
-#include "server/strings.h"
-#include "server/user_op.h"
+#include "server/catalog/user_op.h"
+#include "server/util/strings.h"
 
 namespace coopd {
 namespace {

@@ -1,9 +1,9 @@
-#include "server/user_op.h"
+#include "server/catalog/user_op.h"
 
 #include <algorithm>
 
-#include "server/sha256.h"
-#include "server/strings.h"
+#include "server/util/sha256.h"
+#include "server/util/strings.h"
 
 namespace coopd {
 namespace {

@@ -17,7 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "coop/v1/coop.pb.h"
-#include "server/spec.h"
+#include "server/catalog/spec.h"
 
 namespace coopd {
 

@@ -1,4 +1,4 @@
-#include "server/compiler.h"
+#include "server/engine/compiler.h"
 
 #include <nvJitLink.h>
 #include <nvrtc.h>
@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "absl/status/status.h"
-#include "server/strings.h"
+#include "server/util/strings.h"
 
 namespace coopd {
 namespace {

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "server/render.h"
-#include "server/toolchain.h"
+#include "server/catalog/render.h"
+#include "server/toolchain/toolchain.h"
 
 namespace coopd {
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "server/strings.h"
+#include "server/util/strings.h"
 
 namespace coopd {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "coop/v1/worker.pb.h"
 #include "device/embedded_headers.h"
-#include "server/compiler.h"
+#include "server/engine/compiler.h"
 #include "server/engine/framing.h"
 
 namespace coopd {

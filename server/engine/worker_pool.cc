@@ -13,7 +13,7 @@
 #include <filesystem>
 
 #include "server/engine/framing.h"
-#include "server/strings.h"
+#include "server/util/strings.h"
 
 extern char** environ;
 

@@ -1,4 +1,4 @@
-#include "server/grpc_service.h"
+#include "server/rpc/grpc_service.h"
 
 #include <spdlog/spdlog.h>
 

@@ -20,7 +20,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "coop/v1/coop.grpc.pb.h"
-#include "server/service.h"
+#include "server/service/service.h"
 
 namespace coopd {
 

@@ -1,4 +1,4 @@
-#include "server/daemon.h"
+#include "server/service/daemon.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -21,8 +21,8 @@
 #include "server/cache/memory_cache.h"
 #include "server/cache/sqlite_cache.h"
 #include "server/engine/worker_pool.h"
-#include "server/grpc_service.h"
-#include "server/strings.h"
+#include "server/rpc/grpc_service.h"
+#include "server/util/strings.h"
 
 namespace coopd {
 namespace {

@@ -1,15 +1,15 @@
-#include "server/service.h"
+#include "server/service/service.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 
-#include "server/cache_key.h"
-#include "server/render.h"
-#include "server/sha256.h"
-#include "server/spec.h"
-#include "server/strings.h"
-#include "server/user_op.h"
+#include "server/cache/cache_key.h"
+#include "server/catalog/render.h"
+#include "server/catalog/spec.h"
+#include "server/catalog/user_op.h"
+#include "server/util/sha256.h"
+#include "server/util/strings.h"
 
 namespace coopd {
 

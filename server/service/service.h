@@ -24,12 +24,12 @@
 #include "absl/status/statusor.h"
 #include "coop/v1/coop.pb.h"
 #include "server/cache/cache.h"
+#include "server/cache/cache_key.h"
 #include "server/cache/sqlite_cache.h"
-#include "server/cache_key.h"
-#include "server/compiler.h"
+#include "server/engine/compiler.h"
 #include "server/engine/worker_pool.h"
-#include "server/single_flight.h"
-#include "server/toolchain.h"
+#include "server/toolchain/toolchain.h"
+#include "server/util/single_flight.h"
 
 namespace coopd {
 

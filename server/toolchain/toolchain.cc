@@ -1,4 +1,4 @@
-#include "server/toolchain.h"
+#include "server/toolchain/toolchain.h"
 
 #include <nvJitLink.h>
 #include <nvrtc.h>
@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "device/embedded_headers.h"
-#include "server/sha256.h"
-#include "server/strings.h"
+#include "server/util/sha256.h"
+#include "server/util/strings.h"
 
 namespace coopd {
 namespace fs = std::filesystem;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "server/spec.h"
+#include "server/catalog/spec.h"
 
 namespace coopd {
 

@@ -16,8 +16,8 @@
 
 #include "coop/client.h"
 #include "coopd_process.h"
-#include "server/compiler.h"
-#include "server/sha256.h"
+#include "server/engine/compiler.h"
+#include "server/util/sha256.h"
 #include "test_util.h"
 
 namespace coopd_test {

@@ -13,7 +13,7 @@
 
 #include "coop/client.h"
 #include "coopd_process.h"
-#include "server/compiler.h"
+#include "server/engine/compiler.h"
 #include "test_util.h"
 
 namespace coopd_test {

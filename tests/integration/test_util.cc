@@ -15,7 +15,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "server/compiler.h"
+#include "server/engine/compiler.h"
 
 namespace coopd_test {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "coop/client.h"
-#include "server/compiler.h"
+#include "server/engine/compiler.h"
 #include "test_util.h"
 
 namespace coopd_test {

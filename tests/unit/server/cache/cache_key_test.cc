@@ -1,4 +1,4 @@
-#include "server/cache_key.h"
+#include "server/cache/cache_key.h"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "server/cache/record.h"
-#include "server/sha256.h"
+#include "server/util/sha256.h"
 
 namespace coopd {
 namespace {

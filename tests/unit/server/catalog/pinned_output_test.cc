@@ -34,8 +34,8 @@ TargetInfo Target() {
   return t;
 }
 
-PrimitiveSpec Block(const std::string& family, const std::string& method,
-                    const std::string& dtype, uint32_t x, uint32_t items) {
+PrimitiveSpec Block(const std::string& family, const std::string& method, const std::string& dtype,
+                    uint32_t x, uint32_t items) {
   PrimitiveSpec s;
   s.set_family(family);
   s.set_method(method);
@@ -46,8 +46,8 @@ PrimitiveSpec Block(const std::string& family, const std::string& method,
   return s;
 }
 
-PrimitiveSpec Warp(const std::string& family, const std::string& method,
-                   const std::string& dtype, uint32_t items) {
+PrimitiveSpec Warp(const std::string& family, const std::string& method, const std::string& dtype,
+                   uint32_t items) {
   PrimitiveSpec s;
   s.set_family(family);
   s.set_method(method);
@@ -89,7 +89,8 @@ std::map<std::string, PrimitiveSpec> Representatives() {
   shuffle.mutable_block()->set_y(2);
   r["block_shuffle"] = shuffle;
 
-  auto radix_sort = Block("block_radix_sort", "sort_descending_blocked_to_striped", "uint64", 128, 4);
+  auto radix_sort =
+      Block("block_radix_sort", "sort_descending_blocked_to_striped", "uint64", 128, 4);
   radix_sort.mutable_radix_sort()->set_value_dtype("int32");
   radix_sort.mutable_radix_sort()->set_radix_bits(5);
   r["block_radix_sort"] = radix_sort;
@@ -109,9 +110,8 @@ std::map<std::string, PrimitiveSpec> Representatives() {
   discontinuity.mutable_op()->set_builtin("not_equal");
   r["block_discontinuity"] = discontinuity;
 
-  auto adjacent =
-      Block("block_adjacent_difference", "subtract_left_partial_with_predecessor", "float32",
-            128, 4);
+  auto adjacent = Block("block_adjacent_difference", "subtract_left_partial_with_predecessor",
+                        "float32", 128, 4);
   adjacent.mutable_op()->set_builtin("difference");
   r["block_adjacent_difference"] = adjacent;
 
@@ -159,8 +159,8 @@ std::map<std::string, PrimitiveSpec> Representatives() {
 }
 
 std::string Pinned(const PrimitiveSpec& canonical) {
-  return "== canonical encoding ==\n" + CanonicalEncoding(canonical) +
-         "\n== rendered unit ==\n" + Render(canonical).source;
+  return "== canonical encoding ==\n" + CanonicalEncoding(canonical) + "\n== rendered unit ==\n" +
+         Render(canonical).source;
 }
 
 TEST(PinnedOutput, CanonicalEncodingAndRenderedUnitOfEveryFamilyAreUnchanged) {

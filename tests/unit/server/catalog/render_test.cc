@@ -1,8 +1,8 @@
-#include "server/render.h"
+#include "server/catalog/render.h"
 
 #include <gtest/gtest.h>
 
-#include "server/spec.h"
+#include "server/catalog/spec.h"
 
 namespace coopd {
 namespace {

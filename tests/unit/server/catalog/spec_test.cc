@@ -1,4 +1,4 @@
-#include "server/spec.h"
+#include "server/catalog/spec.h"
 
 #include <gtest/gtest.h>
 

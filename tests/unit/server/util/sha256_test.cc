@@ -1,4 +1,4 @@
-#include "server/sha256.h"
+#include "server/util/sha256.h"
 
 #include <gtest/gtest.h>
 
