@@ -86,6 +86,7 @@ coop::Client ClientFor(const std::string& socket, std::chrono::seconds timeout =
   coop::ClientOptions o;
   o.socket_path = socket;
   o.timeout = timeout;
+  o.autostart = false;  // the bench starts its own daemons
   return coop::Client(o);
 }
 

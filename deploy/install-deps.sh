@@ -71,3 +71,27 @@ elif python3 -m pip --version >/dev/null 2>&1; then
 else
   echo "install-deps: no pip for python3: the Numba example's test will skip" >&2
 fi
+
+# The Python package (client/python) and its tests: grpcio and protobuf at run time, pytest and
+# wheel (pip install --no-build-isolation) for the tests, and grpcio-tools 1.62.3 in a venv of
+# its own (.deps/protoc-venv; it needs protobuf 4.x) to check the checked-in stubs against the
+# .proto. Versions are the ones the tests ran with.
+PY_TEST_PACKAGES=(grpcio==1.85.3 protobuf==7.36.2 pytest==9.2.0 wheel==0.48.0)
+if python3 -c "import grpc, google.protobuf, pytest, wheel; \
+assert grpc.__version__ == '1.85.3'" 2>/dev/null; then
+  echo "install-deps: Python test packages present" >&2
+elif python3 -m pip --version >/dev/null 2>&1; then
+  echo "install-deps: installing ${PY_TEST_PACKAGES[*]} (pip)" >&2
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
+    --root-user-action=ignore "${PY_TEST_PACKAGES[@]}"
+else
+  echo "install-deps: no pip for python3: the Python package's tests will fail" >&2
+fi
+protoc_venv="$(cd "$(dirname "$0")/.." && pwd)/.deps/protoc-venv"
+if [[ ! -x $protoc_venv/bin/python ]] || ! "$protoc_venv/bin/python" -c "import grpc_tools" 2>/dev/null; then
+  echo "install-deps: creating $protoc_venv with grpcio-tools==1.62.3" >&2
+  python3 -m venv "$protoc_venv"
+  "$protoc_venv/bin/python" -m pip install --quiet --disable-pip-version-check grpcio-tools==1.62.3
+else
+  echo "install-deps: grpcio-tools present in $protoc_venv" >&2
+fi

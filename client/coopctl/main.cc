@@ -994,6 +994,9 @@ int main(int argc, char** argv) {
       }
     }
   }
+  // Commands that report on the daemon itself say it is not running rather than start one;
+  // the others start it when it is not (coop::ClientOptions::autostart).
+  if (command == "stats") options.autostart = false;
   coop::Client client(options);
   if (command == "specialize") return Specialize(client, rest);
   if (command == "stats") return Stats(client, rest);

@@ -1,8 +1,17 @@
 #include "coop/client.h"
 
+#include <fcntl.h>
 #include <grpcpp/grpcpp.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <mutex>
+#include <optional>
 #include <string_view>
+#include <thread>
 
 #include "coop/paths.h"
 #include "coop/v1/coop.grpc.pb.h"
@@ -186,13 +195,133 @@ const char* OriginName(Origin origin) {
   }
 }
 
+namespace {
+
+// Finds the coopd binary for auto-start: $COOPD_BIN, next to this executable (installed
+// layout: bin/coopctl beside bin/coopd), the build tree's ../server/coopd, then PATH. Empty when
+// none is executable.
+std::string FindCoopdBinary(const std::string& configured) {
+  auto executable = [](const std::string& p) { return !p.empty() && access(p.c_str(), X_OK) == 0; };
+  if (!configured.empty()) return executable(configured) ? configured : "";
+  if (const char* env = std::getenv("COOPD_BIN"); env != nullptr && *env != '\0') {
+    return executable(env) ? env : "";
+  }
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n > 0) {
+    std::string dir(self, static_cast<size_t>(n));
+    dir = dir.substr(0, dir.rfind('/'));
+    for (const std::string& candidate : {dir + "/coopd", dir + "/../server/coopd"}) {
+      if (executable(candidate)) return candidate;
+    }
+  }
+  if (const char* path = std::getenv("PATH")) {
+    std::string rest = path;
+    for (size_t start = 0; start <= rest.size();) {
+      size_t colon = rest.find(':', start);
+      if (colon == std::string::npos) colon = rest.size();
+      std::string candidate = rest.substr(start, colon - start) + "/coopd";
+      if (colon > start && executable(candidate)) return candidate;
+      start = colon + 1;
+    }
+  }
+  return "";
+}
+
+// Starts `binary --socket socket` detached (its own session, reparented to init, output
+// appended to coopd.log beside the socket). Several processes may do this at once: coopd's
+// lock on <socket>.lock lets exactly one of the daemons serve, the others exit at once.
+bool SpawnDaemon(const std::string& binary, const std::string& socket) {
+  const std::string dir = socket.find('/') == std::string::npos
+                              ? std::string(".")
+                              : socket.substr(0, socket.rfind('/'));
+  mkdir(dir.c_str(), 0700);  // coopd creates it too; the log needs it first
+  const std::string log = dir + "/coopd.log";
+  std::vector<std::string> args = {binary, "--socket", socket};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t child = fork();
+  if (child < 0) return false;
+  if (child == 0) {
+    // Only async-signal-safe calls from here to exec.
+    setsid();
+    if (fork() != 0) _exit(0);
+    int in = open("/dev/null", O_RDONLY);
+    int out = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (in >= 0) dup2(in, 0);
+    if (out >= 0) {
+      dup2(out, 1);
+      dup2(out, 2);
+    }
+    // Nothing else of the client's: a daemon holding, say, the write end of a pipe its
+    // starter reads would keep that reader waiting for as long as the daemon runs.
+    if (syscall(SYS_close_range, 3u, ~0u, 0u) != 0) {
+      for (int fd = 3; fd < 65536; ++fd) close(fd);
+    }
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+}  // namespace
+
 struct Client::Impl {
   ClientOptions options;
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::Coop::Stub> stub;
+  std::mutex autostart_mu;
+  bool autostart_tried = false;  // guarded by autostart_mu: one spawn per Client
 
-  void Deadline(grpc::ClientContext* ctx) const {
-    ctx->set_deadline(std::chrono::system_clock::now() + options.timeout);
+  // Runs one unary call; on a transport UNAVAILABLE (no daemon) with auto-start on, starts
+  // coopd once and retries until it answers or the call's deadline passes.
+  template <class Request, class Response, class Method>
+  std::optional<Error> Unary(Method method, const Request& req, Response* resp) {
+    const auto deadline = std::chrono::system_clock::now() + options.timeout;
+    bool started = false;
+    std::string note;
+    for (;;) {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(deadline);
+      grpc::Status s = (stub.get()->*method)(&ctx, req, resp);
+      if (s.ok()) return std::nullopt;
+      Error e = FromGrpc(s, ctx, options.socket_path);
+      if (e.code != ErrorCode::kUnavailable || e.from_server) return e;
+      if (!started) {
+        started = true;
+        note = Autostart();
+        if (!note.empty()) {
+          e.message += " " + note;
+          return e;
+        }
+      }
+      if (std::chrono::system_clock::now() + std::chrono::milliseconds(50) >= deadline) return e;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+  // "" when a daemon was started (now or by an earlier call of this client): the caller then
+  // waits for it. Otherwise why not, for the error message.
+  std::string Autostart() {
+    if (!options.autostart) return "(auto-start is off for this client)";
+    if (const char* off = std::getenv("COOPD_NO_AUTOSTART");
+        off != nullptr && *off != '\0' && std::string(off) != "0") {
+      return "(auto-start is off: COOPD_NO_AUTOSTART is set)";
+    }
+    std::lock_guard<std::mutex> lock(autostart_mu);
+    if (autostart_tried) return "";
+    autostart_tried = true;
+    const std::string binary = FindCoopdBinary(options.coopd_binary);
+    if (binary.empty()) {
+      return "(auto-start: no coopd binary in COOPD_BIN, next to this program or on PATH)";
+    }
+    if (!SpawnDaemon(binary, options.socket_path)) {
+      return "(auto-start: could not start " + binary + ")";
+    }
+    return "";
   }
 };
 
@@ -279,10 +408,7 @@ Result<Artifact> Client::Specialize(const Spec& spec) {
   *req.mutable_spec() = ToProto(spec);
   req.set_client(impl_->options.client_name);
   v1::SpecializeResponse resp;
-  grpc::ClientContext ctx;
-  impl_->Deadline(&ctx);
-  grpc::Status s = impl_->stub->Specialize(&ctx, req, &resp);
-  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
+  if (auto e = impl_->Unary(&v1::Coop::Stub::Specialize, req, &resp)) return *e;
   return FromProto(resp.artifact());
 }
 
@@ -291,10 +417,7 @@ Result<Artifact> Client::SpecializeBundle(const std::vector<Spec>& specs) {
   for (const auto& spec : specs) *req.add_specs() = ToProto(spec);
   req.set_client(impl_->options.client_name);
   v1::SpecializeResponse resp;
-  grpc::ClientContext ctx;
-  impl_->Deadline(&ctx);
-  grpc::Status s = impl_->stub->SpecializeBundle(&ctx, req, &resp);
-  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
+  if (auto e = impl_->Unary(&v1::Coop::Stub::SpecializeBundle, req, &resp)) return *e;
   return FromProto(resp.artifact());
 }
 
@@ -313,10 +436,7 @@ Result<LinkResult> Client::Link(const LinkRequest& request) {
   req.set_keep_unused_variables(request.keep_unused_variables);
   req.set_client(impl_->options.client_name);
   v1::LinkResponse resp;
-  grpc::ClientContext ctx;
-  impl_->Deadline(&ctx);
-  grpc::Status s = impl_->stub->Link(&ctx, req, &resp);
-  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
+  if (auto e = impl_->Unary(&v1::Coop::Stub::Link, req, &resp)) return *e;
   LinkResult out;
   out.cubin = resp.cubin();
   out.key = resp.key();
@@ -385,30 +505,15 @@ v1::CacheFilter ToProto(const CacheFilter& f) {
 
 }  // namespace
 
-// Runs one unary call on `ctx` (which must outlive the call's status handling: FromGrpc reads
-// its trailing metadata) with the client's deadline.
-template <class Request, class Response, class Method>
-static grpc::Status Call(Method method, v1::Coop::Stub* stub, grpc::ClientContext* ctx,
-                         const Request& req, Response* resp, std::chrono::milliseconds timeout) {
-  ctx->set_deadline(std::chrono::system_clock::now() + timeout);
-  return (stub->*method)(ctx, req, resp);
-}
-
 Result<Stats> Client::GetStats() {
   v1::Stats resp;
-  grpc::ClientContext ctx;
-  grpc::Status s = Call(&v1::Coop::Stub::GetStats, impl_->stub.get(), &ctx, v1::GetStatsRequest(),
-                        &resp, impl_->options.timeout);
-  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
+  if (auto e = impl_->Unary(&v1::Coop::Stub::GetStats, v1::GetStatsRequest(), &resp)) return *e;
   return FromProto(resp);
 }
 
 Result<Stats> Client::ResetStats() {
   v1::Stats resp;
-  grpc::ClientContext ctx;
-  grpc::Status s = Call(&v1::Coop::Stub::ResetStats, impl_->stub.get(), &ctx, v1::GetStatsRequest(),
-                        &resp, impl_->options.timeout);
-  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
+  if (auto e = impl_->Unary(&v1::Coop::Stub::ResetStats, v1::GetStatsRequest(), &resp)) return *e;
   return FromProto(resp);
 }
 
@@ -417,10 +522,7 @@ Result<Explanation> Client::Explain(const Spec& spec) {
   *req.mutable_spec() = ToProto(spec);
   req.set_client(impl_->options.client_name);
   v1::ExplainResponse resp;
-  grpc::ClientContext ctx;
-  grpc::Status s =
-      Call(&v1::Coop::Stub::Explain, impl_->stub.get(), &ctx, req, &resp, impl_->options.timeout);
-  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
+  if (auto e = impl_->Unary(&v1::Coop::Stub::Explain, req, &resp)) return *e;
   Explanation out;
   out.key = resp.key();
   out.cached = resp.cached();
@@ -439,10 +541,7 @@ Result<std::vector<CacheEntry>> Client::ListEntries(const CacheFilter& filter, u
   *req.mutable_filter() = ToProto(filter);
   req.set_limit(limit);
   v1::ListEntriesResponse resp;
-  grpc::ClientContext ctx;
-  grpc::Status s = Call(&v1::Coop::Stub::ListEntries, impl_->stub.get(), &ctx, req, &resp,
-                        impl_->options.timeout);
-  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
+  if (auto e = impl_->Unary(&v1::Coop::Stub::ListEntries, req, &resp)) return *e;
   std::vector<CacheEntry> out;
   for (const auto& e : resp.entries()) {
     out.push_back({e.key(), e.family(), e.dtype(), e.arch(), e.raw_bytes(), e.stored_bytes(),
@@ -456,19 +555,13 @@ Result<uint64_t> Client::Purge(const CacheFilter& filter, bool all) {
   *req.mutable_filter() = ToProto(filter);
   req.set_all(all);
   v1::PurgeResponse resp;
-  grpc::ClientContext ctx;
-  grpc::Status s =
-      Call(&v1::Coop::Stub::Purge, impl_->stub.get(), &ctx, req, &resp, impl_->options.timeout);
-  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
+  if (auto e = impl_->Unary(&v1::Coop::Stub::Purge, req, &resp)) return *e;
   return resp.entries_removed();
 }
 
 Result<VerifyReport> Client::Verify() {
   v1::VerifyResponse resp;
-  grpc::ClientContext ctx;
-  grpc::Status s = Call(&v1::Coop::Stub::Verify, impl_->stub.get(), &ctx, v1::VerifyRequest(),
-                        &resp, impl_->options.timeout);
-  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
+  if (auto e = impl_->Unary(&v1::Coop::Stub::Verify, v1::VerifyRequest(), &resp)) return *e;
   return VerifyReport{resp.entries_checked(), resp.blobs_checked(), resp.bad_removed(),
                       std::vector<std::string>(resp.bad_keys().begin(), resp.bad_keys().end()),
                       resp.totals_corrected()};
@@ -476,10 +569,7 @@ Result<VerifyReport> Client::Verify() {
 
 Result<Catalog> Client::GetCatalog() {
   v1::CatalogResponse resp;
-  grpc::ClientContext ctx;
-  grpc::Status s = Call(&v1::Coop::Stub::Catalog, impl_->stub.get(), &ctx, v1::CatalogRequest(),
-                        &resp, impl_->options.timeout);
-  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
+  if (auto e = impl_->Unary(&v1::Coop::Stub::Catalog, v1::CatalogRequest(), &resp)) return *e;
   auto strings = [](const auto& field) {
     return std::vector<std::string>(field.begin(), field.end());
   };
@@ -516,10 +606,7 @@ Result<Catalog> Client::GetCatalog() {
 
 Result<VacuumReport> Client::Vacuum() {
   v1::VacuumResponse resp;
-  grpc::ClientContext ctx;
-  grpc::Status s = Call(&v1::Coop::Stub::Vacuum, impl_->stub.get(), &ctx, v1::VacuumRequest(),
-                        &resp, impl_->options.timeout);
-  if (!s.ok()) return FromGrpc(s, ctx, impl_->options.socket_path);
+  if (auto e = impl_->Unary(&v1::Coop::Stub::Vacuum, v1::VacuumRequest(), &resp)) return *e;
   return VacuumReport{resp.file_bytes_before(), resp.file_bytes_after()};
 }
 

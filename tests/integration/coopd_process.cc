@@ -68,6 +68,7 @@ bool CoopdProcess::WaitReady(std::chrono::seconds deadline, std::string* error) 
   coop::ClientOptions options;
   options.socket_path = socket_path_;
   options.timeout = std::chrono::seconds(2);
+  options.autostart = false;  // this harness starts its own daemon
   while (std::chrono::steady_clock::now() < end) {
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -125,6 +126,7 @@ coop::Client CoopdProcess::MakeClient() const {
   coop::ClientOptions options;
   options.socket_path = socket_path_;
   options.client_name = "integration-test";
+  options.autostart = false;
   return coop::Client(options);
 }
 

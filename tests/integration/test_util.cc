@@ -12,12 +12,17 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
 #include "server/engine/compiler.h"
 
 namespace coopd_test {
+
+// Clients in these tests never start a daemon of their own (coop::ClientOptions::autostart),
+// whoever runs the binary; the tests of auto-start unset this.
+[[maybe_unused]] const bool kNoAutostart = setenv("COOPD_NO_AUTOSTART", "1", 0) == 0;
 
 SqliteLockHolder::SqliteLockHolder(const std::string& db) {
   int in[2], out[2];

@@ -376,6 +376,13 @@ struct ClientOptions {
   // Per-call deadline. A first compile takes about a second; a cold daemon a few.
   std::chrono::milliseconds timeout{std::chrono::minutes(3)};
   std::string client_name;  // shown in coopd's logs
+  // When no daemon answers on the socket, start one (`coopd --socket PATH`, detached, logging
+  // to coopd.log beside the socket) and retry until it answers or the deadline passes, the way
+  // sccache's client starts its server. Off when COOPD_NO_AUTOSTART is set (to anything but
+  // "0"). The binary: `coopd_binary`, else $COOPD_BIN, else next to this program, else PATH.
+  // Concurrent clients may each start one: exactly one daemon wins the socket's lock.
+  bool autostart = true;
+  std::string coopd_binary;
 };
 
 class Client {

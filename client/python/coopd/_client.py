@@ -1,0 +1,383 @@
+"""coopd's Python client: specs in, link-ready artifacts out.
+
+A thin layer over the gRPC stubs generated from proto/coop/v1/coop.proto (coopd/_proto/): specs
+are dataclasses, artifacts are frozen dataclasses that keep the full message in ``.proto``, and
+every failure is a :class:`coopd.CoopdError` carrying the gRPC code and coopd's message.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import grpc
+from google.protobuf import json_format
+
+from coopd._errors import CoopdError
+from coopd._paths import default_socket_path
+from coopd._proto.coop.v1 import coop_pb2, coop_pb2_grpc
+
+__all__ = ["Spec", "UserOperator", "Entry", "Part", "Artifact", "LinkResult", "Client"]
+
+# coopd marks every status it produces itself with this trailing metadata; a status without it
+# came from the transport (no daemon on the socket, connection lost).
+_STATUS_ORIGIN_KEY = "coopd-status"
+_STATUS_ORIGIN_SERVER = "server"
+
+_ORIGINS = {
+    coop_pb2.ORIGIN_COMPILED: "compiled",
+    coop_pb2.ORIGIN_MEMORY: "memory",
+    coop_pb2.ORIGIN_DISK: "disk",
+    coop_pb2.ORIGIN_REMOTE: "remote",
+}
+
+_ABIS = {"": coop_pb2.CALLING_CONVENTION_UNSPECIFIED, "c": coop_pb2.CALLING_CONVENTION_C,
+         "numba": coop_pb2.CALLING_CONVENTION_NUMBA}
+
+
+@dataclass
+class UserOperator:
+    """A frontend's own operator: CUDA C++ ``source`` defining ``name``, or ``ltoir`` defining
+    ``extern "C" name`` (exactly one). See ``coopctl catalog`` for each operator kind's
+    signature."""
+
+    name: str
+    source: str = ""
+    ltoir: bytes = b""
+    operand_dtypes: Sequence[str] = ()
+    result_dtype: str = ""
+    stateful: bool = False
+
+    def to_proto(self) -> coop_pb2.UserOperator:
+        return coop_pb2.UserOperator(name=self.name, source=self.source, ltoir=self.ltoir,
+                                     operand_dtypes=list(self.operand_dtypes),
+                                     result_dtype=self.result_dtype, stateful=self.stateful)
+
+
+@dataclass
+class Spec:
+    """One primitive specialization, as ``coopctl specialize`` takes it.
+
+    ``threads`` is the block shape (an int, or up to three ints x, y, z). Fields left empty take
+    coopd's documented defaults (``coopctl catalog``). ``options`` holds the family's options
+    message by its name in the proto, e.g. ``{"radix_sort": {"value_dtype": "uint32"}}`` or
+    ``{"histogram": {"bins": 256}}``; ``user_type`` is ``{"size": 12, "align": 4}`` with
+    ``dtype="user"``.
+    """
+
+    family: str
+    dtype: str = ""
+    threads: Union[int, Sequence[int]] = 0
+    arch: str = ""
+    method: str = ""
+    items_per_thread: int = 0
+    algorithm: str = ""
+    op: str = ""
+    user_op: Optional[UserOperator] = None
+    warp_threads: int = 0
+    abi: str = ""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    user_type: Optional[Mapping[str, int]] = None
+    prefix_callback: Optional[UserOperator] = None
+
+    def to_proto(self) -> coop_pb2.PrimitiveSpec:
+        if self.abi not in _ABIS:
+            raise ValueError(f'spec: abi must be one of "c", "numba" (or empty); got "{self.abi}"')
+        p = coop_pb2.PrimitiveSpec(family=self.family, method=self.method, dtype=self.dtype,
+                                   items_per_thread=self.items_per_thread,
+                                   algorithm=self.algorithm, warp_threads=self.warp_threads,
+                                   arch=self.arch, calling_convention=_ABIS[self.abi])
+        dims = [self.threads] if isinstance(self.threads, int) else list(self.threads)
+        if len(dims) > 3:
+            raise ValueError(f"spec: threads takes at most 3 dimensions, got {len(dims)}")
+        if any(d != 0 for d in dims):
+            dims += [1] * (3 - len(dims))
+            p.block.x, p.block.y, p.block.z = dims
+        if self.user_op is not None:
+            p.op.user.CopyFrom(self.user_op.to_proto())
+        elif self.op:
+            p.op.builtin = self.op
+        if self.prefix_callback is not None:
+            p.prefix_callback.CopyFrom(self.prefix_callback.to_proto())
+        if self.user_type is not None:
+            json_format.ParseDict(dict(self.user_type), p.user_type)
+        if self.options:
+            json_format.ParseDict({k: dict(v) for k, v in self.options.items()}, p)
+        return p
+
+
+@dataclass(frozen=True)
+class Entry:
+    symbol: str  # the extern "C" function to call
+    declaration: str  # its exact C declaration
+    description: str  # which thread holds what, what the arguments mean
+
+
+@dataclass(frozen=True)
+class Part:
+    """One spec of an artifact (a bundle has several)."""
+
+    family: str
+    entries: Tuple[Entry, ...]
+    temp_storage_bytes: int
+    temp_storage_align: int
+    spec: coop_pb2.PrimitiveSpec  # resolved, with every default filled in
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A link-ready specialization.
+
+    Link ``ltoir`` and every ``link_inputs`` entry (user operators' LTO-IR) into the kernel with
+    nvJitLink (``-lto``); reserve ``temp_storage_bytes`` of shared memory aligned to
+    ``temp_storage_align`` per instance; call ``entries`` as their declarations say.
+    ``write(directory)`` writes them as files, ready for ``@cuda.jit(link=..., lto=True)``.
+    """
+
+    key: str
+    origin: str  # "compiled", "memory", "disk" or "remote"
+    arch: str
+    ltoir: bytes
+    entries: Tuple[Entry, ...]
+    parts: Tuple[Part, ...]
+    temp_storage_bytes: int  # the first part's
+    temp_storage_align: int
+    link_inputs: Tuple[bytes, ...]
+    type_definitions: str
+    compile_ms: float
+    proto: coop_pb2.Artifact  # everything else (toolchain, source, compile log, ...)
+
+    @staticmethod
+    def from_proto(a: coop_pb2.Artifact) -> "Artifact":
+        def entries(es: Any) -> Tuple[Entry, ...]:
+            return tuple(Entry(e.symbol, e.declaration, e.description) for e in es)
+
+        parts = tuple(Part(p.spec.family, entries(p.entries), p.temp_storage.bytes,
+                           p.temp_storage.align, p.spec) for p in a.parts)
+        first = parts[0] if parts else None
+        return Artifact(key=a.key, origin=_ORIGINS.get(a.origin, "unspecified"), arch=a.arch,
+                        ltoir=a.ltoir, entries=entries(a.entries), parts=parts,
+                        temp_storage_bytes=first.temp_storage_bytes if first else 0,
+                        temp_storage_align=first.temp_storage_align if first else 0,
+                        link_inputs=tuple(li.ltoir for li in a.link_inputs),
+                        type_definitions=a.type_definitions, compile_ms=a.compile_ms, proto=a)
+
+    @property
+    def stem(self) -> str:
+        """The file name stem coopctl uses: the first entry's symbol (one part), else
+        ``coop_bundle_<key prefix>``."""
+        if len(self.parts) == 1 and self.parts[0].entries:
+            return self.parts[0].entries[0].symbol
+        return "coop_bundle_" + self.key[:16]
+
+    def header(self) -> str:
+        """A C header with the type definitions, each part's temp-storage size and alignment
+        as macros, and every entry's declaration (what ``coopctl --out`` writes)."""
+        guard = f"COOP_{self.key[:16]}_H"
+        h = [f"// Generated by coopd's Python client from artifact {self.key} ({self.arch})",
+             f"#ifndef {guard}", f"#define {guard}", self.type_definitions]
+        if any("__half" in e.declaration or "__nv_bfloat16" in e.declaration for e in self.entries):
+            h += ["#include <cuda_bf16.h>", "#include <cuda_fp16.h>"]
+        for p in self.parts:
+            base = p.entries[0].symbol if p.entries else ""
+            h += [f"// {p.family}: temp storage {p.temp_storage_bytes} bytes, aligned to "
+                  f"{p.temp_storage_align}",
+                  f"#define {base}_TEMP_STORAGE_BYTES {p.temp_storage_bytes}",
+                  f"#define {base}_TEMP_STORAGE_ALIGN {p.temp_storage_align}"]
+            for e in p.entries:
+                h += [f"// {e.description}", e.declaration]
+        h += ["#endif", ""]
+        return "\n".join(h)
+
+    def write(self, directory: str) -> List[str]:
+        """Writes ``<stem>.ltoir``, ``<stem>.op<N>.ltoir`` per user operator and ``<stem>.h``
+        into ``directory`` (created). Returns the LTO-IR paths: the files to link."""
+        os.makedirs(directory, exist_ok=True)
+        files = [os.path.join(directory, self.stem + ".ltoir")]
+        blobs = [self.ltoir]
+        for n, op in enumerate(self.link_inputs):
+            files.append(os.path.join(directory, f"{self.stem}.op{n}.ltoir"))
+            blobs.append(op)
+        for path, data in zip(files, blobs):
+            with open(path, "wb") as f:
+                f.write(data)
+        with open(os.path.join(directory, self.stem + ".h"), "w", encoding="utf-8") as f:
+            f.write(self.header())
+        return files
+
+
+@dataclass(frozen=True)
+class LinkResult:
+    cubin: bytes
+    key: str
+    origin: str
+    link_ms: float
+    options: Tuple[str, ...]
+
+
+class Client:
+    """A connection to coopd on its Unix socket. Thread-safe; cheap to keep for a process.
+
+    Args:
+        socket: the socket path (default: ``coopd.default_socket_path()``).
+        timeout: seconds one call may take in all, retries included (a first compile of a
+            specialization takes a few seconds).
+        retries: how many times a call that got UNAVAILABLE (no daemon yet, daemon restarting,
+            "retry") is tried again, with exponential backoff from ``backoff`` seconds.
+        client_name: sent with requests, for coopd's logs.
+        autostart: when no daemon answers on the socket, start one (``coopd --socket PATH``,
+            detached, logging to coopd.log beside the socket) and wait for it within the call's
+            deadline. Off when ``COOPD_NO_AUTOSTART`` is set (to anything but "0"). Several
+            processes may start one at once: exactly one daemon wins the socket.
+        coopd_binary: the daemon to start; default ``$COOPD_BIN``, else ``coopd`` on PATH.
+    """
+
+    def __init__(self, socket: Optional[str] = None, *, timeout: float = 120.0, retries: int = 5,
+                 backoff: float = 0.05, client_name: str = "coopd-python", autostart: bool = True,
+                 coopd_binary: Optional[str] = None) -> None:
+        self.socket = socket or default_socket_path()
+        self.autostart = autostart
+        self.coopd_binary = coopd_binary
+        self._autostart_lock = threading.Lock()
+        self._autostart_tried = False
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.client_name = client_name
+        self._channel = grpc.insecure_channel(
+            "unix:" + self.socket,
+            options=[("grpc.max_receive_message_length", 256 << 20),
+                     ("grpc.max_send_message_length", 64 << 20)])
+        self._stub = coop_pb2_grpc.CoopStub(self._channel)
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def specialize(self, spec: Optional[Spec] = None, **fields: Any) -> Artifact:
+        """One specialization: ``specialize(Spec(...))`` or ``specialize(family=..., ...)``."""
+        req = coop_pb2.SpecializeRequest(spec=_spec(spec, fields).to_proto(),
+                                         client=self.client_name)
+        return Artifact.from_proto(self._call("Specialize", req).artifact)
+
+    def bundle(self, specs: Sequence[Spec]) -> Artifact:
+        """Several specs in one LTO-IR and one round trip; each keeps its own entries and
+        temp storage (``Artifact.parts``)."""
+        req = coop_pb2.SpecializeBundleRequest(specs=[s.to_proto() for s in specs],
+                                               client=self.client_name)
+        return Artifact.from_proto(self._call("SpecializeBundle", req).artifact)
+
+    def link(self, arch: str, *, ltoir: Sequence[bytes] = (), ptx: Sequence[Union[str, bytes]] = (),
+             artifacts: Sequence[Union[str, Artifact]] = (), options: Sequence[str] = (),
+             keep_unused_variables: bool = False) -> LinkResult:
+        """Links kernel modules (LTO-IR and/or PTX) with cached artifacts (by key, or the
+        Artifact itself) into a cubin for ``arch``."""
+        req = coop_pb2.LinkRequest(arch=arch, options=list(options),
+                                   keep_unused_variables=keep_unused_variables,
+                                   client=self.client_name)
+        for i, data in enumerate(ltoir):
+            req.modules.add(kind=coop_pb2.LinkModule.KIND_LTOIR, name=f"module{i}.ltoir", data=data)
+        for i, data in enumerate(ptx):
+            req.modules.add(kind=coop_pb2.LinkModule.KIND_PTX, name=f"module{i}.ptx",
+                            data=data.encode() if isinstance(data, str) else data)
+        req.artifact_keys.extend(a.key if isinstance(a, Artifact) else a for a in artifacts)
+        r = self._call("Link", req)
+        return LinkResult(r.cubin, r.key, _ORIGINS.get(r.origin, "unspecified"), r.link_ms,
+                          tuple(r.options))
+
+    def catalog(self) -> coop_pb2.CatalogResponse:
+        """Every family, method, algorithm, dtype, operator and arch this daemon accepts."""
+        return self._call("Catalog", coop_pb2.CatalogRequest())
+
+    def stats(self) -> coop_pb2.Stats:
+        return self._call("GetStats", coop_pb2.GetStatsRequest())
+
+    def explain(self, spec: Optional[Spec] = None, **fields: Any) -> coop_pb2.ExplainResponse:
+        """The cache key's components; on a miss, how stored keys for the request differ."""
+        req = coop_pb2.SpecializeRequest(spec=_spec(spec, fields).to_proto(),
+                                         client=self.client_name)
+        return self._call("Explain", req)
+
+    # -- transport ---------------------------------------------------------------------------
+
+    def _call(self, method: str, request: Any) -> Any:
+        deadline = time.monotonic() + self.timeout
+        delay = self.backoff
+        attempt = 0
+        started = False
+        why_not = ""
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                return getattr(self._stub, method)(request, timeout=max(remaining, 0.001))
+            except grpc.RpcError as e:
+                error = self._error(e)
+            attempt += 1
+            if error.code == grpc.StatusCode.UNAVAILABLE and not error.from_server and not started:
+                started = True
+                why_not = self._autostart()
+            if why_not and not error.from_server:
+                error = CoopdError(error.code, f"{error.message} {why_not}", False)
+            remaining = deadline - time.monotonic()
+            # A daemon this client started gets the whole deadline to come up.
+            out_of_retries = attempt > self.retries and not (started and self._autostarted)
+            if error.code != grpc.StatusCode.UNAVAILABLE or out_of_retries or remaining <= delay:
+                raise error
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5 if started and self._autostarted else 2.0)
+
+    _autostarted = False
+
+    def _autostart(self) -> str:
+        """Starts coopd if allowed; "" when started (now or earlier), else why not."""
+        if not self.autostart:
+            return ""
+        off = os.environ.get("COOPD_NO_AUTOSTART", "")
+        if off and off != "0":
+            return "(auto-start is off: COOPD_NO_AUTOSTART is set)"
+        with self._autostart_lock:
+            if self._autostart_tried:
+                return ""
+            self._autostart_tried = True
+            binary = self.coopd_binary or os.environ.get("COOPD_BIN") or shutil.which("coopd")
+            if not binary or not os.access(binary, os.X_OK):
+                return "(auto-start: no coopd binary in COOPD_BIN or on PATH)"
+            directory = os.path.dirname(self.socket) or "."
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+            log = os.path.join(directory, "coopd.log")
+            # sh backgrounds the daemon and exits: coopd is reparented to init, in a session of
+            # its own, and never left a zombie of this process.
+            subprocess.run(["/bin/sh", "-c", '"$@" >>"$COOPD_AUTOSTART_LOG" 2>&1 </dev/null &',
+                            "sh", binary, "--socket", self.socket],
+                           env={**os.environ, "COOPD_AUTOSTART_LOG": log},
+                           start_new_session=True, check=True)
+            self._autostarted = True
+            return ""
+
+    def _error(self, e: grpc.RpcError) -> CoopdError:
+        code = e.code() if hasattr(e, "code") else grpc.StatusCode.UNKNOWN
+        details = (e.details() if hasattr(e, "details") else None) or str(e)
+        trailers = e.trailing_metadata() if hasattr(e, "trailing_metadata") else None
+        from_server = any(k == _STATUS_ORIGIN_KEY and v == _STATUS_ORIGIN_SERVER
+                          for k, v in (trailers or ()))
+        if code == grpc.StatusCode.UNAVAILABLE and not from_server:
+            details = f"coopd is not reachable on {self.socket} (is it running?): {details}"
+        return CoopdError(code, details, from_server)
+
+
+def _spec(spec: Optional[Spec], fields: Dict[str, Any]) -> Spec:
+    if spec is not None and fields:
+        raise TypeError("give a Spec or keyword fields, not both")
+    return spec if spec is not None else Spec(**fields)

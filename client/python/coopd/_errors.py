@@ -1,0 +1,25 @@
+"""The one exception type coopd's client raises."""
+
+from __future__ import annotations
+
+import grpc
+
+
+class CoopdError(Exception):
+    """A failed coopd call.
+
+    Attributes:
+        code: the gRPC status code (``grpc.StatusCode.INVALID_ARGUMENT`` for a bad request,
+            ``UNAVAILABLE`` for "retry" or an unreachable daemon, ``DEADLINE_EXCEEDED`` for a
+            compile timeout, ``RESOURCE_EXHAUSTED`` for limits or a full disk, ...).
+        message: coopd's message (``block_reduce: items_per_thread must be 1..64, got 0``),
+            whole: compiler and linker logs included.
+        from_server: True when the daemon itself answered with this status; False when the
+            transport failed (no daemon on the socket, connection lost).
+    """
+
+    def __init__(self, code: grpc.StatusCode, message: str, from_server: bool) -> None:
+        super().__init__(f"{code.name}: {message}")
+        self.code = code
+        self.message = message
+        self.from_server = from_server

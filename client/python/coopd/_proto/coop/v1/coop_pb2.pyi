@@ -1,0 +1,647 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class CallingConvention(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CALLING_CONVENTION_UNSPECIFIED: _ClassVar[CallingConvention]
+    CALLING_CONVENTION_C: _ClassVar[CallingConvention]
+    CALLING_CONVENTION_NUMBA: _ClassVar[CallingConvention]
+
+class Origin(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ORIGIN_UNSPECIFIED: _ClassVar[Origin]
+    ORIGIN_COMPILED: _ClassVar[Origin]
+    ORIGIN_MEMORY: _ClassVar[Origin]
+    ORIGIN_DISK: _ClassVar[Origin]
+    ORIGIN_REMOTE: _ClassVar[Origin]
+CALLING_CONVENTION_UNSPECIFIED: CallingConvention
+CALLING_CONVENTION_C: CallingConvention
+CALLING_CONVENTION_NUMBA: CallingConvention
+ORIGIN_UNSPECIFIED: Origin
+ORIGIN_COMPILED: Origin
+ORIGIN_MEMORY: Origin
+ORIGIN_DISK: Origin
+ORIGIN_REMOTE: Origin
+
+class CatalogRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class CatalogMethod(_message.Message):
+    __slots__ = ("name", "needs_op", "description", "op_kind")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    NEEDS_OP_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    OP_KIND_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    needs_op: bool
+    description: str
+    op_kind: str
+    def __init__(self, name: _Optional[str] = ..., needs_op: bool = ..., description: _Optional[str] = ..., op_kind: _Optional[str] = ...) -> None: ...
+
+class CatalogOpKind(_message.Message):
+    __slots__ = ("name", "signature", "builtins")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    BUILTINS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    signature: str
+    builtins: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., signature: _Optional[str] = ..., builtins: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class CatalogFamily(_message.Message):
+    __slots__ = ("name", "description", "methods", "algorithms", "default_algorithm", "warp", "max_items_per_thread", "scan_options", "warp_multiple_algorithms", "exchange_options", "family_options", "dtypes", "power_of_two_threads", "available", "requires")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    METHODS_FIELD_NUMBER: _ClassVar[int]
+    ALGORITHMS_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_ALGORITHM_FIELD_NUMBER: _ClassVar[int]
+    WARP_FIELD_NUMBER: _ClassVar[int]
+    MAX_ITEMS_PER_THREAD_FIELD_NUMBER: _ClassVar[int]
+    SCAN_OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    WARP_MULTIPLE_ALGORITHMS_FIELD_NUMBER: _ClassVar[int]
+    EXCHANGE_OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    FAMILY_OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    DTYPES_FIELD_NUMBER: _ClassVar[int]
+    POWER_OF_TWO_THREADS_FIELD_NUMBER: _ClassVar[int]
+    AVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    REQUIRES_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: str
+    methods: _containers.RepeatedCompositeFieldContainer[CatalogMethod]
+    algorithms: _containers.RepeatedScalarFieldContainer[str]
+    default_algorithm: str
+    warp: bool
+    max_items_per_thread: int
+    scan_options: bool
+    warp_multiple_algorithms: _containers.RepeatedScalarFieldContainer[str]
+    exchange_options: bool
+    family_options: str
+    dtypes: _containers.RepeatedScalarFieldContainer[str]
+    power_of_two_threads: bool
+    available: bool
+    requires: str
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., methods: _Optional[_Iterable[_Union[CatalogMethod, _Mapping]]] = ..., algorithms: _Optional[_Iterable[str]] = ..., default_algorithm: _Optional[str] = ..., warp: bool = ..., max_items_per_thread: _Optional[int] = ..., scan_options: bool = ..., warp_multiple_algorithms: _Optional[_Iterable[str]] = ..., exchange_options: bool = ..., family_options: _Optional[str] = ..., dtypes: _Optional[_Iterable[str]] = ..., power_of_two_threads: bool = ..., available: bool = ..., requires: _Optional[str] = ...) -> None: ...
+
+class CatalogResponse(_message.Message):
+    __slots__ = ("families", "dtypes", "builtin_ops", "archs", "calling_conventions", "op_kinds")
+    FAMILIES_FIELD_NUMBER: _ClassVar[int]
+    DTYPES_FIELD_NUMBER: _ClassVar[int]
+    BUILTIN_OPS_FIELD_NUMBER: _ClassVar[int]
+    ARCHS_FIELD_NUMBER: _ClassVar[int]
+    CALLING_CONVENTIONS_FIELD_NUMBER: _ClassVar[int]
+    OP_KINDS_FIELD_NUMBER: _ClassVar[int]
+    families: _containers.RepeatedCompositeFieldContainer[CatalogFamily]
+    dtypes: _containers.RepeatedScalarFieldContainer[str]
+    builtin_ops: _containers.RepeatedScalarFieldContainer[str]
+    archs: _containers.RepeatedScalarFieldContainer[str]
+    calling_conventions: _containers.RepeatedScalarFieldContainer[str]
+    op_kinds: _containers.RepeatedCompositeFieldContainer[CatalogOpKind]
+    def __init__(self, families: _Optional[_Iterable[_Union[CatalogFamily, _Mapping]]] = ..., dtypes: _Optional[_Iterable[str]] = ..., builtin_ops: _Optional[_Iterable[str]] = ..., archs: _Optional[_Iterable[str]] = ..., calling_conventions: _Optional[_Iterable[str]] = ..., op_kinds: _Optional[_Iterable[_Union[CatalogOpKind, _Mapping]]] = ...) -> None: ...
+
+class Dim3(_message.Message):
+    __slots__ = ("x", "y", "z")
+    X_FIELD_NUMBER: _ClassVar[int]
+    Y_FIELD_NUMBER: _ClassVar[int]
+    Z_FIELD_NUMBER: _ClassVar[int]
+    x: int
+    y: int
+    z: int
+    def __init__(self, x: _Optional[int] = ..., y: _Optional[int] = ..., z: _Optional[int] = ...) -> None: ...
+
+class Operator(_message.Message):
+    __slots__ = ("builtin", "user")
+    BUILTIN_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    builtin: str
+    user: UserOperator
+    def __init__(self, builtin: _Optional[str] = ..., user: _Optional[_Union[UserOperator, _Mapping]] = ...) -> None: ...
+
+class UserOperator(_message.Message):
+    __slots__ = ("name", "source", "ltoir", "operand_dtypes", "result_dtype", "stateful", "user_type", "digest")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    LTOIR_FIELD_NUMBER: _ClassVar[int]
+    OPERAND_DTYPES_FIELD_NUMBER: _ClassVar[int]
+    RESULT_DTYPE_FIELD_NUMBER: _ClassVar[int]
+    STATEFUL_FIELD_NUMBER: _ClassVar[int]
+    USER_TYPE_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    source: str
+    ltoir: bytes
+    operand_dtypes: _containers.RepeatedScalarFieldContainer[str]
+    result_dtype: str
+    stateful: bool
+    user_type: UserType
+    digest: str
+    def __init__(self, name: _Optional[str] = ..., source: _Optional[str] = ..., ltoir: _Optional[bytes] = ..., operand_dtypes: _Optional[_Iterable[str]] = ..., result_dtype: _Optional[str] = ..., stateful: bool = ..., user_type: _Optional[_Union[UserType, _Mapping]] = ..., digest: _Optional[str] = ...) -> None: ...
+
+class ScanOptions(_message.Message):
+    __slots__ = ("with_aggregate",)
+    WITH_AGGREGATE_FIELD_NUMBER: _ClassVar[int]
+    with_aggregate: bool
+    def __init__(self, with_aggregate: bool = ...) -> None: ...
+
+class ExchangeOptions(_message.Message):
+    __slots__ = ("warp_time_slicing",)
+    WARP_TIME_SLICING_FIELD_NUMBER: _ClassVar[int]
+    warp_time_slicing: bool
+    def __init__(self, warp_time_slicing: bool = ...) -> None: ...
+
+class RadixSortOptions(_message.Message):
+    __slots__ = ("value_dtype", "radix_bits")
+    VALUE_DTYPE_FIELD_NUMBER: _ClassVar[int]
+    RADIX_BITS_FIELD_NUMBER: _ClassVar[int]
+    value_dtype: str
+    radix_bits: int
+    def __init__(self, value_dtype: _Optional[str] = ..., radix_bits: _Optional[int] = ...) -> None: ...
+
+class MergeSortOptions(_message.Message):
+    __slots__ = ("value_dtype",)
+    VALUE_DTYPE_FIELD_NUMBER: _ClassVar[int]
+    value_dtype: str
+    def __init__(self, value_dtype: _Optional[str] = ...) -> None: ...
+
+class HistogramOptions(_message.Message):
+    __slots__ = ("bins",)
+    BINS_FIELD_NUMBER: _ClassVar[int]
+    bins: int
+    def __init__(self, bins: _Optional[int] = ...) -> None: ...
+
+class UserType(_message.Message):
+    __slots__ = ("size", "align")
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    ALIGN_FIELD_NUMBER: _ClassVar[int]
+    size: int
+    align: int
+    def __init__(self, size: _Optional[int] = ..., align: _Optional[int] = ...) -> None: ...
+
+class TopKOptions(_message.Message):
+    __slots__ = ("value_dtype",)
+    VALUE_DTYPE_FIELD_NUMBER: _ClassVar[int]
+    value_dtype: str
+    def __init__(self, value_dtype: _Optional[str] = ...) -> None: ...
+
+class RunLengthDecodeOptions(_message.Message):
+    __slots__ = ("decoded_items_per_thread",)
+    DECODED_ITEMS_PER_THREAD_FIELD_NUMBER: _ClassVar[int]
+    decoded_items_per_thread: int
+    def __init__(self, decoded_items_per_thread: _Optional[int] = ...) -> None: ...
+
+class RadixRankOptions(_message.Message):
+    __slots__ = ("radix_bits",)
+    RADIX_BITS_FIELD_NUMBER: _ClassVar[int]
+    radix_bits: int
+    def __init__(self, radix_bits: _Optional[int] = ...) -> None: ...
+
+class PrimitiveSpec(_message.Message):
+    __slots__ = ("family", "method", "dtype", "block", "items_per_thread", "algorithm", "op", "warp_threads", "arch", "calling_convention", "user_type", "prefix_callback", "scan", "exchange", "radix_sort", "merge_sort", "histogram", "run_length_decode", "radix_rank", "top_k")
+    FAMILY_FIELD_NUMBER: _ClassVar[int]
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    DTYPE_FIELD_NUMBER: _ClassVar[int]
+    BLOCK_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_PER_THREAD_FIELD_NUMBER: _ClassVar[int]
+    ALGORITHM_FIELD_NUMBER: _ClassVar[int]
+    OP_FIELD_NUMBER: _ClassVar[int]
+    WARP_THREADS_FIELD_NUMBER: _ClassVar[int]
+    ARCH_FIELD_NUMBER: _ClassVar[int]
+    CALLING_CONVENTION_FIELD_NUMBER: _ClassVar[int]
+    USER_TYPE_FIELD_NUMBER: _ClassVar[int]
+    PREFIX_CALLBACK_FIELD_NUMBER: _ClassVar[int]
+    SCAN_FIELD_NUMBER: _ClassVar[int]
+    EXCHANGE_FIELD_NUMBER: _ClassVar[int]
+    RADIX_SORT_FIELD_NUMBER: _ClassVar[int]
+    MERGE_SORT_FIELD_NUMBER: _ClassVar[int]
+    HISTOGRAM_FIELD_NUMBER: _ClassVar[int]
+    RUN_LENGTH_DECODE_FIELD_NUMBER: _ClassVar[int]
+    RADIX_RANK_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    family: str
+    method: str
+    dtype: str
+    block: Dim3
+    items_per_thread: int
+    algorithm: str
+    op: Operator
+    warp_threads: int
+    arch: str
+    calling_convention: CallingConvention
+    user_type: UserType
+    prefix_callback: UserOperator
+    scan: ScanOptions
+    exchange: ExchangeOptions
+    radix_sort: RadixSortOptions
+    merge_sort: MergeSortOptions
+    histogram: HistogramOptions
+    run_length_decode: RunLengthDecodeOptions
+    radix_rank: RadixRankOptions
+    top_k: TopKOptions
+    def __init__(self, family: _Optional[str] = ..., method: _Optional[str] = ..., dtype: _Optional[str] = ..., block: _Optional[_Union[Dim3, _Mapping]] = ..., items_per_thread: _Optional[int] = ..., algorithm: _Optional[str] = ..., op: _Optional[_Union[Operator, _Mapping]] = ..., warp_threads: _Optional[int] = ..., arch: _Optional[str] = ..., calling_convention: _Optional[_Union[CallingConvention, str]] = ..., user_type: _Optional[_Union[UserType, _Mapping]] = ..., prefix_callback: _Optional[_Union[UserOperator, _Mapping]] = ..., scan: _Optional[_Union[ScanOptions, _Mapping]] = ..., exchange: _Optional[_Union[ExchangeOptions, _Mapping]] = ..., radix_sort: _Optional[_Union[RadixSortOptions, _Mapping]] = ..., merge_sort: _Optional[_Union[MergeSortOptions, _Mapping]] = ..., histogram: _Optional[_Union[HistogramOptions, _Mapping]] = ..., run_length_decode: _Optional[_Union[RunLengthDecodeOptions, _Mapping]] = ..., radix_rank: _Optional[_Union[RadixRankOptions, _Mapping]] = ..., top_k: _Optional[_Union[TopKOptions, _Mapping]] = ...) -> None: ...
+
+class SpecializeRequest(_message.Message):
+    __slots__ = ("spec", "client")
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
+    spec: PrimitiveSpec
+    client: str
+    def __init__(self, spec: _Optional[_Union[PrimitiveSpec, _Mapping]] = ..., client: _Optional[str] = ...) -> None: ...
+
+class SpecializeBundleRequest(_message.Message):
+    __slots__ = ("specs", "client")
+    SPECS_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
+    specs: _containers.RepeatedCompositeFieldContainer[PrimitiveSpec]
+    client: str
+    def __init__(self, specs: _Optional[_Iterable[_Union[PrimitiveSpec, _Mapping]]] = ..., client: _Optional[str] = ...) -> None: ...
+
+class Entry(_message.Message):
+    __slots__ = ("symbol", "declaration", "description")
+    SYMBOL_FIELD_NUMBER: _ClassVar[int]
+    DECLARATION_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    symbol: str
+    declaration: str
+    description: str
+    def __init__(self, symbol: _Optional[str] = ..., declaration: _Optional[str] = ..., description: _Optional[str] = ...) -> None: ...
+
+class TempStorage(_message.Message):
+    __slots__ = ("bytes", "align")
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    ALIGN_FIELD_NUMBER: _ClassVar[int]
+    bytes: int
+    align: int
+    def __init__(self, bytes: _Optional[int] = ..., align: _Optional[int] = ...) -> None: ...
+
+class Toolchain(_message.Message):
+    __slots__ = ("nvrtc_version", "nvjitlink_version", "cccl_version", "header_digest")
+    NVRTC_VERSION_FIELD_NUMBER: _ClassVar[int]
+    NVJITLINK_VERSION_FIELD_NUMBER: _ClassVar[int]
+    CCCL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    HEADER_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    nvrtc_version: str
+    nvjitlink_version: str
+    cccl_version: str
+    header_digest: str
+    def __init__(self, nvrtc_version: _Optional[str] = ..., nvjitlink_version: _Optional[str] = ..., cccl_version: _Optional[str] = ..., header_digest: _Optional[str] = ...) -> None: ...
+
+class ArtifactPart(_message.Message):
+    __slots__ = ("spec", "entries", "temp_storage")
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    TEMP_STORAGE_FIELD_NUMBER: _ClassVar[int]
+    spec: PrimitiveSpec
+    entries: _containers.RepeatedCompositeFieldContainer[Entry]
+    temp_storage: TempStorage
+    def __init__(self, spec: _Optional[_Union[PrimitiveSpec, _Mapping]] = ..., entries: _Optional[_Iterable[_Union[Entry, _Mapping]]] = ..., temp_storage: _Optional[_Union[TempStorage, _Mapping]] = ...) -> None: ...
+
+class Artifact(_message.Message):
+    __slots__ = ("key", "ltoir", "entries", "temp_storage", "arch", "toolchain", "spec", "compile_ms", "compile_log", "source", "origin", "parts", "pch_status", "layout_ms", "link_inputs", "type_definitions")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    LTOIR_FIELD_NUMBER: _ClassVar[int]
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    TEMP_STORAGE_FIELD_NUMBER: _ClassVar[int]
+    ARCH_FIELD_NUMBER: _ClassVar[int]
+    TOOLCHAIN_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    COMPILE_MS_FIELD_NUMBER: _ClassVar[int]
+    COMPILE_LOG_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    ORIGIN_FIELD_NUMBER: _ClassVar[int]
+    PARTS_FIELD_NUMBER: _ClassVar[int]
+    PCH_STATUS_FIELD_NUMBER: _ClassVar[int]
+    LAYOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    LINK_INPUTS_FIELD_NUMBER: _ClassVar[int]
+    TYPE_DEFINITIONS_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    ltoir: bytes
+    entries: _containers.RepeatedCompositeFieldContainer[Entry]
+    temp_storage: TempStorage
+    arch: str
+    toolchain: Toolchain
+    spec: PrimitiveSpec
+    compile_ms: float
+    compile_log: str
+    source: str
+    origin: Origin
+    parts: _containers.RepeatedCompositeFieldContainer[ArtifactPart]
+    pch_status: str
+    layout_ms: float
+    link_inputs: _containers.RepeatedCompositeFieldContainer[ArtifactLinkInput]
+    type_definitions: str
+    def __init__(self, key: _Optional[str] = ..., ltoir: _Optional[bytes] = ..., entries: _Optional[_Iterable[_Union[Entry, _Mapping]]] = ..., temp_storage: _Optional[_Union[TempStorage, _Mapping]] = ..., arch: _Optional[str] = ..., toolchain: _Optional[_Union[Toolchain, _Mapping]] = ..., spec: _Optional[_Union[PrimitiveSpec, _Mapping]] = ..., compile_ms: _Optional[float] = ..., compile_log: _Optional[str] = ..., source: _Optional[str] = ..., origin: _Optional[_Union[Origin, str]] = ..., parts: _Optional[_Iterable[_Union[ArtifactPart, _Mapping]]] = ..., pch_status: _Optional[str] = ..., layout_ms: _Optional[float] = ..., link_inputs: _Optional[_Iterable[_Union[ArtifactLinkInput, _Mapping]]] = ..., type_definitions: _Optional[str] = ...) -> None: ...
+
+class ArtifactLinkInput(_message.Message):
+    __slots__ = ("symbol", "key", "ltoir")
+    SYMBOL_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    LTOIR_FIELD_NUMBER: _ClassVar[int]
+    symbol: str
+    key: str
+    ltoir: bytes
+    def __init__(self, symbol: _Optional[str] = ..., key: _Optional[str] = ..., ltoir: _Optional[bytes] = ...) -> None: ...
+
+class LinkModule(_message.Message):
+    __slots__ = ("kind", "name", "data")
+    class Kind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        KIND_UNSPECIFIED: _ClassVar[LinkModule.Kind]
+        KIND_LTOIR: _ClassVar[LinkModule.Kind]
+        KIND_PTX: _ClassVar[LinkModule.Kind]
+    KIND_UNSPECIFIED: LinkModule.Kind
+    KIND_LTOIR: LinkModule.Kind
+    KIND_PTX: LinkModule.Kind
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    kind: LinkModule.Kind
+    name: str
+    data: bytes
+    def __init__(self, kind: _Optional[_Union[LinkModule.Kind, str]] = ..., name: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class LinkRequest(_message.Message):
+    __slots__ = ("arch", "modules", "artifact_keys", "options", "keep_unused_variables", "client")
+    ARCH_FIELD_NUMBER: _ClassVar[int]
+    MODULES_FIELD_NUMBER: _ClassVar[int]
+    ARTIFACT_KEYS_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    KEEP_UNUSED_VARIABLES_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
+    arch: str
+    modules: _containers.RepeatedCompositeFieldContainer[LinkModule]
+    artifact_keys: _containers.RepeatedScalarFieldContainer[str]
+    options: _containers.RepeatedScalarFieldContainer[str]
+    keep_unused_variables: bool
+    client: str
+    def __init__(self, arch: _Optional[str] = ..., modules: _Optional[_Iterable[_Union[LinkModule, _Mapping]]] = ..., artifact_keys: _Optional[_Iterable[str]] = ..., options: _Optional[_Iterable[str]] = ..., keep_unused_variables: bool = ..., client: _Optional[str] = ...) -> None: ...
+
+class LinkResponse(_message.Message):
+    __slots__ = ("cubin", "key", "origin", "link_ms", "options")
+    CUBIN_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    ORIGIN_FIELD_NUMBER: _ClassVar[int]
+    LINK_MS_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    cubin: bytes
+    key: str
+    origin: Origin
+    link_ms: float
+    options: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, cubin: _Optional[bytes] = ..., key: _Optional[str] = ..., origin: _Optional[_Union[Origin, str]] = ..., link_ms: _Optional[float] = ..., options: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class SpecializeResponse(_message.Message):
+    __slots__ = ("artifact",)
+    ARTIFACT_FIELD_NUMBER: _ClassVar[int]
+    artifact: Artifact
+    def __init__(self, artifact: _Optional[_Union[Artifact, _Mapping]] = ...) -> None: ...
+
+class GetStatsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class KeyComponent(_message.Message):
+    __slots__ = ("name", "value", "digest")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    value: str
+    digest: str
+    def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ..., digest: _Optional[str] = ...) -> None: ...
+
+class KeyComponents(_message.Message):
+    __slots__ = ("components",)
+    COMPONENTS_FIELD_NUMBER: _ClassVar[int]
+    components: _containers.RepeatedCompositeFieldContainer[KeyComponent]
+    def __init__(self, components: _Optional[_Iterable[_Union[KeyComponent, _Mapping]]] = ...) -> None: ...
+
+class ExplainResponse(_message.Message):
+    __slots__ = ("key", "components", "cached", "others")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    COMPONENTS_FIELD_NUMBER: _ClassVar[int]
+    CACHED_FIELD_NUMBER: _ClassVar[int]
+    OTHERS_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    components: _containers.RepeatedCompositeFieldContainer[KeyComponent]
+    cached: bool
+    others: _containers.RepeatedCompositeFieldContainer[OtherKey]
+    def __init__(self, key: _Optional[str] = ..., components: _Optional[_Iterable[_Union[KeyComponent, _Mapping]]] = ..., cached: bool = ..., others: _Optional[_Iterable[_Union[OtherKey, _Mapping]]] = ...) -> None: ...
+
+class OtherKey(_message.Message):
+    __slots__ = ("key", "differing", "created_at")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    DIFFERING_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    differing: _containers.RepeatedScalarFieldContainer[str]
+    created_at: int
+    def __init__(self, key: _Optional[str] = ..., differing: _Optional[_Iterable[str]] = ..., created_at: _Optional[int] = ...) -> None: ...
+
+class CacheFilter(_message.Message):
+    __slots__ = ("family", "dtype", "arch")
+    FAMILY_FIELD_NUMBER: _ClassVar[int]
+    DTYPE_FIELD_NUMBER: _ClassVar[int]
+    ARCH_FIELD_NUMBER: _ClassVar[int]
+    family: str
+    dtype: str
+    arch: str
+    def __init__(self, family: _Optional[str] = ..., dtype: _Optional[str] = ..., arch: _Optional[str] = ...) -> None: ...
+
+class ListEntriesRequest(_message.Message):
+    __slots__ = ("filter", "limit")
+    FILTER_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    filter: CacheFilter
+    limit: int
+    def __init__(self, filter: _Optional[_Union[CacheFilter, _Mapping]] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class CacheEntry(_message.Message):
+    __slots__ = ("key", "family", "dtype", "arch", "raw_bytes", "stored_bytes", "created_at", "last_access")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    FAMILY_FIELD_NUMBER: _ClassVar[int]
+    DTYPE_FIELD_NUMBER: _ClassVar[int]
+    ARCH_FIELD_NUMBER: _ClassVar[int]
+    RAW_BYTES_FIELD_NUMBER: _ClassVar[int]
+    STORED_BYTES_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    LAST_ACCESS_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    family: str
+    dtype: str
+    arch: str
+    raw_bytes: int
+    stored_bytes: int
+    created_at: int
+    last_access: int
+    def __init__(self, key: _Optional[str] = ..., family: _Optional[str] = ..., dtype: _Optional[str] = ..., arch: _Optional[str] = ..., raw_bytes: _Optional[int] = ..., stored_bytes: _Optional[int] = ..., created_at: _Optional[int] = ..., last_access: _Optional[int] = ...) -> None: ...
+
+class ListEntriesResponse(_message.Message):
+    __slots__ = ("entries",)
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[CacheEntry]
+    def __init__(self, entries: _Optional[_Iterable[_Union[CacheEntry, _Mapping]]] = ...) -> None: ...
+
+class PurgeRequest(_message.Message):
+    __slots__ = ("filter", "all")
+    FILTER_FIELD_NUMBER: _ClassVar[int]
+    ALL_FIELD_NUMBER: _ClassVar[int]
+    filter: CacheFilter
+    all: bool
+    def __init__(self, filter: _Optional[_Union[CacheFilter, _Mapping]] = ..., all: bool = ...) -> None: ...
+
+class PurgeResponse(_message.Message):
+    __slots__ = ("entries_removed",)
+    ENTRIES_REMOVED_FIELD_NUMBER: _ClassVar[int]
+    entries_removed: int
+    def __init__(self, entries_removed: _Optional[int] = ...) -> None: ...
+
+class VerifyRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class VerifyResponse(_message.Message):
+    __slots__ = ("entries_checked", "blobs_checked", "bad_removed", "bad_keys", "totals_corrected")
+    ENTRIES_CHECKED_FIELD_NUMBER: _ClassVar[int]
+    BLOBS_CHECKED_FIELD_NUMBER: _ClassVar[int]
+    BAD_REMOVED_FIELD_NUMBER: _ClassVar[int]
+    BAD_KEYS_FIELD_NUMBER: _ClassVar[int]
+    TOTALS_CORRECTED_FIELD_NUMBER: _ClassVar[int]
+    entries_checked: int
+    blobs_checked: int
+    bad_removed: int
+    bad_keys: _containers.RepeatedScalarFieldContainer[str]
+    totals_corrected: bool
+    def __init__(self, entries_checked: _Optional[int] = ..., blobs_checked: _Optional[int] = ..., bad_removed: _Optional[int] = ..., bad_keys: _Optional[_Iterable[str]] = ..., totals_corrected: bool = ...) -> None: ...
+
+class VacuumRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class VacuumResponse(_message.Message):
+    __slots__ = ("file_bytes_before", "file_bytes_after")
+    FILE_BYTES_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    FILE_BYTES_AFTER_FIELD_NUMBER: _ClassVar[int]
+    file_bytes_before: int
+    file_bytes_after: int
+    def __init__(self, file_bytes_before: _Optional[int] = ..., file_bytes_after: _Optional[int] = ...) -> None: ...
+
+class TierStats(_message.Message):
+    __slots__ = ("name", "hits", "misses", "entries", "bytes", "raw_bytes", "budget_bytes", "evictions", "corruptions", "write_failures", "degraded", "evicting")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    HITS_FIELD_NUMBER: _ClassVar[int]
+    MISSES_FIELD_NUMBER: _ClassVar[int]
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    RAW_BYTES_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_BYTES_FIELD_NUMBER: _ClassVar[int]
+    EVICTIONS_FIELD_NUMBER: _ClassVar[int]
+    CORRUPTIONS_FIELD_NUMBER: _ClassVar[int]
+    WRITE_FAILURES_FIELD_NUMBER: _ClassVar[int]
+    DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    EVICTING_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    hits: int
+    misses: int
+    entries: int
+    bytes: int
+    raw_bytes: int
+    budget_bytes: int
+    evictions: int
+    corruptions: int
+    write_failures: int
+    degraded: bool
+    evicting: bool
+    def __init__(self, name: _Optional[str] = ..., hits: _Optional[int] = ..., misses: _Optional[int] = ..., entries: _Optional[int] = ..., bytes: _Optional[int] = ..., raw_bytes: _Optional[int] = ..., budget_bytes: _Optional[int] = ..., evictions: _Optional[int] = ..., corruptions: _Optional[int] = ..., write_failures: _Optional[int] = ..., degraded: bool = ..., evicting: bool = ...) -> None: ...
+
+class Stats(_message.Message):
+    __slots__ = ("requests", "invalid_requests", "memory_hits", "disk_hits", "misses", "compiles", "compile_failures", "compile_ms_total", "memory_entries", "memory_bytes", "disk_entries", "disk_bytes", "disk_write_failures", "uptime_s", "toolchain", "cache_path", "pch_warm_compiles", "joined_requests", "worker_restarts", "worker_crashes", "compile_timeouts", "queue_depth", "workers", "workers_busy", "compile_ms_p50", "compile_ms_p90", "compile_ms_p99", "worker_status", "links", "link_failures", "link_hits", "bundles", "tiers", "corruptions", "evictions", "cache_degraded")
+    REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    INVALID_REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_HITS_FIELD_NUMBER: _ClassVar[int]
+    DISK_HITS_FIELD_NUMBER: _ClassVar[int]
+    MISSES_FIELD_NUMBER: _ClassVar[int]
+    COMPILES_FIELD_NUMBER: _ClassVar[int]
+    COMPILE_FAILURES_FIELD_NUMBER: _ClassVar[int]
+    COMPILE_MS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_BYTES_FIELD_NUMBER: _ClassVar[int]
+    DISK_ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    DISK_BYTES_FIELD_NUMBER: _ClassVar[int]
+    DISK_WRITE_FAILURES_FIELD_NUMBER: _ClassVar[int]
+    UPTIME_S_FIELD_NUMBER: _ClassVar[int]
+    TOOLCHAIN_FIELD_NUMBER: _ClassVar[int]
+    CACHE_PATH_FIELD_NUMBER: _ClassVar[int]
+    PCH_WARM_COMPILES_FIELD_NUMBER: _ClassVar[int]
+    JOINED_REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    WORKER_RESTARTS_FIELD_NUMBER: _ClassVar[int]
+    WORKER_CRASHES_FIELD_NUMBER: _ClassVar[int]
+    COMPILE_TIMEOUTS_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_DEPTH_FIELD_NUMBER: _ClassVar[int]
+    WORKERS_FIELD_NUMBER: _ClassVar[int]
+    WORKERS_BUSY_FIELD_NUMBER: _ClassVar[int]
+    COMPILE_MS_P50_FIELD_NUMBER: _ClassVar[int]
+    COMPILE_MS_P90_FIELD_NUMBER: _ClassVar[int]
+    COMPILE_MS_P99_FIELD_NUMBER: _ClassVar[int]
+    WORKER_STATUS_FIELD_NUMBER: _ClassVar[int]
+    LINKS_FIELD_NUMBER: _ClassVar[int]
+    LINK_FAILURES_FIELD_NUMBER: _ClassVar[int]
+    LINK_HITS_FIELD_NUMBER: _ClassVar[int]
+    BUNDLES_FIELD_NUMBER: _ClassVar[int]
+    TIERS_FIELD_NUMBER: _ClassVar[int]
+    CORRUPTIONS_FIELD_NUMBER: _ClassVar[int]
+    EVICTIONS_FIELD_NUMBER: _ClassVar[int]
+    CACHE_DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    requests: int
+    invalid_requests: int
+    memory_hits: int
+    disk_hits: int
+    misses: int
+    compiles: int
+    compile_failures: int
+    compile_ms_total: float
+    memory_entries: int
+    memory_bytes: int
+    disk_entries: int
+    disk_bytes: int
+    disk_write_failures: int
+    uptime_s: float
+    toolchain: Toolchain
+    cache_path: str
+    pch_warm_compiles: int
+    joined_requests: int
+    worker_restarts: int
+    worker_crashes: int
+    compile_timeouts: int
+    queue_depth: int
+    workers: int
+    workers_busy: int
+    compile_ms_p50: float
+    compile_ms_p90: float
+    compile_ms_p99: float
+    worker_status: _containers.RepeatedCompositeFieldContainer[WorkerStatus]
+    links: int
+    link_failures: int
+    link_hits: int
+    bundles: int
+    tiers: _containers.RepeatedCompositeFieldContainer[TierStats]
+    corruptions: int
+    evictions: int
+    cache_degraded: bool
+    def __init__(self, requests: _Optional[int] = ..., invalid_requests: _Optional[int] = ..., memory_hits: _Optional[int] = ..., disk_hits: _Optional[int] = ..., misses: _Optional[int] = ..., compiles: _Optional[int] = ..., compile_failures: _Optional[int] = ..., compile_ms_total: _Optional[float] = ..., memory_entries: _Optional[int] = ..., memory_bytes: _Optional[int] = ..., disk_entries: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., disk_write_failures: _Optional[int] = ..., uptime_s: _Optional[float] = ..., toolchain: _Optional[_Union[Toolchain, _Mapping]] = ..., cache_path: _Optional[str] = ..., pch_warm_compiles: _Optional[int] = ..., joined_requests: _Optional[int] = ..., worker_restarts: _Optional[int] = ..., worker_crashes: _Optional[int] = ..., compile_timeouts: _Optional[int] = ..., queue_depth: _Optional[int] = ..., workers: _Optional[int] = ..., workers_busy: _Optional[int] = ..., compile_ms_p50: _Optional[float] = ..., compile_ms_p90: _Optional[float] = ..., compile_ms_p99: _Optional[float] = ..., worker_status: _Optional[_Iterable[_Union[WorkerStatus, _Mapping]]] = ..., links: _Optional[int] = ..., link_failures: _Optional[int] = ..., link_hits: _Optional[int] = ..., bundles: _Optional[int] = ..., tiers: _Optional[_Iterable[_Union[TierStats, _Mapping]]] = ..., corruptions: _Optional[int] = ..., evictions: _Optional[int] = ..., cache_degraded: bool = ...) -> None: ...
+
+class WorkerStatus(_message.Message):
+    __slots__ = ("pid", "busy", "jobs", "header_set")
+    PID_FIELD_NUMBER: _ClassVar[int]
+    BUSY_FIELD_NUMBER: _ClassVar[int]
+    JOBS_FIELD_NUMBER: _ClassVar[int]
+    HEADER_SET_FIELD_NUMBER: _ClassVar[int]
+    pid: int
+    busy: bool
+    jobs: int
+    header_set: str
+    def __init__(self, pid: _Optional[int] = ..., busy: bool = ..., jobs: _Optional[int] = ..., header_set: _Optional[str] = ...) -> None: ...

@@ -1,0 +1,180 @@
+"""The Python client against a real coopd: artifacts, errors, retries, link, catalog, explain."""
+
+import os
+import threading
+import time
+
+import grpc
+import pytest
+
+import coopd
+from conftest import Daemon
+
+REDUCE = coopd.Spec(family="block_reduce", dtype="float32", threads=256, arch="sm_90")
+
+
+def test_specialize_returns_a_link_ready_artifact_then_serves_it_from_memory(daemon, tmpdir_path):
+    with daemon.client() as c:
+        a = c.specialize(REDUCE)
+        assert len(a.key) == 64
+        assert a.origin in ("compiled", "memory", "disk")
+        assert a.arch == "sm_90"
+        assert len(a.ltoir) > 10_000
+        assert (a.temp_storage_bytes, a.temp_storage_align) == (44, 4)  # BlockReduce<float, 256>
+        assert len(a.entries) == 1
+        assert a.entries[0].declaration.startswith('extern "C" __device__ float coop_block_reduce')
+        assert a.parts[0].spec.method == "sum", "the resolved spec names the default method"
+        again = c.specialize(family="block_reduce", dtype="float32", threads=256, arch="sm_90")
+        assert again.origin == "memory"
+        assert again.key == a.key and again.ltoir == a.ltoir
+        files = a.write(tmpdir_path)
+        assert files == [os.path.join(tmpdir_path, a.entries[0].symbol + ".ltoir")]
+        with open(files[0], "rb") as f:
+            assert f.read() == a.ltoir
+        with open(os.path.join(tmpdir_path, a.entries[0].symbol + ".h")) as f:
+            header = f.read()
+        assert f"#define {a.entries[0].symbol}_TEMP_STORAGE_BYTES 44" in header
+        assert a.entries[0].declaration in header
+
+
+def test_family_options_and_bundles(daemon):
+    with daemon.client() as c:
+        pairs = coopd.Spec(family="block_radix_sort", dtype="uint32", threads=128,
+                           items_per_thread=4, arch="sm_90",
+                           options={"radix_sort": {"value_dtype": "float32"}})
+        scan = coopd.Spec(family="block_scan", method="exclusive_sum", dtype="int32",
+                          threads=128, arch="sm_90")
+        b = c.bundle([pairs, scan])
+        assert len(b.parts) == 2
+        assert b.parts[0].spec.radix_sort.value_dtype == "float32"
+        assert b.parts[1].family == "block_scan"
+        assert b.stem.startswith("coop_bundle_")
+        assert all(p.temp_storage_bytes > 0 for p in b.parts)
+
+
+def test_a_bad_request_raises_invalid_argument_naming_the_field(daemon):
+    with daemon.client() as c:
+        with pytest.raises(coopd.CoopdError) as e:
+            c.specialize(family="block_reduce", dtype="float32", threads=256, items_per_thread=0,
+                         algorithm="warp_scans", arch="sm_90")
+        assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT
+        assert e.value.from_server
+        assert "algorithm" in e.value.message and "warp_scans" in e.value.message
+        with pytest.raises(coopd.CoopdError) as e:
+            c.specialize(family="block_frobnicate", dtype="float32", threads=256, arch="sm_90")
+        assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT
+        assert "block_reduce" in e.value.message, "the error lists the allowed families"
+        c.stats()  # the daemon stays up
+
+
+def test_client_side_mistakes_are_value_errors():
+    with pytest.raises(ValueError, match="abi"):
+        coopd.Spec(family="block_reduce", abi="fortran").to_proto()
+    with pytest.raises(ValueError, match="threads"):
+        coopd.Spec(family="block_reduce", threads=(1, 2, 3, 4)).to_proto()
+
+
+def test_no_daemon_is_unavailable_and_says_not_reachable(tmpdir_path):
+    socket = os.path.join(tmpdir_path, "nobody.sock")
+    with coopd.Client(socket, timeout=5, retries=2, backoff=0.01) as c:
+        with pytest.raises(coopd.CoopdError) as e:
+            c.stats()
+    assert e.value.code == grpc.StatusCode.UNAVAILABLE
+    assert not e.value.from_server
+    assert f"coopd is not reachable on {socket}" in e.value.message
+
+
+def test_unavailable_is_retried_with_backoff_until_the_daemon_answers(tmpdir_path):
+    late = Daemon(tmpdir_path)
+    starter = threading.Timer(0.5, late.start)
+    starter.start()
+    try:
+        with coopd.Client(late.socket, timeout=120, retries=30, backoff=0.05) as c:
+            s = c.stats()  # the first attempts find no daemon
+        assert s.uptime_s >= 0
+    finally:
+        starter.join()
+        assert late.stop() == 0, late.log()
+
+
+def test_deadline_bounds_a_call_including_its_retries(tmpdir_path):
+    socket = os.path.join(tmpdir_path, "nobody.sock")
+    start = time.monotonic()
+    with coopd.Client(socket, timeout=1.0, retries=1000, backoff=0.05) as c:
+        with pytest.raises(coopd.CoopdError) as e:
+            c.stats()
+    assert e.value.code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+    # Liveness, not speed: 1000 retries with backoff up to 2 s would take over half an hour.
+    assert time.monotonic() - start < 60
+
+
+def test_link_makes_a_cubin_from_ptx_and_an_artifact(daemon):
+    ptx = (".version 8.0\n.target sm_90\n.address_size 64\n"
+           ".visible .entry coopd_pytest_kernel() { ret; }\n")
+    with daemon.client() as c:
+        a = c.specialize(REDUCE)
+        r = c.link("sm_90", ptx=[ptx], artifacts=[a])
+        assert r.cubin[:4] == b"\x7fELF"
+        assert r.origin == "compiled"
+        assert "-optimize-unused-variables" in r.options
+        again = c.link("sm_90", ptx=[ptx], artifacts=[a.key])
+        assert again.origin == "memory" and again.key == r.key
+        with pytest.raises(coopd.CoopdError) as e:
+            c.link("sm_90", ptx=[ptx], artifacts=["0" * 64])
+        assert e.value.code == grpc.StatusCode.NOT_FOUND
+
+
+def test_catalog_stats_and_explain(daemon):
+    with daemon.client() as c:
+        catalog = c.catalog()
+        names = [f.name for f in catalog.families]
+        assert "block_reduce" in names and "warp_scan" in names
+        assert "sm_90" in catalog.archs
+        a = c.specialize(REDUCE)
+        e = c.explain(REDUCE)
+        assert e.key == a.key and e.cached
+        assert [x.name for x in e.components][:2] == ["schema", "canonical_request"]
+        s = c.stats()
+        assert s.requests >= 1
+        assert any(t.name == "disk" for t in s.tiers)
+
+
+def test_a_fresh_process_with_no_daemon_starts_one_and_gets_an_artifact(tmpdir_path):
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import coopd_binary
+
+    socket = os.path.join(tmpdir_path, "run", "coopd.sock")
+    env = {k: v for k, v in os.environ.items() if k != "COOPD_NO_AUTOSTART"}
+    env.update(COOPD_BIN=coopd_binary(), COOPD_CACHE_DIR=os.path.join(tmpdir_path, "cache"))
+    code = ("import coopd, sys\n"
+            "a = coopd.Client(sys.argv[1]).specialize(family='block_reduce', dtype='float32',"
+            " threads=128, arch='sm_90')\n"
+            "print(a.origin, a.temp_storage_bytes)\n")
+    try:
+        out = subprocess.run([sys.executable, "-c", code, socket], env=env, check=True,
+                             capture_output=True, text=True, timeout=300).stdout.split()
+        assert out[0] in ("compiled", "disk", "memory") and int(out[1]) > 0
+        assert os.path.exists(os.path.join(tmpdir_path, "run", "coopd.log"))
+    finally:
+        try:
+            with open(socket + ".lock") as f:
+                pid = int(f.read().split()[0])
+            os.kill(pid, signal.SIGTERM)
+            for _ in range(600):
+                os.kill(pid, 0)
+                time.sleep(0.05)
+        except (OSError, ValueError, IndexError):
+            pass
+
+
+def test_no_autostart_when_turned_off(tmpdir_path, monkeypatch):
+    monkeypatch.setenv("COOPD_NO_AUTOSTART", "1")
+    socket = os.path.join(tmpdir_path, "coopd.sock")
+    with coopd.Client(socket, timeout=5, retries=1, backoff=0.01) as c:
+        with pytest.raises(coopd.CoopdError) as e:
+            c.stats()
+    assert "auto-start is off" in e.value.message
+    assert not os.path.exists(socket)
