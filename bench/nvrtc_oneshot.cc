@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
     source =
         "#include <cuda/functional>\n#include <cuda/std/functional>\n"
         "#include <cub/block/block_reduce.cuh>\n#include <cub/block/block_scan.cuh>\n"
-        "#include <cub/warp/warp_reduce.cuh>\n#include <coop/device/wrappers.cuh>\n" +
+        "#include <cub/warp/warp_reduce.cuh>\n#include <coop/device/reduce.cuh>\n"
+        "#include <coop/device/scan.cuh>\n" +
         source.substr(prelude.size());
   }
   coopd::Toolchain tc;

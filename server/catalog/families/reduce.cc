@@ -1,5 +1,5 @@
 // block_reduce and warp_reduce: cub::BlockReduce and cub::WarpReduce, whose reductions share
-// the device helpers (wrappers.cuh) and so the entry plan.
+// the device helpers (device/include/coop/device/reduce.cuh) and so the entry plan.
 #include "server/catalog/families/families.h"
 #include "server/util/strings.h"
 

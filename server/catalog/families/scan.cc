@@ -40,7 +40,8 @@ std::vector<EntryPlan> PlanScan(const PrimitiveSpec& s, const DType& dt) {
     return "temp_storage, input, output";
   };
   if (EndsWith(m, "_prefix")) {
-    // block_scan with CUB's block-prefix callback, here a running total (wrappers.cuh).
+    // block_scan with CUB's block-prefix callback, here a running total
+    // (device/include/coop/device/scan.cuh).
     EntryPlan p;
     std::string args = scan_io(p);
     const std::string scan_op = op.empty() ? OperatorExpr("sum", t) : op;

@@ -5,10 +5,24 @@
 // with the same arch and option set. Including all block and warp headers costs about the same
 // as including one (the cost is CCCL's common base; see BRIEF.md section 4).
 //
+// Each family's device helpers live in <coop/device/<family>.cuh> (shared ones in common.cuh);
+// this prefix includes them all.
+//
 // Do not include cub/cub.cuh: its device-wide algorithms need the host and fail under NVRTC.
 #pragma once
 
-#include <coop/device/wrappers.cuh>
+#include <coop/device/adjacent_difference.cuh>
+#include <coop/device/discontinuity.cuh>
+#include <coop/device/exchange.cuh>
+#include <coop/device/histogram.cuh>
+#include <coop/device/load_store.cuh>
+#include <coop/device/merge_sort.cuh>
+#include <coop/device/radix_rank.cuh>
+#include <coop/device/radix_sort.cuh>
+#include <coop/device/reduce.cuh>
+#include <coop/device/run_length_decode.cuh>
+#include <coop/device/scan.cuh>
+#include <coop/device/shuffle.cuh>
 #include <cub/block/block_adjacent_difference.cuh>
 #include <cub/block/block_discontinuity.cuh>
 #include <cub/block/block_exchange.cuh>

@@ -3,7 +3,7 @@
 // the configured CCCL headers have it; coopd refuses block_topk requests otherwise.
 #pragma once
 
-#include <coop/device/wrappers.cuh>
+#include <coop/device/common.cuh>
 
 namespace coop {
 namespace device {
