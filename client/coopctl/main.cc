@@ -245,6 +245,18 @@ void WriteSpecJson(coopctl::JsonWriter& w, const coop::Spec& s) {
   w.Key("op").String(s.user_op.name.empty() ? s.op : "user:" + s.user_op.name);
   w.Key("warp_threads").Uint(s.warp_threads);
   w.Key("abi").String(s.calling_convention == coop::CallingConvention::kNumba ? "numba" : "c");
+  // The rest of the resolved spec, so --json says everything the header written by --out does.
+  w.Key("value_dtype").String(s.value_dtype);
+  w.Key("user_type").BeginObject();
+  w.Key("size").Uint(s.user_type_size);
+  w.Key("align").Uint(s.user_type_align);
+  w.EndObject();
+  w.Key("radix_bits").Uint(s.radix_bits);
+  w.Key("bins").Uint(s.histogram_bins);
+  w.Key("decoded_items_per_thread").Uint(s.decoded_items_per_thread);
+  w.Key("with_aggregate").Bool(s.scan_with_aggregate);
+  w.Key("warp_time_slicing").Bool(s.exchange_warp_time_slicing);
+  w.Key("prefix_callback").String(s.prefix_callback.name);
   w.EndObject();
 }
 
@@ -302,6 +314,7 @@ void PrintArtifactJson(const coop::Artifact& a, const std::vector<std::string>& 
     w.EndObject();
   }
   w.EndArray();
+  w.Key("type_definitions").String(a.type_definitions);
   w.Key("compile_log").String(a.compile_log);
   w.Key("link_inputs").BeginArray();
   for (const auto& in : a.link_inputs) {

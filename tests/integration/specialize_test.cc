@@ -1012,6 +1012,31 @@ TEST_F(SharedDaemon, SocketIsPrivate) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
+// --json carries the whole resolved spec (defaults filled in) and the type definitions the
+// declarations need, as the header written by --out does.
+TEST_F(SharedDaemon, CoopctlJsonHasTheWholeResolvedSpecAndTypeDefinitions) {
+  std::string out, err;
+  int rc = RunCommand({COOPCTL_BINARY, "--socket", daemon_->socket_path(), "specialize",
+                       "block_radix_sort", "--dtype", "uint32", "--value-dtype", "float32",
+                       "--threads", "128", "--items", "4", "--arch", "sm_90", "--json"},
+                      &out, &err);
+  ASSERT_EQ(rc, 0) << err;
+  EXPECT_NE(out.find("\"value_dtype\":\"float32\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"radix_bits\":4"), std::string::npos) << "the resolved default: " << out;
+  EXPECT_NE(out.find("\"type_definitions\":\"\""), std::string::npos) << out;
+
+  rc = RunCommand({COOPCTL_BINARY, "--socket", daemon_->socket_path(), "specialize", "block_load",
+                   "--user-type", "12,4", "--threads", "64", "--items", "2", "--algorithm",
+                   "direct", "--arch", "sm_90", "--json"},
+                  &out, &err);
+  ASSERT_EQ(rc, 0) << err;
+  EXPECT_NE(out.find("\"user_type\":{\"size\":12,\"align\":4}"), std::string::npos) << out;
+  const size_t defs = out.find("\"type_definitions\":\"");
+  ASSERT_NE(defs, std::string::npos) << out;
+  EXPECT_NE(out.compare(defs, 21, "\"type_definitions\":\"\""), 0)
+      << "a user type's struct is defined: " << out;
+}
+
 TEST_F(SharedDaemon, CoopctlJsonContract) {
   std::string out, err;
   int rc = RunCommand(
