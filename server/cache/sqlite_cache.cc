@@ -120,8 +120,7 @@ class Stmt {
     if (rc != SQLITE_DONE) return SqliteError(db_, rc, what);
     return absl::OkStatus();
   }
-  std::string ColText(int i) { return std::string(ColView(i)); }
-  std::string ColBlob(int i) { return std::string(ColView(i)); }
+  std::string ColString(int i) { return std::string(ColView(i)); }  // text or blob
   // Valid until the next Step() or Reset().
   std::string_view ColView(int i) {
     const void* p = sqlite3_column_blob(stmt_, i);
@@ -422,7 +421,8 @@ class SqliteCache::ReaderLease {
   std::unique_ptr<Connection> conn_;
 };
 
-absl::Status SqliteCache::DeleteBlobAndEntriesLocked(const std::string& digest) {
+absl::StatusOr<std::vector<std::string>> SqliteCache::DeleteBlobAndEntriesLocked(
+    const std::string& digest) {
   Transaction txn(writer_->db);
   if (!txn.status().ok()) return txn.status();
   std::vector<std::string> keys;
@@ -430,7 +430,7 @@ absl::Status SqliteCache::DeleteBlobAndEntriesLocked(const std::string& digest) 
     Stmt d(*writer_, "DELETE FROM entries WHERE blob_digest = ?1 RETURNING key");
     d.Text(1, digest);
     int rc;
-    while ((rc = d.Step()) == SQLITE_ROW) keys.push_back(d.ColText(0));
+    while ((rc = d.Step()) == SQLITE_ROW) keys.push_back(d.ColString(0));
     if (rc != SQLITE_DONE) return SqliteError(writer_->db, rc, "drop entries of a bad blob");
   }
   {
@@ -442,7 +442,8 @@ absl::Status SqliteCache::DeleteBlobAndEntriesLocked(const std::string& digest) 
     std::lock_guard<std::mutex> lock(access_mu_);
     for (const auto& k : keys) pending_access_.erase(k);
   }
-  return RefreshTotalsLocked();
+  RefreshTotalsLocked().IgnoreError();
+  return keys;
 }
 
 absl::StatusOr<CacheValue> SqliteCache::Get(const std::string& key, EntryMeta* attributes) {
@@ -463,7 +464,7 @@ absl::StatusOr<CacheValue> SqliteCache::Get(const std::string& key, EntryMeta* a
       return absl::NotFoundError("disk: no entry");
     }
     if (rc != SQLITE_ROW) return SqliteError(reader->db, rc, "read");
-    digest = q.ColText(1);
+    digest = q.ColString(1);
     meta = DecodeRecord(q.ColView(0));
     // Decoded straight from SQLite's buffer, hashed once: the record's checksum is the
     // payload's SHA-256, which is also the blob's content digest.
@@ -474,10 +475,10 @@ absl::StatusOr<CacheValue> SqliteCache::Get(const std::string& key, EntryMeta* a
       blob = absl::DataLossError("record: blob does not match its digest");
     }
     if (attributes != nullptr) {
-      attributes->family = q.ColText(3);
-      attributes->dtype = q.ColText(4);
-      attributes->arch = q.ColText(5);
-      attributes->request_digest = q.ColText(6);
+      attributes->family = q.ColString(3);
+      attributes->dtype = q.ColString(4);
+      attributes->arch = q.ColString(5);
+      attributes->request_digest = q.ColString(6);
     }
   }
   if (!meta.ok() || !blob.ok()) {
@@ -488,8 +489,8 @@ absl::StatusOr<CacheValue> SqliteCache::Get(const std::string& key, EntryMeta* a
                   std::string(why.message()));
     std::lock_guard<std::mutex> lock(mu_);
     // Every entry sharing a bad blob is bad.
-    absl::Status s =
-        !blob.ok() ? DeleteBlobAndEntriesLocked(digest) : DeleteEntriesLocked({key}).status();
+    absl::Status s = !blob.ok() ? DeleteBlobAndEntriesLocked(digest).status()
+                                : DeleteEntriesLocked({key}).status();
     if (!s.ok()) {
       spdlog::warn("cache: could not delete damaged entry {}: {}", key.substr(0, 16),
                    std::string(s.message()));
@@ -549,7 +550,7 @@ absl::Status SqliteCache::Put(const std::string& key, const CacheValue& value,
       Stmt old(*writer_, "SELECT blob_digest FROM entries WHERE key = ?1");
       int rc = old.Text(1, key).Step();
       if (rc == SQLITE_ROW) {
-        old_digest = old.ColText(0);
+        old_digest = old.ColString(0);
       } else if (rc != SQLITE_DONE) {
         return SqliteError(writer_->db, rc, "read entry");
       }
@@ -634,7 +635,7 @@ absl::StatusOr<uint64_t> SqliteCache::DeleteEntriesLocked(const std::vector<std:
       d.Text(1, k);
       int rc;
       while ((rc = d.Step()) == SQLITE_ROW) {
-        digests.insert(d.ColText(0));
+        digests.insert(d.ColString(0));
         ++deleted;
       }
       if (rc != SQLITE_DONE) return SqliteError(writer_->db, rc, "delete entry");
@@ -676,7 +677,7 @@ bool SqliteCache::EvictOneBatch() {
     Stmt q(*writer_, "SELECT key FROM entries ORDER BY last_access, created_at LIMIT ?1");
     q.Int(1, n);
     int rc;
-    while ((rc = q.Step()) == SQLITE_ROW) victims.push_back(q.ColText(0));
+    while ((rc = q.Step()) == SQLITE_ROW) victims.push_back(q.ColString(0));
     if (rc != SQLITE_DONE) {
       spdlog::warn("cache: eviction cannot read {}: {}", path_,
                    std::string(SqliteError(writer_->db, rc, "select victims").message()));
@@ -742,7 +743,7 @@ absl::StatusOr<uint64_t> SqliteCache::Purge(const CacheFilter& filter) {
            "AND (?3 = '' OR arch = ?3)");
     q.Text(1, filter.family).Text(2, filter.dtype).Text(3, filter.arch);
     int rc;
-    while ((rc = q.Step()) == SQLITE_ROW) keys.push_back(q.ColText(0));
+    while ((rc = q.Step()) == SQLITE_ROW) keys.push_back(q.ColString(0));
     if (rc != SQLITE_DONE) return SqliteError(reader->db, rc, "purge: select entries");
   }
   uint64_t removed = 0;
@@ -808,10 +809,10 @@ absl::StatusOr<std::vector<SqliteCache::ListedEntry>> SqliteCache::List(const Ca
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
     ListedEntry e;
-    e.key = q.ColText(0);
-    e.meta.family = q.ColText(1);
-    e.meta.dtype = q.ColText(2);
-    e.meta.arch = q.ColText(3);
+    e.key = q.ColString(0);
+    e.meta.family = q.ColString(1);
+    e.meta.dtype = q.ColString(2);
+    e.meta.arch = q.ColString(3);
     e.raw_bytes = static_cast<uint64_t>(q.ColInt(4));
     e.stored_bytes = static_cast<uint64_t>(q.ColInt(5));
     e.created_at = q.ColInt(6) / 1000;
@@ -845,7 +846,7 @@ absl::StatusOr<SqliteCache::VerifyReport> SqliteCache::Verify() {
       int rc;
       while ((rc = q.Step()) == SQLITE_ROW) {
         ++rows;
-        after = q.ColText(0);
+        after = q.ColString(0);
         std::array<uint8_t, 32> sha{};
         auto payload = DecodeRecord(q.ColView(1), &sha);
         ++report.blobs_checked;
@@ -855,16 +856,14 @@ absl::StatusOr<SqliteCache::VerifyReport> SqliteCache::Verify() {
     }
     for (const auto& digest : bad) {
       std::lock_guard<std::mutex> lock(mu_);
-      {
-        Stmt k(*writer_, "SELECT key FROM entries WHERE blob_digest = ?1");
-        k.Text(1, digest);
-        while (k.Step() == SQLITE_ROW) report.bad_keys.push_back(k.ColText(0));
-      }
       ++corruptions_;
-      if (absl::Status s = DeleteBlobAndEntriesLocked(digest); !s.ok()) {
-        return absl::Status(s.code(), StrCat("verify: cannot remove bad blob ",
-                                             digest.substr(0, 16), ": ", s.message()));
+      auto keys = DeleteBlobAndEntriesLocked(digest);
+      if (!keys.ok()) {
+        return absl::Status(keys.status().code(),
+                            StrCat("verify: cannot remove bad blob ", digest.substr(0, 16), ": ",
+                                   keys.status().message()));
       }
+      report.bad_keys.insert(report.bad_keys.end(), keys->begin(), keys->end());
     }
     if (rows == 0) break;
   }
@@ -884,7 +883,7 @@ absl::StatusOr<SqliteCache::VerifyReport> SqliteCache::Verify() {
       int rc;
       while ((rc = q.Step()) == SQLITE_ROW) {
         ++rows;
-        after = q.ColText(0);
+        after = q.ColString(0);
         ++report.entries_checked;
         if (!DecodeRecord(q.ColView(1)).ok() || q.ColInt(2) == 0) bad.push_back(after);
       }
@@ -970,7 +969,7 @@ absl::StatusOr<std::vector<SqliteCache::StoredKey>> SqliteCache::FindByRequest(
   std::vector<StoredKey> out;
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
-    out.push_back({q.ColText(0), q.ColBlob(1), q.ColInt(2) / 1000});
+    out.push_back({q.ColString(0), q.ColString(1), q.ColInt(2) / 1000});
   }
   if (rc != SQLITE_DONE) return SqliteError(reader->db, rc, "find");
   return out;

@@ -143,7 +143,9 @@ class SqliteCache final : public CacheTier {
   // the entries deleted, or the error that rolled the transaction back.
   absl::StatusOr<uint64_t> DeleteEntriesLocked(const std::vector<std::string>& keys)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status DeleteBlobAndEntriesLocked(const std::string& digest)
+  // Deletes a bad blob and every entry that uses it, in one transaction; returns those entries'
+  // keys.
+  absl::StatusOr<std::vector<std::string>> DeleteBlobAndEntriesLocked(const std::string& digest)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void NoteWriteResult(const absl::Status& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Background();

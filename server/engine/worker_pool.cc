@@ -296,18 +296,30 @@ void WorkerPool::SlotLoop(int index) {
   }
 }
 
-void WorkerPool::Shutdown() {
+void WorkerPool::StopAndFailQueued(bool kill_running) {
   std::deque<Job> dropped;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ && threads_.empty()) return;
     stopping_ = true;
     dropped.swap(queue_);
+    if (kill_running) {
+      for (const Slot& slot : slots_) {
+        if (slot.busy && slot.pid > 0) kill(slot.pid, SIGKILL);
+      }
+    }
   }
   cv_.notify_all();
   for (auto& job : dropped) {
     if (job.pinned < 0) job.done(absl::UnavailableError("coopd is shutting down; retry"));
   }
+}
+
+void WorkerPool::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ && threads_.empty()) return;
+  }
+  StopAndFailQueued(/*kill_running=*/false);
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
@@ -316,19 +328,7 @@ void WorkerPool::Shutdown() {
 }
 
 void WorkerPool::CancelAll() {
-  std::deque<Job> dropped;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-    dropped.swap(queue_);
-    for (const Slot& slot : slots_) {
-      if (slot.busy && slot.pid > 0) kill(slot.pid, SIGKILL);
-    }
-  }
-  cv_.notify_all();
-  for (auto& job : dropped) {
-    if (job.pinned < 0) job.done(absl::UnavailableError("coopd is shutting down; retry"));
-  }
+  StopAndFailQueued(/*kill_running=*/true);
 }
 
 void WorkerPool::ZeroStats() {

@@ -91,6 +91,9 @@ class WorkerPool {
   int size() const { return static_cast<int>(slots_.size()); }
 
  private:
+  // Refuses new jobs, fails the queued ones with UNAVAILABLE and, with `kill_running`, kills the
+  // workers running jobs (their jobs then fail with UNAVAILABLE too).
+  void StopAndFailQueued(bool kill_running);
   struct Job {
     coop::worker::v1::Request request;
     std::string affinity;

@@ -25,14 +25,6 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-std::string Sqlite3(const std::string& db, const std::string& sql) {
-  std::string out, err;
-  int rc = RunCommand({"/usr/bin/sqlite3", "-cmd", ".timeout 5000", db, sql}, &out, &err);
-  EXPECT_EQ(rc, 0) << err;
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
-}
-
 // Runs bench/coopd_fill; fails the test unless it succeeds.
 void Fill(const std::string& cache_dir, int entries, int seed = 1) {
   std::string out, err;

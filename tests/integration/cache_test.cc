@@ -28,13 +28,6 @@ namespace fs = std::filesystem;
 
 using Daemon = TestDaemon;
 
-std::string Sqlite3(const std::string& db, const std::string& sql) {
-  std::string out, err;
-  int rc = RunCommand({"/usr/bin/sqlite3", "-cmd", ".timeout 5000", db, sql}, &out, &err);
-  EXPECT_EQ(rc, 0) << err;
-  return out;
-}
-
 coop::Spec Variant(int i) {
   coop::Spec s = BlockReduceF32();
   const char* dtypes[] = {"float32", "float64", "int32", "int64", "uint32", "uint64"};

@@ -24,6 +24,14 @@ namespace coopd_test {
 // whoever runs the binary; the tests of auto-start unset this.
 [[maybe_unused]] const bool kNoAutostart = setenv("COOPD_NO_AUTOSTART", "1", 0) == 0;
 
+std::string Sqlite3(const std::string& db, const std::string& sql) {
+  std::string out, err;
+  int rc = RunCommand({"/usr/bin/sqlite3", "-cmd", ".timeout 5000", db, sql}, &out, &err);
+  EXPECT_EQ(rc, 0) << err;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
 SqliteLockHolder::SqliteLockHolder(const std::string& db) {
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) != 0) return;

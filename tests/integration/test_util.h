@@ -29,6 +29,10 @@ struct TestDaemon {
   TestDaemon(std::unique_ptr<TempDir> dir, std::vector<std::string> args);
 };
 
+// Runs `sql` on the database file with the sqlite3 CLI (as a user would, beside a running coopd;
+// 5 s busy timeout); fails the calling test if it fails. Returns stdout without trailing newlines.
+std::string Sqlite3(const std::string& db, const std::string& sql);
+
 // A second process, the sqlite3 CLI, holding an exclusive transaction (the write lock) on a
 // database until Release() or destruction (closing its stdin ends it, rolling it back).
 class SqliteLockHolder {

@@ -244,7 +244,8 @@ class Client:
         self.autostart = autostart
         self.coopd_binary = coopd_binary
         self._autostart_lock = threading.Lock()
-        self._autostart_tried = False
+        self._autostart_tried = False  # one attempt per client
+        self._autostarted = False  # that attempt started a daemon
         self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
@@ -337,8 +338,6 @@ class Client:
                 raise error
             time.sleep(delay)
             delay = min(delay * 2, 0.5 if started and self._autostarted else 2.0)
-
-    _autostarted = False
 
     def _autostart(self) -> str:
         """Starts coopd if allowed; "" when started (now or earlier), else why not."""
