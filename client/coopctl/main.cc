@@ -188,6 +188,18 @@ std::string FileStem(const coop::Artifact& a) {
   return "coop_bundle_" + a.key.substr(0, 16);
 }
 
+// The value dtype and radix bits a spec's options carry, whichever options message holds them.
+std::string ValueDtype(const coop::Spec& s) {
+  for (const std::string* v :
+       {&s.radix_sort.value_dtype, &s.merge_sort.value_dtype, &s.top_k.value_dtype}) {
+    if (!v->empty()) return *v;
+  }
+  return "";
+}
+uint32_t RadixBits(const coop::Spec& s) {
+  return s.radix_sort.radix_bits != 0 ? s.radix_sort.radix_bits : s.radix_rank.radix_bits;
+}
+
 std::string Shape(const coop::Spec& s) {
   std::string out;
   if (s.block.x != 0) {
@@ -198,11 +210,12 @@ std::string Shape(const coop::Spec& s) {
   out += " items " + std::to_string(s.items_per_thread);
   if (!s.algorithm.empty()) out += " algorithm " + s.algorithm;
   if (!s.op.empty()) out += " op " + s.op;
-  if (!s.value_dtype.empty()) out += " values " + s.value_dtype;
-  if (s.radix_bits != 0) out += " radix_bits " + std::to_string(s.radix_bits);
-  if (s.histogram_bins != 0) out += " bins " + std::to_string(s.histogram_bins);
-  if (s.decoded_items_per_thread != 0) {
-    out += " decoded_items " + std::to_string(s.decoded_items_per_thread);
+  const std::string values = ValueDtype(s);
+  if (!values.empty()) out += " values " + values;
+  if (RadixBits(s) != 0) out += " radix_bits " + std::to_string(RadixBits(s));
+  if (s.histogram.bins != 0) out += " bins " + std::to_string(s.histogram.bins);
+  if (s.run_length_decode.decoded_items_per_thread != 0) {
+    out += " decoded_items " + std::to_string(s.run_length_decode.decoded_items_per_thread);
   }
   if (s.calling_convention == coop::CallingConvention::kNumba) out += " abi numba";
   return out;
@@ -246,16 +259,16 @@ void WriteSpecJson(coopctl::JsonWriter& w, const coop::Spec& s) {
   w.Key("warp_threads").Uint(s.warp_threads);
   w.Key("abi").String(s.calling_convention == coop::CallingConvention::kNumba ? "numba" : "c");
   // The rest of the resolved spec, so --json says everything the header written by --out does.
-  w.Key("value_dtype").String(s.value_dtype);
+  w.Key("value_dtype").String(ValueDtype(s));
   w.Key("user_type").BeginObject();
   w.Key("size").Uint(s.user_type_size);
   w.Key("align").Uint(s.user_type_align);
   w.EndObject();
-  w.Key("radix_bits").Uint(s.radix_bits);
-  w.Key("bins").Uint(s.histogram_bins);
-  w.Key("decoded_items_per_thread").Uint(s.decoded_items_per_thread);
-  w.Key("with_aggregate").Bool(s.scan_with_aggregate);
-  w.Key("warp_time_slicing").Bool(s.exchange_warp_time_slicing);
+  w.Key("radix_bits").Uint(RadixBits(s));
+  w.Key("bins").Uint(s.histogram.bins);
+  w.Key("decoded_items_per_thread").Uint(s.run_length_decode.decoded_items_per_thread);
+  w.Key("with_aggregate").Bool(s.scan.with_aggregate);
+  w.Key("warp_time_slicing").Bool(s.exchange.warp_time_slicing);
   w.Key("prefix_callback").String(s.prefix_callback.name);
   w.EndObject();
 }
@@ -411,17 +424,18 @@ coop::Spec ParseSpec(const std::vector<std::string>& args, size_t* i, bool* json
     } else if (a == "--arch") {
       spec.arch = value();
     } else if (a == "--with-aggregate") {
-      spec.scan_with_aggregate = true;
+      spec.scan.with_aggregate = true;
     } else if (a == "--warp-time-slicing") {
-      spec.exchange_warp_time_slicing = true;
+      spec.exchange.warp_time_slicing = true;
     } else if (a == "--value-dtype") {
-      spec.value_dtype = value();
+      // Held in radix_sort until RouteSortFlags moves it to the family's options message.
+      spec.radix_sort.value_dtype = value();
     } else if (a == "--radix-bits") {
-      spec.radix_bits = ParseUint(a, value());
+      spec.radix_sort.radix_bits = ParseUint(a, value());
     } else if (a == "--bins") {
-      spec.histogram_bins = ParseUint(a, value());
+      spec.histogram.bins = ParseUint(a, value());
     } else if (a == "--decoded-items") {
-      spec.decoded_items_per_thread = ParseUint(a, value());
+      spec.run_length_decode.decoded_items_per_thread = ParseUint(a, value());
     } else if (a == "--abi") {
       std::string v = value();
       if (v == "c") {
@@ -442,6 +456,39 @@ coop::Spec ParseSpec(const std::vector<std::string>& args, size_t* i, bool* json
   return spec;
 }
 
+// --value-dtype and --radix-bits belong to whichever options message the family takes (the
+// catalogue's family_options): ParseSpec holds them in radix_sort and this moves them. A family
+// the catalogue does not know keeps them there, and coopd names the problem.
+void RouteSortFlags(coop::Client& client, std::vector<coop::Spec>* specs) {
+  bool any = false;
+  for (const auto& s : *specs) {
+    any = any || !s.radix_sort.value_dtype.empty() || s.radix_sort.radix_bits != 0;
+  }
+  if (!any) return;
+  auto catalog = client.GetCatalog();
+  if (!catalog) {
+    Fail(std::string(coop::ErrorCodeName(catalog.error().code)) + ": " +
+         OneLine(catalog.error().message));
+  }
+  for (auto& s : *specs) {
+    std::string options;
+    for (const auto& f : catalog->families) {
+      if (f.name == s.family) options = f.family_options;
+    }
+    coop::RadixSortOptions held = s.radix_sort;
+    if (options == "merge_sort" && held.radix_bits == 0) {
+      s.merge_sort.value_dtype = held.value_dtype;
+      s.radix_sort = {};
+    } else if (options == "top_k" && held.radix_bits == 0) {
+      s.top_k.value_dtype = held.value_dtype;
+      s.radix_sort = {};
+    } else if (options == "radix_rank" && held.value_dtype.empty()) {
+      s.radix_rank.radix_bits = held.radix_bits;
+      s.radix_sort = {};
+    }
+  }
+}
+
 int Specialize(coop::Client& client, const std::vector<std::string>& args) {
   bool json = false;
   std::string out_dir;
@@ -452,6 +499,7 @@ int Specialize(coop::Client& client, const std::vector<std::string>& args) {
     ++i;
     specs.push_back(ParseSpec(args, &i, &json, &out_dir));
   }
+  RouteSortFlags(client, &specs);
   auto artifact = specs.size() == 1 ? client.Specialize(specs[0]) : client.SpecializeBundle(specs);
   if (!artifact) {
     Fail(std::string(coop::ErrorCodeName(artifact.error().code)) + ": " +
@@ -694,10 +742,11 @@ int Explain(coop::Client& client, const std::vector<std::string>& args) {
   bool json = false;
   std::string out_dir;
   size_t i = 0;
-  coop::Spec spec = ParseSpec(args, &i, &json, &out_dir);
+  std::vector<coop::Spec> specs{ParseSpec(args, &i, &json, &out_dir)};
   if (i < args.size()) Fail("explain: takes one spec (no \"+\" bundles)", 2);
   if (!out_dir.empty()) Fail("explain: --out does not apply", 2);
-  auto e = client.Explain(spec);
+  RouteSortFlags(client, &specs);
+  auto e = client.Explain(specs[0]);
   if (!e) FailWith(e.error());
   if (json) {
     coopctl::JsonWriter w;

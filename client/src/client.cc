@@ -64,6 +64,36 @@ UserOperator UserOperatorFromProto(const v1::UserOperator& u) {
   return out;
 }
 
+// The options messages a spec sets fields in, by their proto names.
+std::vector<const char*> FamilyOptionsSet(const Spec& s) {
+  std::vector<const char*> set;
+  if (s.scan.with_aggregate) set.push_back("scan");
+  if (s.exchange.warp_time_slicing) set.push_back("exchange");
+  if (!s.radix_sort.value_dtype.empty() || s.radix_sort.radix_bits != 0) {
+    set.push_back("radix_sort");
+  }
+  if (!s.merge_sort.value_dtype.empty()) set.push_back("merge_sort");
+  if (!s.top_k.value_dtype.empty()) set.push_back("top_k");
+  if (s.histogram.bins != 0) set.push_back("histogram");
+  if (s.run_length_decode.decoded_items_per_thread != 0) set.push_back("run_length_decode");
+  if (s.radix_rank.radix_bits != 0) set.push_back("radix_rank");
+  return set;
+}
+
+// The proto carries one options message per spec (a oneof): refuse a spec that sets two rather
+// than send only the last.
+std::optional<Error> CheckFamilyOptions(const Spec& s, const std::string& where) {
+  const auto set = FamilyOptionsSet(s);
+  if (set.size() <= 1) return std::nullopt;
+  std::string names;
+  for (const char* n : set) names += std::string(names.empty() ? "" : ", ") + n;
+  return Error{ErrorCode::kInvalidArgument,
+               where + ": family options set in " + names +
+                   "; a spec takes one options message, the one its family's catalog entry "
+                   "names (family_options)",
+               false};
+}
+
 v1::PrimitiveSpec ToProto(const Spec& s) {
   v1::PrimitiveSpec p;
   p.set_family(s.family);
@@ -93,32 +123,29 @@ v1::PrimitiveSpec ToProto(const Spec& s) {
     default:
       break;
   }
-  if (s.scan_with_aggregate) p.mutable_scan()->set_with_aggregate(true);
-  if (s.exchange_warp_time_slicing) p.mutable_exchange()->set_warp_time_slicing(true);
-  // The sort options go in the message of the family that takes them; the daemon rejects them
-  // for any other family.
-  if (s.family == "block_radix_rank") {
-    if (s.radix_bits != 0) p.mutable_radix_rank()->set_radix_bits(s.radix_bits);
-  } else if (!s.value_dtype.empty() || s.radix_bits != 0) {
-    if (s.family == "block_radix_sort" || s.radix_bits != 0) {
-      p.mutable_radix_sort()->set_value_dtype(s.value_dtype);
-      p.mutable_radix_sort()->set_radix_bits(s.radix_bits);
-    } else if (s.family == "block_topk") {
-      p.mutable_top_k()->set_value_dtype(s.value_dtype);
-    } else {
-      p.mutable_merge_sort()->set_value_dtype(s.value_dtype);
-    }
+  // At most one of these is set (CheckFamilyOptions); the oneof would keep only the last.
+  if (s.scan.with_aggregate) p.mutable_scan()->set_with_aggregate(true);
+  if (s.exchange.warp_time_slicing) p.mutable_exchange()->set_warp_time_slicing(true);
+  if (!s.radix_sort.value_dtype.empty() || s.radix_sort.radix_bits != 0) {
+    p.mutable_radix_sort()->set_value_dtype(s.radix_sort.value_dtype);
+    p.mutable_radix_sort()->set_radix_bits(s.radix_sort.radix_bits);
   }
-  if (s.histogram_bins != 0) p.mutable_histogram()->set_bins(s.histogram_bins);
+  if (!s.merge_sort.value_dtype.empty()) {
+    p.mutable_merge_sort()->set_value_dtype(s.merge_sort.value_dtype);
+  }
+  if (!s.top_k.value_dtype.empty()) p.mutable_top_k()->set_value_dtype(s.top_k.value_dtype);
+  if (s.histogram.bins != 0) p.mutable_histogram()->set_bins(s.histogram.bins);
+  if (s.run_length_decode.decoded_items_per_thread != 0) {
+    p.mutable_run_length_decode()->set_decoded_items_per_thread(
+        s.run_length_decode.decoded_items_per_thread);
+  }
+  if (s.radix_rank.radix_bits != 0) p.mutable_radix_rank()->set_radix_bits(s.radix_rank.radix_bits);
   if (!s.prefix_callback.name.empty()) {
     UserOperatorToProto(s.prefix_callback, p.mutable_prefix_callback());
   }
   if (s.user_type_size != 0 || s.user_type_align != 0) {
     p.mutable_user_type()->set_size(s.user_type_size);
     p.mutable_user_type()->set_align(s.user_type_align);
-  }
-  if (s.decoded_items_per_thread != 0) {
-    p.mutable_run_length_decode()->set_decoded_items_per_thread(s.decoded_items_per_thread);
   }
   return p;
 }
@@ -139,14 +166,15 @@ Spec FromProto(const v1::PrimitiveSpec& p) {
   s.calling_convention = p.calling_convention() == v1::CALLING_CONVENTION_NUMBA
                              ? CallingConvention::kNumba
                              : CallingConvention::kC;
-  s.scan_with_aggregate = p.scan().with_aggregate();
-  s.exchange_warp_time_slicing = p.exchange().warp_time_slicing();
-  s.value_dtype = p.has_radix_sort() ? p.radix_sort().value_dtype()
-                  : p.has_top_k()    ? p.top_k().value_dtype()
-                                     : p.merge_sort().value_dtype();
-  s.radix_bits = p.has_radix_rank() ? p.radix_rank().radix_bits() : p.radix_sort().radix_bits();
-  s.histogram_bins = p.histogram().bins();
-  s.decoded_items_per_thread = p.run_length_decode().decoded_items_per_thread();
+  s.scan.with_aggregate = p.scan().with_aggregate();
+  s.exchange.warp_time_slicing = p.exchange().warp_time_slicing();
+  s.radix_sort.value_dtype = p.radix_sort().value_dtype();
+  s.radix_sort.radix_bits = p.radix_sort().radix_bits();
+  s.merge_sort.value_dtype = p.merge_sort().value_dtype();
+  s.top_k.value_dtype = p.top_k().value_dtype();
+  s.histogram.bins = p.histogram().bins();
+  s.run_length_decode.decoded_items_per_thread = p.run_length_decode().decoded_items_per_thread();
+  s.radix_rank.radix_bits = p.radix_rank().radix_bits();
   s.user_type_size = p.user_type().size();
   s.user_type_align = p.user_type().align();
   return s;
@@ -404,6 +432,7 @@ Artifact FromProto(const v1::Artifact& a) {
 }  // namespace
 
 Result<Artifact> Client::Specialize(const Spec& spec) {
+  if (auto e = CheckFamilyOptions(spec, "spec")) return *e;
   v1::SpecializeRequest req;
   *req.mutable_spec() = ToProto(spec);
   req.set_client(impl_->options.client_name);
@@ -414,7 +443,10 @@ Result<Artifact> Client::Specialize(const Spec& spec) {
 
 Result<Artifact> Client::SpecializeBundle(const std::vector<Spec>& specs) {
   v1::SpecializeBundleRequest req;
-  for (const auto& spec : specs) *req.add_specs() = ToProto(spec);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (auto e = CheckFamilyOptions(specs[i], "specs[" + std::to_string(i) + "]")) return *e;
+    *req.add_specs() = ToProto(specs[i]);
+  }
   req.set_client(impl_->options.client_name);
   v1::SpecializeResponse resp;
   if (auto e = impl_->Unary(&v1::Coop::Stub::SpecializeBundle, req, &resp)) return *e;
@@ -518,6 +550,7 @@ Result<Stats> Client::ResetStats() {
 }
 
 Result<Explanation> Client::Explain(const Spec& spec) {
+  if (auto e = CheckFamilyOptions(spec, "spec")) return *e;
   v1::SpecializeRequest req;
   *req.mutable_spec() = ToProto(spec);
   req.set_client(impl_->options.client_name);

@@ -222,7 +222,7 @@ TEST(Engine, BundleIsOneLtoIrWithEachSpecsOwnEntriesAndLayout) {
   scan.dtype = "int32";
   scan.block = {256};
   scan.items_per_thread = 4;
-  scan.scan_with_aggregate = true;
+  scan.scan.with_aggregate = true;
   scan.arch = "sm_90";
   coop::Spec warp;
   warp.family = "warp_reduce";

@@ -268,14 +268,21 @@ std::vector<TruthRow> LoadLayoutTruth() {
       const std::string key = kv.substr(0, kv.find('=')), value = kv.substr(kv.find('=') + 1);
       if (key == "op") {
         r.spec.op = value;
-      } else if (key == "value_dtype") {
-        r.spec.value_dtype = value;
-      } else if (key == "radix_bits") {
-        r.spec.radix_bits = static_cast<uint32_t>(std::stoul(value));
-      } else if (key == "decoded_items_per_thread") {
-        r.spec.decoded_items_per_thread = static_cast<uint32_t>(std::stoul(value));
-      } else if (key == "bins") {
-        r.spec.histogram_bins = static_cast<uint32_t>(std::stoul(value));
+      } else if (key == "radix_sort.value_dtype") {
+        r.spec.radix_sort.value_dtype = value;
+      } else if (key == "radix_sort.radix_bits") {
+        r.spec.radix_sort.radix_bits = static_cast<uint32_t>(std::stoul(value));
+      } else if (key == "merge_sort.value_dtype") {
+        r.spec.merge_sort.value_dtype = value;
+      } else if (key == "top_k.value_dtype") {
+        r.spec.top_k.value_dtype = value;
+      } else if (key == "radix_rank.radix_bits") {
+        r.spec.radix_rank.radix_bits = static_cast<uint32_t>(std::stoul(value));
+      } else if (key == "run_length_decode.decoded_items_per_thread") {
+        r.spec.run_length_decode.decoded_items_per_thread =
+            static_cast<uint32_t>(std::stoul(value));
+      } else if (key == "histogram.bins") {
+        r.spec.histogram.bins = static_cast<uint32_t>(std::stoul(value));
       } else if (key == "user_type") {  // SIZExALIGN
         r.spec.user_type_size = static_cast<uint32_t>(std::stoul(value.substr(0, value.find('x'))));
         r.spec.user_type_align =
@@ -346,7 +353,7 @@ TEST_F(SharedDaemon, EveryFamilyMethodAlgorithmAndDtypeCompiles) {
         s.algorithm = algorithm;
         s.dtype = "int32";
         s.items_per_thread = items;
-        s.scan_with_aggregate = items == 4;
+        s.scan.with_aggregate = items == 4;
         if (std::string(method).find("_scan") != std::string::npos) s.op = "max";
         specs.push_back(s);
       }
@@ -390,7 +397,7 @@ TEST_F(SharedDaemon, EveryFamilyMethodAlgorithmAndDtypeCompiles) {
       s.dtype = "float64";
       s.block = {128};
       s.items_per_thread = 4;
-      s.exchange_warp_time_slicing = slicing;
+      s.exchange.warp_time_slicing = slicing;
       specs.push_back(s);
     }
   }
@@ -412,7 +419,7 @@ TEST_F(SharedDaemon, EveryFamilyMethodAlgorithmAndDtypeCompiles) {
       s.dtype = "uint32";
       s.warp_threads = warp;
       s.arch = "sm_90";
-      s.scan_with_aggregate = warp == 4;
+      s.scan.with_aggregate = warp == 4;
       if (std::string(method).find("_scan") != std::string::npos) s.op = "min";
       specs.push_back(s);
     }
@@ -431,7 +438,7 @@ TEST_F(SharedDaemon, EveryFamilyMethodAlgorithmAndDtypeCompiles) {
                    << a.error().message;
     EXPECT_FALSE(a->ltoir.empty());
     EXPECT_GT(a->temp_storage_align, 0u);
-    EXPECT_EQ(a->entries.size(), s.scan_with_aggregate ? 2u : 1u);
+    EXPECT_EQ(a->entries.size(), s.scan.with_aggregate ? 2u : 1u);
   }
 }
 
@@ -451,8 +458,8 @@ coop::Spec BlockSpec(const std::string& family, const std::string& method, const
 // Specializes each spec and links every entry, called as declared, into an sm_90 cubin.
 void ExpectEachLinks(coop::Client& client, const std::vector<coop::Spec>& specs) {
   for (const auto& s : specs) {
-    const std::string what =
-        s.family + " " + s.method + " " + s.dtype + " values \"" + s.value_dtype + "\" op " + s.op;
+    const std::string what = s.family + " " + s.method + " " + s.dtype + " values \"" +
+                             s.radix_sort.value_dtype + s.merge_sort.value_dtype + "\" op " + s.op;
     auto a = client.Specialize(s);
     ASSERT_TRUE(a) << what << ": " << a.error().message;
     EXPECT_GT(a->temp_storage_bytes, 0u) << what;
@@ -469,8 +476,8 @@ TEST_F(SharedDaemon, RadixSortEveryMethodLinksWithACallingKernel) {
     for (const char* values : {"", "float64"}) {
       coop::Spec s =
           BlockSpec("block_radix_sort", method, *values ? "int16" : "float32", {32, 3}, 4);
-      s.value_dtype = values;
-      s.radix_bits = *values ? 6 : 0;
+      s.radix_sort.value_dtype = values;
+      s.radix_sort.radix_bits = *values ? 6 : 0;
       specs.push_back(s);
     }
   }
@@ -483,7 +490,7 @@ TEST_F(SharedDaemon, RadixSortEveryMethodLinksWithACallingKernel) {
                 "(void* temp_storage, short* keys, double* values, int begin_bit, int end_bit)"),
             std::string::npos)
       << a->entries[0].declaration;
-  EXPECT_EQ(a->spec.radix_bits, 6u);
+  EXPECT_EQ(a->spec.radix_sort.radix_bits, 6u);
 }
 
 // Merge sort, block and warp: every method, keys only and pairs, both comparators.
@@ -497,7 +504,7 @@ TEST_F(SharedDaemon, MergeSortEveryMethodLinksWithACallingKernel) {
         s.family = family;
         s.method = method;
         s.dtype = *values ? "float64" : "int32";
-        s.value_dtype = values;
+        s.merge_sort.value_dtype = values;
         s.op = *values ? "greater" : "less";
         if (warp) {
           s.warp_threads = *values ? 8 : 32;
@@ -528,7 +535,7 @@ TEST_F(SharedDaemon, HistogramEveryMethodLinksWithACallingKernel) {
       for (const char* dtype : {"uint8", "uint16", "uint32", "uint64"}) {
         coop::Spec s = BlockSpec("block_histogram", method, dtype, {64, 2}, 4);
         s.algorithm = algorithm;
-        s.histogram_bins = std::string(dtype) == "uint8" ? 256 : 100;
+        s.histogram.bins = std::string(dtype) == "uint8" ? 256 : 100;
         // Atomic histograms need no temp storage: CUB's TempStorage is an empty struct (1 byte).
         specs.push_back(s);
       }
@@ -542,7 +549,7 @@ TEST_F(SharedDaemon, HistogramEveryMethodLinksWithACallingKernel) {
                 "(void* temp_storage, const unsigned char* samples, unsigned int* histogram)"),
             std::string::npos)
       << a->entries[0].declaration;
-  EXPECT_EQ(a->spec.histogram_bins, 256u);
+  EXPECT_EQ(a->spec.histogram.bins, 256u);
 }
 
 // Discontinuity and adjacent difference: every method with each builtin of its op kind.
@@ -592,7 +599,7 @@ TEST_F(SharedDaemon, ExchangeScattersLinkWithACallingKernel) {
                     ? coop::Dim3{16, 2}
                     : coop::Dim3{64, 2};
       s.items_per_thread = 3;
-      s.exchange_warp_time_slicing = slicing;
+      s.exchange.warp_time_slicing = slicing;
       specs.push_back(s);
     }
   }
@@ -636,7 +643,7 @@ TEST_F(SharedDaemon, RunLengthDecodeLinksWithACallingKernel) {
     for (uint32_t runs : {1u, 3u}) {
       coop::Spec s = BlockSpec("block_run_length_decode", method, runs == 1 ? "int64" : "uint8",
                                {32, 2}, runs);
-      s.decoded_items_per_thread = runs == 1 ? 4 : 2;
+      s.run_length_decode.decoded_items_per_thread = runs == 1 ? 4 : 2;
       specs.push_back(s);
     }
   }
@@ -651,7 +658,7 @@ TEST_F(SharedDaemon, RunLengthDecodeLinksWithACallingKernel) {
                 "int from_decoded_offset)"),
             std::string::npos)
       << a->entries[0].declaration;
-  EXPECT_EQ(a->spec.decoded_items_per_thread, 4u);
+  EXPECT_EQ(a->spec.run_length_decode.decoded_items_per_thread, 4u);
 }
 
 // warp_load, warp_store, warp_exchange: every method and algorithm, two logical warp sizes.
@@ -689,7 +696,7 @@ TEST_F(SharedDaemon, RadixRankLinksWithACallingKernel) {
   for (const char* method : {"rank_keys", "rank_keys_descending"}) {
     for (const char* dtype : {"uint8", "uint16", "uint32", "uint64"}) {
       coop::Spec s = BlockSpec("block_radix_rank", method, dtype, {64, 2}, 3);
-      s.radix_bits = std::string(dtype) == "uint8" ? 3 : 5;
+      s.radix_rank.radix_bits = std::string(dtype) == "uint8" ? 3 : 5;
       specs.push_back(s);
     }
   }
@@ -701,7 +708,7 @@ TEST_F(SharedDaemon, RadixRankLinksWithACallingKernel) {
                 "(void* temp_storage, const unsigned int* keys, int* ranks, int begin_bit)"),
             std::string::npos)
       << a->entries[0].declaration;
-  EXPECT_EQ(a->spec.radix_bits, 5u);
+  EXPECT_EQ(a->spec.radix_rank.radix_bits, 5u);
 }
 
 // block_scan with the running-total prefix callback: every method and algorithm, 1 and 4 items.
@@ -765,7 +772,7 @@ TEST_F(SharedDaemon, WarpSegmentedReductionsAndSeededInclusiveScanLink) {
     for (bool aggregate : {false, true}) {
       coop::Spec s = BlockSpec("block_scan", "inclusive_scan_init", "float32", {64, 2}, items);
       s.op = "max";
-      s.scan_with_aggregate = aggregate;
+      s.scan.with_aggregate = aggregate;
       auto a = client.Specialize(s);
       ASSERT_TRUE(a) << a.error().message;
       ASSERT_EQ(a->entries.size(), aggregate ? 2u : 1u);
@@ -856,7 +863,7 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
        [](coop::Spec& s) {
          s.family = "block_radix_sort";
          s.method = "sort";
-         s.value_dtype = "float8";
+         s.radix_sort.value_dtype = "float8";
        },
        "block_radix_sort: radix_sort.value_dtype must be empty (keys only) or one of int8, int16, "
        "int32, int64, uint8, uint16, uint32, uint64, float32, float64, float16, bfloat16; got "
@@ -865,7 +872,7 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
        [](coop::Spec& s) {
          s.family = "block_radix_sort";
          s.method = "sort";
-         s.radix_bits = 9;
+         s.radix_sort.radix_bits = 9;
        },
        "block_radix_sort: radix_sort.radix_bits must be 1..8 (0 means 4), got 9"},
       {"histogram with 0 bins",
@@ -881,7 +888,7 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
          s.family = "block_histogram";
          s.method = "histogram";
          s.dtype = "int32";
-         s.histogram_bins = 16;
+         s.histogram.bins = 16;
        },
        "block_histogram: dtype must be one of uint8, uint16, uint32, uint64; got \"int32\""},
       {"difference operator given to a flag method",
@@ -906,7 +913,7 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
          s.method = "scatter_to_striped_guarded";
          s.block = {64};
          s.items_per_thread = 2;
-         s.exchange_warp_time_slicing = true;
+         s.exchange.warp_time_slicing = true;
        },
        "block_exchange: method \"scatter_to_striped_guarded\" does not support "
        "exchange.warp_time_slicing with more than 32 threads (CUB's buffer then holds one warp's "
@@ -948,7 +955,7 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
          s.family = "block_radix_rank";
          s.method = "rank_keys";
          s.dtype = "int32";
-         s.radix_bits = 4;
+         s.radix_rank.radix_bits = 4;
        },
        "block_radix_rank: dtype must be one of uint8, uint16, uint32, uint64; got \"int32\""},
       {"radix rank without a digit width",
@@ -971,11 +978,11 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
        [](coop::Spec& s) {
          s.family = "block_scan";
          s.method = "inclusive_sum_prefix";
-         s.scan_with_aggregate = true;
+         s.scan.with_aggregate = true;
        },
        "block_scan: scan.with_aggregate does not apply to method \"inclusive_sum_prefix\": the "
        "block aggregate goes into the running prefix"},
-      {"sort options on another family", [](coop::Spec& s) { s.value_dtype = "int32"; },
+      {"sort options on another family", [](coop::Spec& s) { s.merge_sort.value_dtype = "int32"; },
        "block_reduce: merge_sort options apply only to block_merge_sort and warp_merge_sort"},
   };
   auto client = Client();
@@ -1003,6 +1010,74 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
   ASSERT_TRUE(after) << after.error().message;
   EXPECT_EQ(after->invalid_requests, before->invalid_requests + cases.size() + 1);
   EXPECT_EQ(after->compiles, before->compiles);
+}
+
+// The proto carries one options message per spec; the client refuses a spec that fills two
+// rather than send only one of them.
+TEST_F(SharedDaemon, ClientRefusesASpecWithTwoOptionsMessages) {
+  auto client = Client();
+  auto before = client.GetStats();
+  ASSERT_TRUE(before) << before.error().message;
+  coop::Spec s = BlockSpec("block_radix_sort", "sort", "uint32", {128}, 4);
+  s.radix_sort.value_dtype = "int32";
+  s.histogram.bins = 8;
+  for (int bundle = 0; bundle < 2; ++bundle) {
+    auto a = bundle ? client.SpecializeBundle({BlockReduceF32(), s}) : client.Specialize(s);
+    ASSERT_FALSE(a);
+    EXPECT_EQ(a.error().code, coop::ErrorCode::kInvalidArgument);
+    EXPECT_FALSE(a.error().from_server);
+    EXPECT_EQ(a.error().message,
+              std::string(bundle ? "specs[1]" : "spec") +
+                  ": family options set in radix_sort, histogram; a spec takes one options "
+                  "message, the one its family's catalog entry names (family_options)");
+  }
+  auto e = client.Explain(s);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().code, coop::ErrorCode::kInvalidArgument);
+  auto after = client.GetStats();
+  ASSERT_TRUE(after) << after.error().message;
+  EXPECT_EQ(after->requests, before->requests) << "nothing was sent";
+}
+
+// coopctl's --value-dtype and --radix-bits go into the options message the family's catalog
+// entry names: merge sort, top-k and radix rank take them in messages of their own.
+TEST_F(SharedDaemon, CoopctlRoutesSortFlagsToTheFamilysOptionsMessage) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string expect;  // in --json
+  };
+  const std::vector<Case> cases = {
+      {{"block_merge_sort", "--dtype", "float32", "--value-dtype", "int64", "--op", "less",
+        "--threads", "64", "--items", "2"},
+       "\"value_dtype\":\"int64\""},
+      {{"warp_merge_sort", "--dtype", "int32", "--value-dtype", "uint8", "--op", "less",
+        "--warp-threads", "16", "--items", "2"},
+       "\"value_dtype\":\"uint8\""},
+      {{"block_radix_rank", "--dtype", "uint32", "--radix-bits", "5", "--threads", "128", "--items",
+        "2"},
+       "\"radix_bits\":5"},
+      {{"block_radix_sort", "--dtype", "uint32", "--value-dtype", "float32", "--radix-bits", "6",
+        "--threads", "128", "--items", "2"},
+       "\"radix_bits\":6"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> cmd = {COOPCTL_BINARY, "--socket", daemon_->socket_path(),
+                                    "specialize"};
+    cmd.insert(cmd.end(), c.args.begin(), c.args.end());
+    cmd.insert(cmd.end(), {"--arch", "sm_90", "--json"});
+    std::string out, err;
+    ASSERT_EQ(RunCommand(cmd, &out, &err), 0) << c.args[0] << ": " << err;
+    EXPECT_NE(out.find(c.expect), std::string::npos) << c.args[0] << ": " << out;
+  }
+  // A flag the family's options do not take is still coopd's error, named by the field.
+  std::string out, err;
+  EXPECT_NE(RunCommand({COOPCTL_BINARY, "--socket", daemon_->socket_path(), "specialize",
+                        "block_merge_sort", "--dtype", "float32", "--radix-bits", "4", "--op",
+                        "less", "--threads", "64", "--items", "2", "--arch", "sm_90"},
+                       &out, &err),
+            0);
+  EXPECT_NE(err.find("INVALID_ARGUMENT"), std::string::npos) << err;
+  EXPECT_NE(err.find("radix_sort"), std::string::npos) << err;
 }
 
 TEST_F(SharedDaemon, SocketIsPrivate) {

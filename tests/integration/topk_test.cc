@@ -43,7 +43,7 @@ coop::Spec TopK(const std::string& method, const std::string& dtype, uint32_t th
   s.dtype = dtype;
   s.block = {threads};
   s.items_per_thread = items;
-  s.value_dtype = value_dtype;
+  s.top_k.value_dtype = value_dtype;
   s.arch = "sm_90";
   return s;
 }

@@ -5,7 +5,8 @@
 // Output, one spec per line:
 //   family method dtype bx by bz items algorithm warp_threads bytes align options
 // ("-" for fields that do not apply). options: comma-separated key=value of the other spec
-// fields the row needs (op, value_dtype, radix_bits), or "-".
+// fields the row needs (op, user_type, and options as MESSAGE.FIELD, e.g. radix_sort.radix_bits),
+// or "-".
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -162,41 +163,45 @@ int main() {
   WSCAN(float, "float32", 32);
   // block_radix_sort: keys only and pairs, several radix widths, 1D/2D/3D blocks.
   Row<RADIX(uint32_t, cub::NullType, 128, 1, 1, 4, 4)>("block_radix_sort", "sort", "uint32", 128, 1,
-                                                       1, 4, "-", 0, "radix_bits=4");
+                                                       1, 4, "-", 0, "radix_sort.radix_bits=4");
   Row<RADIX(float, int32_t, 64, 1, 1, 8, 4)>("block_radix_sort", "sort_descending", "float32", 64,
-                                             1, 1, 8, "-", 0, "value_dtype=int32");
+                                             1, 1, 8, "-", 0, "radix_sort.value_dtype=int32");
   Row<RADIX(int64_t, cub::NullType, 32, 4, 2, 4, 8)>("block_radix_sort", "sort_blocked_to_striped",
-                                                     "int64", 32, 4, 2, 4, "-", 0, "radix_bits=8");
-  Row<RADIX(uint8_t, double, 16, 6, 1, 2, 5)>("block_radix_sort", "sort", "uint8", 16, 6, 1, 2, "-",
-                                              0, "value_dtype=float64,radix_bits=5");
-  Row<RADIX(double, uint16_t, 96, 1, 1, 3, 1)>("block_radix_sort", "sort", "float64", 96, 1, 1, 3,
-                                               "-", 0, "value_dtype=uint16,radix_bits=1");
+                                                     "int64", 32, 4, 2, 4, "-", 0,
+                                                     "radix_sort.radix_bits=8");
+  Row<RADIX(uint8_t, double, 16, 6, 1, 2, 5)>(
+      "block_radix_sort", "sort", "uint8", 16, 6, 1, 2, "-", 0,
+      "radix_sort.value_dtype=float64,radix_sort.radix_bits=5");
+  Row<RADIX(double, uint16_t, 96, 1, 1, 3, 1)>(
+      "block_radix_sort", "sort", "float64", 96, 1, 1, 3, "-", 0,
+      "radix_sort.value_dtype=uint16,radix_sort.radix_bits=1");
   // block_merge_sort (power-of-two blocks) and warp_merge_sort.
   Row<cub::BlockMergeSort<int32_t, 128, 4>::TempStorage>("block_merge_sort", "sort", "int32", 128,
                                                          1, 1, 4, "-", 0, "op=less");
   Row<cub::BlockMergeSort<double, 64, 2, uint16_t, 2>::TempStorage>(
       "block_merge_sort", "stable_sort", "float64", 64, 2, 1, 2, "-", 0,
-      "op=greater,value_dtype=uint16");
+      "op=greater,merge_sort.value_dtype=uint16");
   Row<cub::BlockMergeSort<int8_t, 16, 3, int64_t, 4, 2>::TempStorage>(
-      "block_merge_sort", "sort_guarded", "int8", 16, 4, 2, 3, "-", 0, "op=less,value_dtype=int64");
+      "block_merge_sort", "sort_guarded", "int8", 16, 4, 2, 3, "-", 0,
+      "op=less,merge_sort.value_dtype=int64");
   Row<cub::WarpMergeSort<int32_t, 4, 32>::TempStorage>("warp_merge_sort", "sort", "int32", 0, 0, 0,
                                                        4, "-", 32, "op=less");
-  Row<cub::WarpMergeSort<uint64_t, 2, 16, float>::TempStorage>("warp_merge_sort", "stable_sort",
-                                                               "uint64", 0, 0, 0, 2, "-", 16,
-                                                               "op=greater,value_dtype=float32");
+  Row<cub::WarpMergeSort<uint64_t, 2, 16, float>::TempStorage>(
+      "warp_merge_sort", "stable_sort", "uint64", 0, 0, 0, 2, "-", 16,
+      "op=greater,merge_sort.value_dtype=float32");
   Row<cub::WarpMergeSort<float, 1, 8>::TempStorage>("warp_merge_sort", "sort_guarded", "float32", 0,
                                                     0, 0, 1, "-", 8, "op=less");
   // block_histogram: both algorithms, 1D/2D/3D blocks, several bin counts.
   Row<cub::BlockHistogram<uint8_t, 128, 4, 256>::TempStorage>(
-      "block_histogram", "histogram", "uint8", 128, 1, 1, 4, "sort", 0, "bins=256");
+      "block_histogram", "histogram", "uint8", 128, 1, 1, 4, "sort", 0, "histogram.bins=256");
   Row<cub::BlockHistogram<uint16_t, 64, 2, 100, cub::BLOCK_HISTO_ATOMIC>::TempStorage>(
-      "block_histogram", "composite", "uint16", 64, 1, 1, 2, "atomic", 0, "bins=100");
+      "block_histogram", "composite", "uint16", 64, 1, 1, 2, "atomic", 0, "histogram.bins=100");
   Row<cub::BlockHistogram<uint64_t, 32, 1, 7, cub::BLOCK_HISTO_SORT, 2>::TempStorage>(
-      "block_histogram", "histogram", "uint64", 32, 2, 1, 1, "sort", 0, "bins=7");
+      "block_histogram", "histogram", "uint64", 32, 2, 1, 1, "sort", 0, "histogram.bins=7");
   Row<cub::BlockHistogram<uint32_t, 16, 8, 32, cub::BLOCK_HISTO_SORT, 4, 2>::TempStorage>(
-      "block_histogram", "init_histogram", "uint32", 16, 4, 2, 8, "sort", 0, "bins=32");
-  Row<cub::BlockHistogram<uint8_t, 96, 3, 1>::TempStorage>("block_histogram", "composite", "uint8",
-                                                           96, 1, 1, 3, "sort", 0, "bins=1");
+      "block_histogram", "init_histogram", "uint32", 16, 4, 2, 8, "sort", 0, "histogram.bins=32");
+  Row<cub::BlockHistogram<uint8_t, 96, 3, 1>::TempStorage>(
+      "block_histogram", "composite", "uint8", 96, 1, 1, 3, "sort", 0, "histogram.bins=1");
   // block_discontinuity / block_adjacent_difference: the layout depends on T and the block only.
   Row<cub::BlockDiscontinuity<int32_t, 128>::TempStorage>(
       "block_discontinuity", "flag_heads", "int32", 128, 1, 1, 4, "-", 0, "op=not_equal");
@@ -217,13 +222,13 @@ int main() {
   // block_run_length_decode: items = runs per thread; the decoded window is an option.
   Row<cub::BlockRunLengthDecode<uint64_t, 128, 2, 4>::TempStorage>(
       "block_run_length_decode", "decode", "uint64", 128, 1, 1, 2, "-", 0,
-      "decoded_items_per_thread=4");
+      "run_length_decode.decoded_items_per_thread=4");
   Row<cub::BlockRunLengthDecode<float, 32, 3, 8, uint32_t, 4>::TempStorage>(
       "block_run_length_decode", "decode_with_offsets", "float32", 32, 4, 1, 3, "-", 0,
-      "decoded_items_per_thread=8");
+      "run_length_decode.decoded_items_per_thread=8");
   Row<cub::BlockRunLengthDecode<int8_t, 8, 1, 1, uint32_t, 2, 2>::TempStorage>(
       "block_run_length_decode", "decode", "int8", 8, 2, 2, 1, "-", 0,
-      "decoded_items_per_thread=1");
+      "run_length_decode.decoded_items_per_thread=1");
   // warp_load / warp_store / warp_exchange: every algorithm, several logical warp sizes.
   Row<cub::WarpLoad<float, 4, cub::WARP_LOAD_DIRECT>::TempStorage>("warp_load", "load", "float32",
                                                                    0, 0, 0, 4, "direct", 32);
@@ -242,13 +247,14 @@ int main() {
   Row<cub::WarpExchange<uint64_t, 3, 16>::TempStorage>("warp_exchange", "scatter_to_striped",
                                                        "uint64", 0, 0, 0, 3, "smem", 16);
   // block_radix_rank: both directions, several digit widths, 1D/2D/3D blocks.
-  Row<cub::BlockRadixRank<128, 4, false>::TempStorage>("block_radix_rank", "rank_keys", "uint32",
-                                                       128, 1, 1, 4, "-", 0, "radix_bits=4");
+  Row<cub::BlockRadixRank<128, 4, false>::TempStorage>(
+      "block_radix_rank", "rank_keys", "uint32", 128, 1, 1, 4, "-", 0, "radix_rank.radix_bits=4");
   Row<cub::BlockRadixRank<32, 8, true, true, cub::BLOCK_SCAN_WARP_SCANS,
                           cudaSharedMemBankSizeFourByte, 4>::TempStorage>(
-      "block_radix_rank", "rank_keys_descending", "uint8", 32, 4, 1, 2, "-", 0, "radix_bits=8");
+      "block_radix_rank", "rank_keys_descending", "uint8", 32, 4, 1, 2, "-", 0,
+      "radix_rank.radix_bits=8");
   Row<cub::BlockRadixRank<8, 1, false, true, cub::BLOCK_SCAN_WARP_SCANS,
                           cudaSharedMemBankSizeFourByte, 4, 2>::TempStorage>(
-      "block_radix_rank", "rank_keys", "uint64", 8, 4, 2, 3, "-", 0, "radix_bits=1");
+      "block_radix_rank", "rank_keys", "uint64", 8, 4, 2, 3, "-", 0, "radix_rank.radix_bits=1");
   return 0;
 }

@@ -14,8 +14,8 @@ int main() {
   Row<cub::detail::block_topk<uint32_t, 128, 4>::TempStorage>("max_keys", "uint32", 128, 4, "-");
   Row<cub::detail::block_topk<float, 256, 2>::TempStorage>("min_keys", "float32", 256, 2, "-");
   Row<cub::detail::block_topk<double, 64, 8, int>::TempStorage>("max_pairs", "float64", 64, 8,
-                                                                "value_dtype=int32");
+                                                                "top_k.value_dtype=int32");
   Row<cub::detail::block_topk<int8_t, 96, 3, uint64_t>::TempStorage>("min_pairs", "int8", 96, 3,
-                                                                     "value_dtype=uint64");
+                                                                     "top_k.value_dtype=uint64");
   return 0;
 }

@@ -100,6 +100,36 @@ struct UserOperator {
   std::string digest;     // resolved specs: coopd's content digest (requests leave it empty)
 };
 
+// The messages of PrimitiveSpec's `family_options` oneof (proto/coop/v1/coop.proto has their
+// whole contract). All-default means "not set".
+struct ScanOptions {
+  bool with_aggregate = false;  // also emit the `_aggregate` entry
+};
+struct ExchangeOptions {
+  bool warp_time_slicing = false;  // CUB's WARP_TIME_SLICING
+};
+struct RadixSortOptions {
+  std::string value_dtype;  // values sorted along with the keys; empty sorts keys only
+  uint32_t radix_bits = 0;  // bits per pass, 1..8; 0 means 4
+};
+struct MergeSortOptions {
+  std::string value_dtype;  // values sorted along with the keys; empty sorts keys only
+};
+struct TopKOptions {
+  std::string value_dtype;  // values selected along with the keys; empty selects keys only
+};
+struct HistogramOptions {
+  uint32_t bins = 0;  // number of counters (required, >= 1)
+};
+struct RunLengthDecodeOptions {
+  // decoded items per thread per window (required, 1..64); items_per_thread is the runs per
+  // thread
+  uint32_t decoded_items_per_thread = 0;
+};
+struct RadixRankOptions {
+  uint32_t radix_bits = 0;  // the digit's bits, 1..8 (required)
+};
+
 // A primitive specialization request; see proto/coop/v1/coop.proto for every field's allowed
 // values. Empty / zero fields take coopd's documented defaults.
 struct Spec {
@@ -117,21 +147,20 @@ struct Spec {
   uint32_t warp_threads = 0;  // warp_* families; 0 means 32
   std::string arch;           // "sm_90"
   CallingConvention calling_convention = CallingConvention::kDefault;
-  bool scan_with_aggregate = false;         // block_scan: also emit the `_aggregate` entry
-  bool exchange_warp_time_slicing = false;  // block_exchange: CUB's WARP_TIME_SLICING
-  // block_radix_sort, block_merge_sort, warp_merge_sort: the dtype of values sorted along with
-  // the keys; empty sorts keys only.
-  std::string value_dtype;
   // dtype "user": an opaque struct of this many bytes and this alignment (power of two, 0 = 1).
   uint32_t user_type_size = 0;
   uint32_t user_type_align = 0;
-  // block_radix_sort: bits per pass, 1..8, 0 means 4; block_radix_rank: the digit's bits,
-  // 1..8, required.
-  uint32_t radix_bits = 0;
-  uint32_t histogram_bins = 0;  // block_histogram: number of counters (required, >= 1)
-  // block_run_length_decode: decoded items per thread per window (required, 1..64);
-  // items_per_thread is the runs per thread.
-  uint32_t decoded_items_per_thread = 0;
+  // Family options, one member per message of the proto's `family_options` oneof. A family
+  // takes the one its Catalog entry names (CatalogFamily::family_options); set fields in at
+  // most one of them (a spec that sets two is refused with INVALID_ARGUMENT before it is sent).
+  ScanOptions scan;
+  ExchangeOptions exchange;
+  RadixSortOptions radix_sort;
+  MergeSortOptions merge_sort;
+  TopKOptions top_k;
+  HistogramOptions histogram;
+  RunLengthDecodeOptions run_length_decode;
+  RadixRankOptions radix_rank;
 };
 
 struct Entry {

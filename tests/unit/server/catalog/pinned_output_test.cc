@@ -1,9 +1,14 @@
 // Pins what a request turns into: for one representative spec of every family, the canonical
 // encoding (the key's "canonical request") and the rendered unit, byte for byte, against golden
-// files captured before a refactor. Any difference fails.
+// files captured before a refactor. Also pins the catalogue and the errors a set of bad requests
+// get (every family's representative, broken one field at a time). Any difference fails.
+//
+// The goldens were checked against the code before server/ was split into folders and families
+// (commit ac0dd4e): this test, built there, passes on the same golden files.
 //
 // COOPD_UPDATE_GOLDEN=1 rewrites the golden files from the current code instead of comparing
 // (do that only when a change of output is intended, and say so: it changes every cache key).
+#include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -163,6 +168,28 @@ std::string Pinned(const PrimitiveSpec& canonical) {
          Render(canonical).source;
 }
 
+bool UpdateGolden() {
+  const char* v = std::getenv("COOPD_UPDATE_GOLDEN");
+  return v != nullptr && std::string(v) == "1";
+}
+
+// Compares `actual` with golden/<name>, or writes it there under COOPD_UPDATE_GOLDEN=1.
+void ExpectGolden(const std::string& name, const std::string& actual) {
+  const std::string path = std::string(COOPD_GOLDEN_DIR) + "/" + name;
+  if (UpdateGolden()) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    ASSERT_TRUE(out) << "cannot write " << path;
+    out << actual;
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in) << "no golden file " << path << " (COOPD_UPDATE_GOLDEN=1 writes it)";
+  std::ostringstream golden;
+  golden << in.rdbuf();
+  // EXPECT_EQ on strings prints a diff of the two.
+  EXPECT_EQ(golden.str(), actual) << "output differs from " << path;
+}
+
 TEST(PinnedOutput, CanonicalEncodingAndRenderedUnitOfEveryFamilyAreUnchanged) {
   const std::map<std::string, PrimitiveSpec> specs = Representatives();
 
@@ -174,30 +201,85 @@ TEST(PinnedOutput, CanonicalEncodingAndRenderedUnitOfEveryFamilyAreUnchanged) {
   for (const auto& [name, spec] : specs) pinned.insert(name);
   EXPECT_EQ(families, pinned);
 
-  const bool update = [] {
-    const char* v = std::getenv("COOPD_UPDATE_GOLDEN");
-    return v != nullptr && std::string(v) == "1";
-  }();
   for (const auto& [family, spec] : specs) {
     SCOPED_TRACE(family);
     ASSERT_EQ(spec.family(), family);
     auto canonical = Canonicalize(spec, Target());
     ASSERT_TRUE(canonical.ok()) << spec.ShortDebugString() << ": " << canonical.status();
-    const std::string actual = Pinned(*canonical);
-    const std::string path = std::string(COOPD_GOLDEN_DIR) + "/" + family + ".txt";
-    if (update) {
-      std::ofstream out(path, std::ios::binary | std::ios::trunc);
-      ASSERT_TRUE(out) << "cannot write " << path;
-      out << actual;
-      continue;
-    }
-    std::ifstream in(path, std::ios::binary);
-    ASSERT_TRUE(in) << "no golden file " << path << " (COOPD_UPDATE_GOLDEN=1 writes it)";
-    std::ostringstream golden;
-    golden << in.rdbuf();
-    // EXPECT_EQ on strings prints a diff of the two.
-    EXPECT_EQ(golden.str(), actual) << "output differs from " << path;
+    ExpectGolden(family + ".txt", Pinned(*canonical));
   }
+}
+
+TEST(PinnedOutput, CatalogueIsUnchanged) {
+  std::string text;
+  ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(Catalog(Target()), &text));
+  ExpectGolden("catalog.txtpb", text);
+}
+
+// Every family's representative, broken one field at a time: the errors (or the acceptance)
+// are pinned, so a refactor that changes what a user is told fails here.
+TEST(PinnedOutput, ErrorsForBadRequestsAreUnchanged) {
+  using Mutation = void (*)(PrimitiveSpec&);
+  const std::vector<std::pair<std::string, Mutation>> mutations = {
+      {"no family", [](PrimitiveSpec& s) { s.clear_family(); }},
+      {"unknown family", [](PrimitiveSpec& s) { s.set_family("block_sum"); }},
+      {"unknown method", [](PrimitiveSpec& s) { s.set_method("frobnicate"); }},
+      {"no dtype", [](PrimitiveSpec& s) { s.clear_dtype(); }},
+      {"unknown dtype", [](PrimitiveSpec& s) { s.set_dtype("float8"); }},
+      {"user dtype without a size", [](PrimitiveSpec& s) { s.set_dtype("user"); }},
+      {"items 65", [](PrimitiveSpec& s) { s.set_items_per_thread(65); }},
+      {"items 3", [](PrimitiveSpec& s) { s.set_items_per_thread(3); }},
+      {"unknown algorithm", [](PrimitiveSpec& s) { s.set_algorithm("bogus"); }},
+      {"builtin op max", [](PrimitiveSpec& s) { s.mutable_op()->set_builtin("max"); }},
+      {"unknown builtin op", [](PrimitiveSpec& s) { s.mutable_op()->set_builtin("pow"); }},
+      {"no op", [](PrimitiveSpec& s) { s.clear_op(); }},
+      {"warp_threads 16", [](PrimitiveSpec& s) { s.set_warp_threads(16); }},
+      {"warp_threads 3", [](PrimitiveSpec& s) { s.set_warp_threads(3); }},
+      {"block 0", [](PrimitiveSpec& s) { s.mutable_block()->set_x(0); }},
+      {"block 2048", [](PrimitiveSpec& s) { s.mutable_block()->set_x(2048); }},
+      {"block 96", [](PrimitiveSpec& s) { s.mutable_block()->set_x(96); }},
+      {"block 32x3x2",
+       [](PrimitiveSpec& s) {
+         s.mutable_block()->set_x(32);
+         s.mutable_block()->set_y(3);
+         s.mutable_block()->set_z(2);
+       }},
+      {"no arch", [](PrimitiveSpec& s) { s.clear_arch(); }},
+      {"arch sm_91", [](PrimitiveSpec& s) { s.set_arch("sm_91"); }},
+      {"scan options", [](PrimitiveSpec& s) { s.mutable_scan()->set_with_aggregate(true); }},
+      {"exchange options",
+       [](PrimitiveSpec& s) { s.mutable_exchange()->set_warp_time_slicing(true); }},
+      {"radix_sort options", [](PrimitiveSpec& s) { s.mutable_radix_sort()->set_radix_bits(9); }},
+      {"merge_sort options",
+       [](PrimitiveSpec& s) { s.mutable_merge_sort()->set_value_dtype("int32"); }},
+      {"top_k options", [](PrimitiveSpec& s) { s.mutable_top_k()->set_value_dtype("float8"); }},
+      {"histogram options", [](PrimitiveSpec& s) { s.mutable_histogram()->set_bins(0); }},
+      {"run_length_decode options",
+       [](PrimitiveSpec& s) { s.mutable_run_length_decode()->set_decoded_items_per_thread(65); }},
+      {"radix_rank options", [](PrimitiveSpec& s) { s.mutable_radix_rank()->set_radix_bits(0); }},
+      {"user type 12x3",
+       [](PrimitiveSpec& s) {
+         s.set_dtype("user");
+         s.mutable_user_type()->set_size(12);
+         s.mutable_user_type()->set_align(3);
+       }},
+      {"numba abi",
+       [](PrimitiveSpec& s) { s.set_calling_convention(coop::v1::CALLING_CONVENTION_NUMBA); }},
+  };
+  std::string out;
+  for (const auto& [family, spec] : Representatives()) {
+    for (const auto& [what, mutate] : mutations) {
+      PrimitiveSpec bad = spec;
+      mutate(bad);
+      auto r = Canonicalize(bad, Target());
+      out += family + " / " + what + ": ";
+      out += r.ok() ? std::string("accepted")
+                    : std::string(absl::StatusCodeToString(r.status().code())) + ": " +
+                          std::string(r.status().message());
+      out += "\n";
+    }
+  }
+  ExpectGolden("errors.txt", out);
 }
 
 }  // namespace
