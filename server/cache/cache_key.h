@@ -14,8 +14,9 @@
 
 namespace coopd {
 
-// Bump when the key derivation or the canonical encoding changes.
-inline constexpr char kKeySchema[] = "coopd-key-v1";
+// Bump when the key derivation or the canonical encoding changes, or what an artifact says
+// that its rendered source does not cover (entry descriptions): cached artifacts carry it.
+inline constexpr char kKeySchema[] = "coopd-key-v2";
 
 struct KeyComponents {
   std::string schema;

@@ -29,6 +29,22 @@ std::string UserOperatorPreamble(const coop::v1::UserOperator& user) {
                 StrJoin(args, ", "), ");\n  }\n};\n");
 }
 
+// What every entry of a spec adds to its description: the thread order of a 2D or 3D block, and
+// the barrier before its temp storage may be reused (CUB's rule for every collective).
+std::string EntryNotes(const PrimitiveSpec& s) {
+  if (IsWarpFamily(s.family())) {
+    return "; __syncwarp() before this logical warp's temp_storage is reused";
+  }
+  std::string out;
+  const uint32_t x = s.block().x(), y = s.block().y(), z = s.block().z();
+  if (y * z > 1) {
+    out = StrCat("; the block's threads are in the order of their linear id = threadIdx.x + ", x,
+                 " * threadIdx.y", z > 1 ? StrCat(" + ", x * y, " * threadIdx.z") : "",
+                 " (x fastest)");
+  }
+  return out + "; __syncthreads() before temp_storage is reused";
+}
+
 }  // namespace
 
 RenderedUnit Render(const std::vector<PrimitiveSpec>& specs) {
@@ -76,11 +92,13 @@ RenderedUnit Render(const std::vector<PrimitiveSpec>& specs) {
               ", ", alias, ")\n");
 
     const bool numba = s.calling_convention() == coop::v1::CALLING_CONVENTION_NUMBA;
+    const std::string notes = EntryNotes(s);
     for (EntryPlan& p : family.plan_entries(s, dt)) {
       if (user_op && s.op().user().stateful()) {
         p.params.push_back({"void*", "op_state"});
         p.description += "; op_state is passed to the operator unchanged";
       }
+      p.description += notes;
       RenderedEntry e;
       e.symbol = part.symbol_base + p.suffix;
       std::string params;

@@ -31,11 +31,14 @@ std::vector<EntryPlan> PlanHistogram(const PrimitiveSpec& s, const DType& dt) {
   const std::string counters =
       StrCat("histogram points to the block's ", s.histogram().bins(),
              " counters (the same pointer in every thread, usually shared memory)");
+  // Each thread updates counters that other threads read: a barrier makes them whole.
   p.description =
-      init ? StrCat("zeroes the counters; ", counters)
+      init ? StrCat("zeroes the counters; ", counters,
+                    "; __syncthreads() before counting into them (composite)")
            : StrCat(s.method() == "histogram" ? "zeroes the counters, then counts " : "adds ", n,
                     " samples per thread (each < ", s.histogram().bins(),
-                    s.method() == "histogram" ? ")" : ") to the counters", "; ", counters);
+                    s.method() == "histogram" ? ")" : ") to the counters", "; ", counters,
+                    "; __syncthreads() before any thread reads the counters");
   std::vector<EntryPlan> plans;
   plans.push_back(std::move(p));
   return plans;

@@ -33,15 +33,15 @@ std::vector<EntryPlan> PlanRunLengthDecode(const PrimitiveSpec& s, const DType& 
   p.call = StrCat("::coop::device::run_length_", s.method(), "<Prim, ", n, ", ", decoded,
                   ">(temp_storage, run_values, run_lengths, decoded_items",
                   offsets ? ", relative_offsets" : "", ", from_decoded_offset)");
-  p.description = StrCat(
-      "takes ", n,
-      " runs per thread (values and lengths, blocked; trailing runs may have length "
-      "0) and writes the ",
-      decoded,
-      " decoded items per thread of the window starting at "
-      "from_decoded_offset",
-      offsets ? " and their offsets within their runs" : "",
-      "; returns the total decoded size (every thread); __syncthreads() before calling again");
+  p.description =
+      StrCat("takes ", n,
+             " runs per thread (values and lengths, blocked; trailing runs may have length "
+             "0) and writes the ",
+             decoded,
+             " decoded items per thread of the window starting at "
+             "from_decoded_offset",
+             offsets ? " and their offsets within their runs" : "",
+             "; returns the total decoded size (every thread)");
   std::vector<EntryPlan> plans;
   plans.push_back(std::move(p));
   return plans;

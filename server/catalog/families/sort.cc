@@ -67,6 +67,11 @@ std::vector<EntryPlan> PlanSort(const PrimitiveSpec& s, const DType& dt) {
       radix ? " by key bits [begin_bit, end_bit) (0 and 8*sizeof(key) for all)"
             : StrCat(" by ", OperatorName(s.op())),
       guarded ? "; only the tile's first valid_items keys count, the rest become oob_default" : "",
+      // CUB documents BlockRadixSort and StableSort as stable, Sort as not guaranteed stable.
+      radix || StartsWith(s.method(), "stable_")
+          ? "; stable: keys that compare equal keep their order in the tile"
+          : "; not stable: keys that compare equal may be reordered (stable_sort keeps them in "
+            "order)",
       s.family() == WarpMergeSort().name ? "; temp_storage is this logical warp's own" : "");
   std::vector<EntryPlan> plans;
   plans.push_back(std::move(p));

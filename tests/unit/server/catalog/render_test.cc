@@ -183,5 +183,57 @@ TEST(Render, BundleHoldsEveryPartWithItsOwnSymbolsAndLayout) {
   ExpectDeclarationsMatchDefinitions(u);
 }
 
+// What a caller must know is in the entry's description: the thread order of a 2D or 3D block,
+// the barriers before results are read or temp storage reused, and whether a sort is stable.
+std::string Description(PrimitiveSpec s) {
+  auto u = Render(Canonical(s));
+  EXPECT_EQ(u.parts.size(), 1u);
+  EXPECT_FALSE(u.parts[0].entries.empty());
+  return u.parts[0].entries[0].description;
+}
+
+TEST(Render, DescriptionsGiveThreadOrderBarriersAndStability) {
+  auto has = [](const std::string& d, const std::string& what) {
+    return d.find(what) != std::string::npos;
+  };
+  PrimitiveSpec scan = Spec("block_scan", "inclusive_sum", "int32", 2);
+  EXPECT_FALSE(has(Description(scan), "linear id")) << "a 1D block needs no order note";
+  EXPECT_TRUE(has(Description(scan), "__syncthreads() before temp_storage is reused"));
+  scan.mutable_block()->set_x(32);
+  scan.mutable_block()->set_y(4);
+  EXPECT_TRUE(has(Description(scan), "linear id = threadIdx.x + 32 * threadIdx.y (x fastest)"))
+      << Description(scan);
+  scan.mutable_block()->set_z(2);
+  EXPECT_TRUE(has(Description(scan),
+                  "linear id = threadIdx.x + 32 * threadIdx.y + 128 * threadIdx.z (x fastest)"))
+      << Description(scan);
+
+  PrimitiveSpec histogram = scan;
+  histogram.set_family("block_histogram");
+  histogram.set_method("histogram");
+  histogram.set_dtype("uint8");
+  histogram.clear_scan();
+  histogram.clear_algorithm();
+  histogram.mutable_histogram()->set_bins(256);
+  EXPECT_TRUE(has(Description(histogram), "__syncthreads() before any thread reads the counters"))
+      << Description(histogram);
+
+  PrimitiveSpec radix = Spec("block_radix_sort", "sort", "uint32", 4);
+  EXPECT_TRUE(has(Description(radix), "; stable: ")) << Description(radix);
+  PrimitiveSpec merge = radix;
+  merge.set_family("block_merge_sort");
+  merge.clear_radix_sort();
+  merge.clear_algorithm();
+  merge.mutable_op()->set_builtin("less");
+  EXPECT_TRUE(has(Description(merge), "; not stable: ")) << Description(merge);
+  merge.set_method("stable_sort");
+  EXPECT_TRUE(has(Description(merge), "; stable: ")) << Description(merge);
+
+  PrimitiveSpec warp = Spec("warp_reduce", "sum", "float32");
+  EXPECT_TRUE(has(Description(warp), "__syncwarp() before this logical warp's temp_storage"))
+      << Description(warp);
+  EXPECT_FALSE(has(Description(warp), "__syncthreads()")) << Description(warp);
+}
+
 }  // namespace
 }  // namespace coopd
