@@ -15,6 +15,7 @@
 #include <string_view>
 #include <thread>
 
+#include "client_internal.h"
 #include "coop/paths.h"
 #include "coop/v1/coop.grpc.pb.h"
 
@@ -632,6 +633,33 @@ Result<VacuumReport> Client::Vacuum() {
   v1::VacuumResponse resp;
   if (auto e = impl_->Unary(&v1::Coop::Stub::Vacuum, v1::VacuumRequest(), &resp)) return *e;
   return VacuumReport{resp.file_bytes_before(), resp.file_bytes_after()};
+}
+
+std::optional<Error> ClientAccess::Specialize(Client& client, v1::SpecializeRequest request,
+                                              v1::SpecializeResponse* response) {
+  request.set_client(client.impl_->options.client_name);
+  return client.impl_->Unary(&v1::Coop::Stub::Specialize, request, response);
+}
+
+std::optional<Error> ClientAccess::SpecializeBundle(Client& client,
+                                                    v1::SpecializeBundleRequest request,
+                                                    v1::SpecializeResponse* response) {
+  request.set_client(client.impl_->options.client_name);
+  return client.impl_->Unary(&v1::Coop::Stub::SpecializeBundle, request, response);
+}
+
+std::optional<Error> ClientAccess::Link(Client& client, v1::LinkRequest request,
+                                        v1::LinkResponse* response) {
+  request.set_client(client.impl_->options.client_name);
+  return client.impl_->Unary(&v1::Coop::Stub::Link, request, response);
+}
+
+std::optional<Error> ClientAccess::Catalog(Client& client, v1::CatalogResponse* response) {
+  return client.impl_->Unary(&v1::Coop::Stub::Catalog, v1::CatalogRequest(), response);
+}
+
+std::optional<Error> ClientAccess::GetStats(Client& client, v1::Stats* response) {
+  return client.impl_->Unary(&v1::Coop::Stub::GetStats, v1::GetStatsRequest(), response);
 }
 
 }  // namespace coop
