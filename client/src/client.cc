@@ -1,5 +1,6 @@
 #include "coop/client.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <sys/stat.h>
@@ -7,12 +8,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <string_view>
 #include <thread>
 
+#include "client_internal.h"
 #include "coop/paths.h"
 #include "coop/v1/coop.grpc.pb.h"
 
@@ -225,20 +228,41 @@ const char* OriginName(Origin origin) {
 
 namespace {
 
-// Finds the coopd binary for auto-start: $COOPD_BIN, next to this executable (installed
-// layout: bin/coopctl beside bin/coopd), the build tree's ../server/coopd, then PATH. Empty when
-// none is executable.
+// The directories of the shared library holding this client (libcoop_c.so, for the C ABI) and
+// of the program, in that order, without duplicates.
+std::vector<std::string> ClientDirs() {
+  std::vector<std::string> dirs;
+  auto add = [&dirs](const char* file) {
+    char resolved[PATH_MAX];
+    if (file == nullptr || *file == '\0' || realpath(file, resolved) == nullptr) return;
+    std::string dir(resolved);
+    dir = dir.substr(0, dir.rfind('/'));
+    for (const auto& d : dirs) {
+      if (d == dir) return;
+    }
+    dirs.push_back(dir);
+  };
+  Dl_info info;
+  // For code linked into the program itself dladdr names the program as it was started
+  // (possibly a bare name on PATH); /proc/self/exe below covers it.
+  if (dladdr(reinterpret_cast<void*>(&ClientDirs), &info) != 0 && info.dli_fname != nullptr &&
+      std::string_view(info.dli_fname).find('/') != std::string_view::npos) {
+    add(info.dli_fname);
+  }
+  add("/proc/self/exe");
+  return dirs;
+}
+
+// Finds the coopd binary for auto-start: $COOPD_BIN, next to the client library or this
+// executable (installed layout: bin/coopctl beside bin/coopd), the build tree's
+// ../server/coopd, then PATH. Empty when none is executable.
 std::string FindCoopdBinary(const std::string& configured) {
   auto executable = [](const std::string& p) { return !p.empty() && access(p.c_str(), X_OK) == 0; };
   if (!configured.empty()) return executable(configured) ? configured : "";
   if (const char* env = std::getenv("COOPD_BIN"); env != nullptr && *env != '\0') {
     return executable(env) ? env : "";
   }
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n > 0) {
-    std::string dir(self, static_cast<size_t>(n));
-    dir = dir.substr(0, dir.rfind('/'));
+  for (const std::string& dir : ClientDirs()) {
     for (const std::string& candidate : {dir + "/coopd", dir + "/../server/coopd"}) {
       if (executable(candidate)) return candidate;
     }
@@ -344,7 +368,8 @@ struct Client::Impl {
     autostart_tried = true;
     const std::string binary = FindCoopdBinary(options.coopd_binary);
     if (binary.empty()) {
-      return "(auto-start: no coopd binary in COOPD_BIN, next to this program or on PATH)";
+      return "(auto-start: no coopd binary in COOPD_BIN, next to the client library or program, or "
+             "on PATH)";
     }
     if (!SpawnDaemon(binary, options.socket_path)) {
       return "(auto-start: could not start " + binary + ")";
@@ -641,6 +666,33 @@ Result<VacuumReport> Client::Vacuum() {
   v1::VacuumResponse resp;
   if (auto e = impl_->Unary(&v1::Coop::Stub::Vacuum, v1::VacuumRequest(), &resp)) return *e;
   return VacuumReport{resp.file_bytes_before(), resp.file_bytes_after()};
+}
+
+std::optional<Error> ClientAccess::Specialize(Client& client, v1::SpecializeRequest request,
+                                              v1::SpecializeResponse* response) {
+  request.set_client(client.impl_->options.client_name);
+  return client.impl_->Unary(&v1::Coop::Stub::Specialize, request, response);
+}
+
+std::optional<Error> ClientAccess::SpecializeBundle(Client& client,
+                                                    v1::SpecializeBundleRequest request,
+                                                    v1::SpecializeResponse* response) {
+  request.set_client(client.impl_->options.client_name);
+  return client.impl_->Unary(&v1::Coop::Stub::SpecializeBundle, request, response);
+}
+
+std::optional<Error> ClientAccess::Link(Client& client, v1::LinkRequest request,
+                                        v1::LinkResponse* response) {
+  request.set_client(client.impl_->options.client_name);
+  return client.impl_->Unary(&v1::Coop::Stub::Link, request, response);
+}
+
+std::optional<Error> ClientAccess::Catalog(Client& client, v1::CatalogResponse* response) {
+  return client.impl_->Unary(&v1::Coop::Stub::Catalog, v1::CatalogRequest(), response);
+}
+
+std::optional<Error> ClientAccess::GetStats(Client& client, v1::Stats* response) {
+  return client.impl_->Unary(&v1::Coop::Stub::GetStats, v1::GetStatsRequest(), response);
 }
 
 }  // namespace coop

@@ -445,6 +445,7 @@ class Client {
   Result<Catalog> GetCatalog();
 
  private:
+  friend struct ClientAccess;  // the C ABI's calls on the wire messages (src/client_internal.h)
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
