@@ -289,5 +289,49 @@ TEST(Plan, AKernelLaidOutByAPlanLinks) {
   EXPECT_GE(std::stoul(ptx.substr(decl + extern_smem.size())), plan->base_align);
 }
 
+TEST(Plan, CoopctlPlansFromTheCommandLine) {
+  TestDaemon daemon;
+  ASSERT_TRUE(daemon.started);
+  auto client = daemon.Client();
+  auto reduce = client.Specialize(BlockReduceF32());
+  ASSERT_TRUE(reduce) << reduce.error().message;
+  const std::string socket = daemon.process.socket_path();
+  std::string out, err;
+  ASSERT_EQ(
+      RunCommand(
+          {COOPCTL_BINARY, "--socket",     socket,     "plan", "--json",  "--reserve", "tile=64,16",
+           "red@0-1",      "block_reduce", "--method", "sum",  "--dtype", "float32",   "--threads",
+           "256",          "--arch",       "sm_90",    "+",    "mine@2",  "--count",   "2",
+           "--bytes",      "20",           "--align",  "8"},
+          &out, &err),
+      0)
+      << err;
+  // The reduction (44 bytes, align 4) and `mine` (2 x 24 - 4 = 44 bytes) never live together:
+  // the tile goes first (largest alignment), both uses above it, at the same offset.
+  EXPECT_EQ(out,
+            "{\"dynamic_shared_bytes\":108,\"base_align\":16,\"reserved_bytes\":64,"
+            "\"no_reuse_bytes\":152,\"reservations\":[{\"name\":\"tile\",\"offset\":0,"
+            "\"bytes\":64,\"align\":16,\"padding\":0,\"count\":1,\"stride\":64}],"
+            "\"uses\":[{\"name\":\"red\",\"offset\":64,\"bytes\":44,\"align\":4,"
+            "\"padding\":0,\"count\":1,\"stride\":44,\"first\":0,\"last\":1,"
+            "\"artifact_key\":\"" +
+                reduce->key +
+                "\"},{\"name\":\"mine\",\"offset\":64,\"bytes\":44,\"align\":8,"
+                "\"padding\":0,\"count\":2,\"stride\":24,\"first\":2,\"last\":2,"
+                "\"artifact_key\":\"\"}]}\n");
+
+  EXPECT_EQ(
+      RunCommand({COOPCTL_BINARY, "--socket", socket, "plan", "a@3-1", "--bytes", "8"}, &out, &err),
+      1);
+  EXPECT_EQ(err,
+            "coopctl: INVALID_ARGUMENT: plan: uses[0] \"a\": last must be >= first (the "
+            "lifetime [first, last] is inclusive), got first 3, last 1\n");
+  EXPECT_EQ(
+      RunCommand({COOPCTL_BINARY, "--socket", socket, "plan", "a", "--bytes", "8", "block_reduce"},
+                 &out, &err),
+      2);
+  EXPECT_NE(err.find("has --bytes/--align and a spec: give one"), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace coopd_test
