@@ -49,6 +49,20 @@ constexpr CommandHelp kCommands[] = {
      "link a kernel with cached artifacts (by key) into a cubin",
      "  coopctl link --arch sm_90 --ltoir kernel.ltoir --artifact KEY --out kernel.cubin\n"
      "      (KEY: the key `coopctl specialize` printed)\n"},
+    {"plan",
+     "  plan [--base-offset N] [--reserve NAME=BYTES[,ALIGN[,COUNT]]]... [--json]\n"
+     "       USE [+ USE]...\n"
+     "       USE: NAME[@FIRST[-LAST]] [--count N] (SPEC | --bytes N [--align A])\n"
+     "      Lay out one kernel's dynamic shared memory: each use's temp storage (from its\n"
+     "      spec, as specialize takes it, or given in bytes) live over program points\n"
+     "      FIRST..LAST (default 0), and the reservations, live throughout. Uses whose\n"
+     "      points do not overlap may share bytes. --align and a reservation's ALIGN\n"
+     "      default to 1. See docs/plan.md.\n",
+     "lay out the temp storage of a kernel's primitives in its dynamic shared memory",
+     "  coopctl plan --reserve tile=4096,16 \\\n"
+     "      sort@0 block_radix_sort --dtype uint32 --threads 256 --items 4 --arch sm_90 \\\n"
+     "      + scan@1 block_scan --method exclusive_sum --dtype int32 --threads 256 --arch sm_90\n"
+     "  coopctl plan --json a@0-1 --bytes 1024 --align 16 + b@2 --count 8 --bytes 20 --align 8\n"},
     {"explain",
      "  explain SPEC [--json]\n"
      "      The cache key's components (same arguments as specialize); on a miss, which\n"
@@ -738,6 +752,165 @@ std::vector<std::string> ParseFilter(const std::string& command,
   Fail(std::string(coop::ErrorCodeName(e.code)) + ": " + OneLine(e.message));
 }
 
+// "NAME=BYTES[,ALIGN[,COUNT]]" of --reserve (align defaults to 1).
+coop::PlanReservation ParseReservation(const std::string& v) {
+  const size_t eq = v.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    Fail("--reserve: expected NAME=BYTES[,ALIGN[,COUNT]], got \"" + v + "\"", 2);
+  }
+  std::vector<std::string> parts;
+  for (size_t start = eq + 1;;) {
+    const size_t comma = v.find(',', start);
+    parts.push_back(v.substr(start, comma == std::string::npos ? comma : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (parts.size() > 3)
+    Fail("--reserve: expected NAME=BYTES[,ALIGN[,COUNT]], got \"" + v + "\"", 2);
+  coop::PlanReservation r;
+  r.name = v.substr(0, eq);
+  r.bytes = ParseUint("--reserve", parts[0]);
+  r.align = parts.size() > 1 ? ParseUint("--reserve", parts[1]) : 1;
+  r.count = parts.size() > 2 ? ParseUint("--reserve", parts[2]) : 0;
+  return r;
+}
+
+// One use of `coopctl plan`: NAME[@FIRST[-LAST]] [--count N] (--bytes N [--align A] | SPEC),
+// stopping at "+".
+coop::PlanUse ParsePlanUse(const std::vector<std::string>& args, size_t* i, bool* json) {
+  if (*i >= args.size() || args[*i] == "+" || args[*i].rfind("--", 0) == 0) {
+    Fail("plan: expected a use, NAME[@FIRST[-LAST]] then a spec or --bytes N --align A", 2);
+  }
+  coop::PlanUse use;
+  const std::string head = args[(*i)++];
+  const size_t at = head.find('@');
+  use.name = head.substr(0, at);
+  if (at != std::string::npos) {
+    const std::string span = head.substr(at + 1);
+    const size_t dash = span.find('-');
+    use.first = ParseUint(head, span.substr(0, dash));
+    use.last = dash == std::string::npos ? use.first : ParseUint(head, span.substr(dash + 1));
+  }
+  bool sized = false;
+  for (; *i < args.size() && args[*i] != "+"; ++*i) {
+    const std::string& a = args[*i];
+    auto value = [&]() -> std::string {
+      if (*i + 1 >= args.size() || args[*i + 1] == "+") Fail(a + ": missing value", 2);
+      return args[++*i];
+    };
+    if (a == "--count") {
+      use.count = ParseUint(a, value());
+    } else if (a == "--bytes") {
+      use.bytes = ParseUint(a, value());
+      sized = true;
+    } else if (a == "--align") {
+      use.align = ParseUint(a, value());
+      sized = true;
+    } else if (a == "--json") {
+      *json = true;
+    } else if (a.rfind("--", 0) == 0) {
+      Fail("plan: unknown argument \"" + a + "\" for use \"" + use.name +
+               "\" (before its FAMILY: --count, --bytes, --align)",
+           2);
+    } else {
+      if (sized) Fail("plan: use \"" + use.name + "\" has --bytes/--align and a spec: give one", 2);
+      std::string out_dir;
+      use.spec = ParseSpec(args, i, json, &out_dir);
+      if (!out_dir.empty()) Fail("plan: --out does not apply", 2);
+      break;
+    }
+  }
+  if (!use.spec && !sized) {
+    Fail("plan: use \"" + use.name + "\" needs a spec (FAMILY ...) or --bytes N --align A", 2);
+  }
+  if (sized && use.align == 0) use.align = 1;
+  return use;
+}
+
+void PlanRegionJson(coopctl::JsonWriter& w, const coop::PlanRegion& r, bool use) {
+  w.BeginObject();
+  w.Key("name").String(r.name);
+  w.Key("offset").Uint(r.offset);
+  w.Key("bytes").Uint(r.bytes);
+  w.Key("align").Uint(r.align);
+  w.Key("padding").Uint(r.padding);
+  w.Key("count").Uint(r.count);
+  w.Key("stride").Uint(r.stride);
+  if (use) {
+    w.Key("first").Uint(r.first);
+    w.Key("last").Uint(r.last);
+    w.Key("artifact_key").String(r.artifact_key);
+  }
+  w.EndObject();
+}
+
+int Plan(coop::Client& client, const std::vector<std::string>& args) {
+  coop::PlanRequest request;
+  bool json = false;
+  size_t i = 0;
+  for (; i < args.size() && args[i].rfind("--", 0) == 0; ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) Fail(a + ": missing value", 2);
+      return args[++i];
+    };
+    if (a == "--base-offset") {
+      request.base_offset = ParseUint(a, value());
+    } else if (a == "--reserve") {
+      request.reservations.push_back(ParseReservation(value()));
+    } else if (a == "--json") {
+      json = true;
+    } else {
+      Fail("plan: unknown argument \"" + a + "\" (see coopctl plan --help)", 2);
+    }
+  }
+  if (i < args.size()) {
+    request.uses.push_back(ParsePlanUse(args, &i, &json));
+    while (i < args.size() && args[i] == "+") {
+      ++i;
+      request.uses.push_back(ParsePlanUse(args, &i, &json));
+    }
+  }
+  auto plan = client.Plan(request);
+  if (!plan) FailWith(plan.error());
+  if (json) {
+    coopctl::JsonWriter w;
+    w.BeginObject();
+    w.Key("dynamic_shared_bytes").Uint(plan->dynamic_shared_bytes);
+    w.Key("base_align").Uint(plan->base_align);
+    w.Key("reserved_bytes").Uint(plan->reserved_bytes);
+    w.Key("no_reuse_bytes").Uint(plan->no_reuse_bytes);
+    w.Key("reservations").BeginArray();
+    for (const auto& r : plan->reservations) PlanRegionJson(w, r, false);
+    w.EndArray();
+    w.Key("uses").BeginArray();
+    for (const auto& r : plan->uses) PlanRegionJson(w, r, true);
+    w.EndArray();
+    w.EndObject();
+    std::cout << w.str() << "\n";
+    return 0;
+  }
+  std::cout << "dynamic shared memory: " << plan->dynamic_shared_bytes << " bytes, aligned to "
+            << plan->base_align << " (reserved " << plan->reserved_bytes << ", without reuse "
+            << plan->no_reuse_bytes << ")\n";
+  std::printf("%8s %8s %6s %4s %7s  %s\n", "offset", "bytes", "align", "pad", "points", "name");
+  auto row = [](const coop::PlanRegion& r, const std::string& points) {
+    std::string name = r.name;
+    if (r.count > 1)
+      name += " [" + std::to_string(r.count) + " x " + std::to_string(r.stride) + "]";
+    if (!r.artifact_key.empty()) name += "  (artifact " + r.artifact_key.substr(0, 16) + ")";
+    std::printf("%8llu %8llu %6llu %4llu %7s  %s\n", static_cast<unsigned long long>(r.offset),
+                static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(r.align),
+                static_cast<unsigned long long>(r.padding), points.c_str(), name.c_str());
+  };
+  for (const auto& r : plan->reservations) row(r, "all");
+  for (const auto& r : plan->uses) {
+    row(r, r.first == r.last ? std::to_string(r.first)
+                             : std::to_string(r.first) + "-" + std::to_string(r.last));
+  }
+  return 0;
+}
+
 int Explain(coop::Client& client, const std::vector<std::string>& args) {
   bool json = false;
   std::string out_dir;
@@ -1064,6 +1237,7 @@ int main(int argc, char** argv) {
   if (command == "stats") return Stats(client, rest);
   if (command == "link") return Link(client, rest);
   if (command == "explain") return Explain(client, rest);
+  if (command == "plan") return Plan(client, rest);
   if (command == "catalog") return CatalogCommand(client, rest);
   if (command == "ls") return Ls(client, rest);
   if (command == "purge") return Purge(client, rest);

@@ -696,3 +696,60 @@ std::optional<Error> ClientAccess::GetStats(Client& client, v1::Stats* response)
 }
 
 }  // namespace coop
+
+namespace coop {
+namespace {
+
+PlanRegion FromProto(const v1::PlanRegion& r) {
+  return {r.name(),  r.offset(), r.bytes(), r.align(), r.padding(),
+          r.count(), r.stride(), r.first(), r.last(),  r.artifact_key()};
+}
+
+}  // namespace
+
+const PlanRegion* PlanResult::Find(const std::string& name) const {
+  for (const auto* list : {&uses, &reservations}) {
+    for (const PlanRegion& r : *list) {
+      if (r.name == name) return &r;
+    }
+  }
+  return nullptr;
+}
+
+Result<PlanResult> Client::Plan(const PlanRequest& request) {
+  v1::PlanRequest req;
+  for (const PlanUse& u : request.uses) {
+    v1::PlanUse* pu = req.add_uses();
+    pu->set_name(u.name);
+    if (u.spec) {
+      *pu->mutable_spec() = ToProto(*u.spec);
+    } else {
+      pu->mutable_temp_storage()->set_bytes(u.bytes);
+      pu->mutable_temp_storage()->set_align(u.align);
+    }
+    pu->set_first(u.first);
+    pu->set_last(u.last);
+    pu->set_count(u.count);
+  }
+  for (const PlanReservation& r : request.reservations) {
+    v1::PlanReservation* pr = req.add_reservations();
+    pr->set_name(r.name);
+    pr->set_bytes(r.bytes);
+    pr->set_align(r.align);
+    pr->set_count(r.count);
+  }
+  req.set_base_offset(request.base_offset);
+  req.set_client(impl_->options.client_name);
+  v1::PlanResponse resp;
+  if (auto e = impl_->Unary(&v1::Coop::Stub::Plan, req, &resp)) return *e;
+  PlanResult out;
+  for (const auto& r : resp.reservations()) out.reservations.push_back(FromProto(r));
+  for (const auto& r : resp.uses()) out.uses.push_back(FromProto(r));
+  out.dynamic_shared_bytes = resp.dynamic_shared_bytes();
+  out.base_align = resp.base_align();
+  out.reserved_bytes = resp.reserved_bytes();
+  out.no_reuse_bytes = resp.no_reuse_bytes();
+  return out;
+}
+
+}  // namespace coop

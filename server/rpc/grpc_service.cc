@@ -106,11 +106,16 @@ grpc::ServerUnaryReactor* CoopService::SpecializeBundle(
 grpc::ServerUnaryReactor* CoopService::Link(grpc::CallbackServerContext* context,
                                             const coop::v1::LinkRequest* request,
                                             coop::v1::LinkResponse* response) {
-  return Accept(context, [this, request, response](uint64_t id, Finish finish) {
-    service_->Link(*request, id, [response, finish](absl::StatusOr<coop::v1::LinkResponse> r) {
-      if (r.ok()) *response = std::move(*r);
-      finish(r.status());
-    });
+  return AcceptAsync(context, response, [this, request](uint64_t id, auto done) {
+    service_->Link(*request, id, std::move(done));
+  });
+}
+
+grpc::ServerUnaryReactor* CoopService::Plan(grpc::CallbackServerContext* context,
+                                            const coop::v1::PlanRequest* request,
+                                            coop::v1::PlanResponse* response) {
+  return AcceptAsync(context, response, [this, request](uint64_t id, auto done) {
+    service_->Plan(*request, id, std::move(done));
   });
 }
 

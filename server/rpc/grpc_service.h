@@ -78,6 +78,9 @@ class CoopService final : public coop::v1::Coop::CallbackService {
   grpc::ServerUnaryReactor* Vacuum(grpc::CallbackServerContext* context,
                                    const coop::v1::VacuumRequest* request,
                                    coop::v1::VacuumResponse* response) override;
+  grpc::ServerUnaryReactor* Plan(grpc::CallbackServerContext* context,
+                                 const coop::v1::PlanRequest* request,
+                                 coop::v1::PlanResponse* response) override;
   grpc::ServerUnaryReactor* Catalog(grpc::CallbackServerContext* context,
                                     const coop::v1::CatalogRequest* request,
                                     coop::v1::CatalogResponse* response) override;
@@ -94,6 +97,19 @@ class CoopService final : public coop::v1::Coop::CallbackService {
   grpc::ServerUnaryReactor* Accept(grpc::CallbackServerContext* context,
                                    std::function<void(uint64_t id, Finish finish)> work,
                                    Executor* on = nullptr);
+  // For calls whose service method delivers a StatusOr<Response> through a callback:
+  // `start(id, done)` starts it.
+  template <class Response, class Start>
+  grpc::ServerUnaryReactor* AcceptAsync(grpc::CallbackServerContext* context, Response* response,
+                                        Start start) {
+    return Accept(context, [response, start](uint64_t id, Finish finish) {
+      start(id, std::function<void(absl::StatusOr<Response>)>(
+                    [response, finish](absl::StatusOr<Response> r) {
+                      if (r.ok()) *response = std::move(*r);
+                      finish(r.status());
+                    }));
+    });
+  }
   // For blocking calls that produce their response on the executor thread (`on`, default the
   // request executor).
   template <class Response, class Fn>

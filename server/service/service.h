@@ -4,6 +4,8 @@
 // single-flight -> compile in a worker (NVRTC + layout query) -> store -> artifact.
 // Link(): fetch artifacts by key -> key over every input -> cache -> single-flight -> nvJitLink
 // in a worker -> store -> cubin.
+// Plan(): check the request -> resolve each spec use's temp storage through Specialize (a cache
+// hit once the frontend has specialized it) -> lay out (plan/planner.h).
 //
 // Errors are absl::Status values with the codes of BRIEF.md section 5; the gRPC layer converts
 // them in one place. Thread-safe. Specialize() and Link() do cache I/O on the calling thread
@@ -42,6 +44,7 @@ class Service {
  public:
   using ArtifactDone = std::function<void(absl::StatusOr<coop::v1::Artifact>)>;
   using LinkDone = std::function<void(absl::StatusOr<coop::v1::LinkResponse>)>;
+  using PlanDone = std::function<void(absl::StatusOr<coop::v1::PlanResponse>)>;
 
   // `pool` must outlive the service. `disk` is the cache's disk tier (for maintenance), or
   // nullptr when coopd runs without one.
@@ -53,6 +56,9 @@ class Service {
   void Specialize(const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
                   uint64_t request_id, ArtifactDone done);
   void Link(const coop::v1::LinkRequest& request, uint64_t request_id, LinkDone done);
+  // Errors name the use or reservation ("plan: uses[2] \"scan\": ..."); a spec's error keeps
+  // its code (a compile that times out is still DEADLINE_EXCEEDED).
+  void Plan(const coop::v1::PlanRequest& request, uint64_t request_id, PlanDone done);
   coop::v1::Stats GetStats();
   // Stats as they were, then every counter zeroed.
   coop::v1::Stats ResetStats();

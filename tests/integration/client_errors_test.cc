@@ -33,6 +33,7 @@ const std::vector<CommandUsage>& Commands() {
       {"specialize",
        "  specialize FAMILY [--method M] --dtype T --threads X[,Y[,Z]] [--items N]\n"},
       {"link", "  link --arch sm_XX (--ltoir FILE | --ptx FILE)... [--artifact KEY]...\n"},
+      {"plan", "  plan [--base-offset N] [--reserve NAME=BYTES[,ALIGN[,COUNT]]]... [--json]\n"},
       {"explain", "  explain SPEC [--json]\n"},
       {"catalog", "  catalog [--json]\n"},
       {"stats", "  stats [--zero] [--json]\n"},

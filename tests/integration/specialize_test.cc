@@ -442,19 +442,6 @@ TEST_F(SharedDaemon, EveryFamilyMethodAlgorithmAndDtypeCompiles) {
   }
 }
 
-// A spec of a block_* family for sm_90.
-coop::Spec BlockSpec(const std::string& family, const std::string& method, const std::string& dtype,
-                     coop::Dim3 block, uint32_t items) {
-  coop::Spec s;
-  s.family = family;
-  s.method = method;
-  s.dtype = dtype;
-  s.block = block;
-  s.items_per_thread = items;
-  s.arch = "sm_90";
-  return s;
-}
-
 // Specializes each spec and links every entry, called as declared, into an sm_90 cubin.
 void ExpectEachLinks(coop::Client& client, const std::vector<coop::Spec>& specs) {
   for (const auto& s : specs) {

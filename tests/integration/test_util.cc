@@ -125,6 +125,18 @@ const coop::TierStats* TestDaemon::Disk(const coop::Stats& s) const {
   return nullptr;
 }
 
+coop::Spec BlockSpec(const std::string& family, const std::string& method, const std::string& dtype,
+                     coop::Dim3 block, uint32_t items) {
+  coop::Spec s;
+  s.family = family;
+  s.method = method;
+  s.dtype = dtype;
+  s.block = block;
+  s.items_per_thread = items;
+  s.arch = "sm_90";
+  return s;
+}
+
 coop::Spec BlockReduceF32() {
   coop::Spec s;
   s.family = "block_reduce";

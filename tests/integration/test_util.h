@@ -68,6 +68,10 @@ class ScopedTmpfs {
   bool mounted_ = false;
 };
 
+// A spec of a block_* family for sm_90.
+coop::Spec BlockSpec(const std::string& family, const std::string& method, const std::string& dtype,
+                     coop::Dim3 block, uint32_t items);
+
 // block_reduce sum float32, 256 threads, sm_90: the README's example.
 coop::Spec BlockReduceF32();
 

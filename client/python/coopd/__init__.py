@@ -10,10 +10,11 @@
 Errors raise coopd.CoopdError (``.code`` is the gRPC code, ``.message`` coopd's message).
 """
 
-from coopd._client import Artifact, Client, Entry, LinkResult, Part, Spec, UserOperator
+from coopd._client import (Artifact, Client, Entry, LinkResult, Part, Plan, PlanRegion,
+                           PlanReservation, PlanUse, Spec, UserOperator)
 from coopd._errors import CoopdError
 from coopd._paths import default_socket_path
 
 __version__ = "0.1.0"
-__all__ = ["Artifact", "Client", "CoopdError", "Entry", "LinkResult", "Part", "Spec",
-           "UserOperator", "default_socket_path"]
+__all__ = ["Artifact", "Client", "CoopdError", "Entry", "LinkResult", "Part", "Plan", "PlanRegion",
+           "PlanReservation", "PlanUse", "Spec", "UserOperator", "default_socket_path"]

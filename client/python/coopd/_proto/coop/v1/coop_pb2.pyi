@@ -645,3 +645,83 @@ class WorkerStatus(_message.Message):
     jobs: int
     header_set: str
     def __init__(self, pid: _Optional[int] = ..., busy: bool = ..., jobs: _Optional[int] = ..., header_set: _Optional[str] = ...) -> None: ...
+
+class PlanUse(_message.Message):
+    __slots__ = ("name", "spec", "temp_storage", "first", "last", "count")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    TEMP_STORAGE_FIELD_NUMBER: _ClassVar[int]
+    FIRST_FIELD_NUMBER: _ClassVar[int]
+    LAST_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    spec: PrimitiveSpec
+    temp_storage: TempStorage
+    first: int
+    last: int
+    count: int
+    def __init__(self, name: _Optional[str] = ..., spec: _Optional[_Union[PrimitiveSpec, _Mapping]] = ..., temp_storage: _Optional[_Union[TempStorage, _Mapping]] = ..., first: _Optional[int] = ..., last: _Optional[int] = ..., count: _Optional[int] = ...) -> None: ...
+
+class PlanReservation(_message.Message):
+    __slots__ = ("name", "bytes", "align", "count")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    ALIGN_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    bytes: int
+    align: int
+    count: int
+    def __init__(self, name: _Optional[str] = ..., bytes: _Optional[int] = ..., align: _Optional[int] = ..., count: _Optional[int] = ...) -> None: ...
+
+class PlanRequest(_message.Message):
+    __slots__ = ("uses", "reservations", "base_offset", "client")
+    USES_FIELD_NUMBER: _ClassVar[int]
+    RESERVATIONS_FIELD_NUMBER: _ClassVar[int]
+    BASE_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
+    uses: _containers.RepeatedCompositeFieldContainer[PlanUse]
+    reservations: _containers.RepeatedCompositeFieldContainer[PlanReservation]
+    base_offset: int
+    client: str
+    def __init__(self, uses: _Optional[_Iterable[_Union[PlanUse, _Mapping]]] = ..., reservations: _Optional[_Iterable[_Union[PlanReservation, _Mapping]]] = ..., base_offset: _Optional[int] = ..., client: _Optional[str] = ...) -> None: ...
+
+class PlanRegion(_message.Message):
+    __slots__ = ("name", "offset", "bytes", "align", "padding", "count", "stride", "first", "last", "artifact_key")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    ALIGN_FIELD_NUMBER: _ClassVar[int]
+    PADDING_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    STRIDE_FIELD_NUMBER: _ClassVar[int]
+    FIRST_FIELD_NUMBER: _ClassVar[int]
+    LAST_FIELD_NUMBER: _ClassVar[int]
+    ARTIFACT_KEY_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    offset: int
+    bytes: int
+    align: int
+    padding: int
+    count: int
+    stride: int
+    first: int
+    last: int
+    artifact_key: str
+    def __init__(self, name: _Optional[str] = ..., offset: _Optional[int] = ..., bytes: _Optional[int] = ..., align: _Optional[int] = ..., padding: _Optional[int] = ..., count: _Optional[int] = ..., stride: _Optional[int] = ..., first: _Optional[int] = ..., last: _Optional[int] = ..., artifact_key: _Optional[str] = ...) -> None: ...
+
+class PlanResponse(_message.Message):
+    __slots__ = ("reservations", "uses", "dynamic_shared_bytes", "base_align", "reserved_bytes", "no_reuse_bytes")
+    RESERVATIONS_FIELD_NUMBER: _ClassVar[int]
+    USES_FIELD_NUMBER: _ClassVar[int]
+    DYNAMIC_SHARED_BYTES_FIELD_NUMBER: _ClassVar[int]
+    BASE_ALIGN_FIELD_NUMBER: _ClassVar[int]
+    RESERVED_BYTES_FIELD_NUMBER: _ClassVar[int]
+    NO_REUSE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    reservations: _containers.RepeatedCompositeFieldContainer[PlanRegion]
+    uses: _containers.RepeatedCompositeFieldContainer[PlanRegion]
+    dynamic_shared_bytes: int
+    base_align: int
+    reserved_bytes: int
+    no_reuse_bytes: int
+    def __init__(self, reservations: _Optional[_Iterable[_Union[PlanRegion, _Mapping]]] = ..., uses: _Optional[_Iterable[_Union[PlanRegion, _Mapping]]] = ..., dynamic_shared_bytes: _Optional[int] = ..., base_align: _Optional[int] = ..., reserved_bytes: _Optional[int] = ..., no_reuse_bytes: _Optional[int] = ...) -> None: ...

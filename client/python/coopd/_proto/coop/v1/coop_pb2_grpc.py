@@ -69,6 +69,11 @@ class CoopStub(object):
                 request_serializer=coop_dot_v1_dot_coop__pb2.CatalogRequest.SerializeToString,
                 response_deserializer=coop_dot_v1_dot_coop__pb2.CatalogResponse.FromString,
                 )
+        self.Plan = channel.unary_unary(
+                '/coop.v1.Coop/Plan',
+                request_serializer=coop_dot_v1_dot_coop__pb2.PlanRequest.SerializeToString,
+                response_deserializer=coop_dot_v1_dot_coop__pb2.PlanResponse.FromString,
+                )
 
 
 class CoopServicer(object):
@@ -154,6 +159,16 @@ class CoopServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Plan(self, request, context):
+        """Lays out the dynamic shared memory of a kernel that uses several primitives: each use's
+        temp storage (from its spec, resolved as Specialize does, or given as bytes and alignment)
+        and the frontend's own reservations get an offset; uses whose lifetimes do not overlap may
+        share bytes. See PlanRequest and docs/plan.md.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CoopServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -211,6 +226,11 @@ def add_CoopServicer_to_server(servicer, server):
                     servicer.Catalog,
                     request_deserializer=coop_dot_v1_dot_coop__pb2.CatalogRequest.FromString,
                     response_serializer=coop_dot_v1_dot_coop__pb2.CatalogResponse.SerializeToString,
+            ),
+            'Plan': grpc.unary_unary_rpc_method_handler(
+                    servicer.Plan,
+                    request_deserializer=coop_dot_v1_dot_coop__pb2.PlanRequest.FromString,
+                    response_serializer=coop_dot_v1_dot_coop__pb2.PlanResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -406,5 +426,22 @@ class Coop(object):
         return grpc.experimental.unary_unary(request, target, '/coop.v1.Coop/Catalog',
             coop_dot_v1_dot_coop__pb2.CatalogRequest.SerializeToString,
             coop_dot_v1_dot_coop__pb2.CatalogResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Plan(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/coop.v1.Coop/Plan',
+            coop_dot_v1_dot_coop__pb2.PlanRequest.SerializeToString,
+            coop_dot_v1_dot_coop__pb2.PlanResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
