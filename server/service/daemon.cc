@@ -31,7 +31,7 @@ constexpr char kUsage[] =
     "usage: coopd [--socket PATH] [--cache-dir DIR] [--cccl-include DIR]\n"
     "             [--workers N] [--compile-timeout SECONDS] [--worker-memory-mb N]\n"
     "             [--prewarm ARCHS] [--memory-cache-mb N] [--cache-max-mb N] [--no-pch]\n"
-    "             [--log-level LEVEL]\n"
+    "             [--shutdown-grace SECONDS] [--log-level LEVEL]\n"
     "             [--version]\n"
     "\n"
     "Serves CUB block/warp primitive specializations over gRPC on a Unix socket.\n"
@@ -47,6 +47,8 @@ constexpr char kUsage[] =
     "  --cache-max-mb N     disk cache budget in MiB; least recently used entries are evicted\n"
     "                       beyond it (env COOPD_CACHE_MAX_MB; default 5120)\n"
     "  --no-pch             disable NVRTC automatic precompiled headers\n"
+    "  --shutdown-grace S   on SIGTERM/SIGINT, seconds the requests in flight may take before\n"
+    "                       their compiles are cancelled (env COOPD_SHUTDOWN_GRACE; default 5)\n"
     "  --log-level LEVEL    trace, debug, info, warn, error (env COOPD_LOG_LEVEL; default info)\n";
 
 // An fd holding an exclusive flock on "<socket>.lock" for the daemon's lifetime.
@@ -123,6 +125,7 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
   Setting timeout = env_setting("COOPD_COMPILE_TIMEOUT");
   Setting worker_mem = env_setting("COOPD_WORKER_MEMORY_MB");
   Setting prewarm = env_setting("COOPD_PREWARM");
+  Setting grace = env_setting("COOPD_SHUTDOWN_GRACE");
 
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -151,13 +154,15 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
       if (!(v = value("--cccl-include")).ok()) return v.status();
       config->cccl_include = *v;
     } else if (arg == "--memory-cache-mb" || arg == "--workers" || arg == "--compile-timeout" ||
-               arg == "--worker-memory-mb" || arg == "--prewarm" || arg == "--cache-max-mb") {
+               arg == "--worker-memory-mb" || arg == "--prewarm" || arg == "--cache-max-mb" ||
+               arg == "--shutdown-grace") {
       if (!(v = value(arg.c_str())).ok()) return v.status();
       Setting& target = arg == "--cache-max-mb"       ? disk_mem
                         : arg == "--memory-cache-mb"  ? mem
                         : arg == "--workers"          ? workers
                         : arg == "--compile-timeout"  ? timeout
                         : arg == "--worker-memory-mb" ? worker_mem
+                        : arg == "--shutdown-grace"   ? grace
                                                       : prewarm;
       target = Setting{*v, arg};
     } else if (arg == "--log-level") {
@@ -205,16 +210,26 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
     }
     config->worker_memory_bytes = n << 20;
   }
-  if (!timeout.value.empty()) {
+  auto seconds_setting = [](const Setting& s, bool zero_ok,
+                            std::chrono::milliseconds* out) -> absl::Status {
     double seconds = 0;
-    if (!absl::SimpleAtod(timeout.value, &seconds) || !(seconds > 0) || seconds > 86400) {
-      return absl::InvalidArgumentError(StrCat(timeout.source,
-                                               ": must be a number of seconds > 0 and <= 86400, "
-                                               "got \"",
-                                               timeout.value, "\""));
+    if (!absl::SimpleAtod(s.value, &seconds) || !(zero_ok ? seconds >= 0 : seconds > 0) ||
+        seconds > 86400) {
+      return absl::InvalidArgumentError(StrCat(s.source, ": must be a number of seconds ",
+                                               zero_ok ? ">= 0" : "> 0", " and <= 86400, got \"",
+                                               s.value, "\""));
     }
-    config->compile_timeout =
-        std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(seconds * 1000)));
+    *out = std::chrono::milliseconds(
+        std::max<int64_t>(zero_ok ? 0 : 1, static_cast<int64_t>(seconds * 1000)));
+    return absl::OkStatus();
+  };
+  if (!timeout.value.empty()) {
+    if (absl::Status s = seconds_setting(timeout, false, &config->compile_timeout); !s.ok()) {
+      return s;
+    }
+  }
+  if (!grace.value.empty()) {
+    if (absl::Status s = seconds_setting(grace, true, &config->shutdown_grace); !s.ok()) return s;
   }
   config->prewarm_archs.clear();
   for (size_t start = 0; start < prewarm.value.size();) {
@@ -356,16 +371,15 @@ absl::Status RunDaemon(const DaemonConfig& config) {
                grpc_service.in_flight());
   // Refuse new work (UNAVAILABLE: clients retry against the next daemon), stop eviction and
   // interrupt maintenance (each works in transactions: rolled back, or resumed at the next
-  // start), give the requests already accepted a few seconds, then fail what is left with
-  // UNAVAILABLE by killing its compile workers. SIGTERM thus stops coopd within seconds
-  // whatever it was doing. gRPC's Shutdown(deadline) alone would also wait for idle
+  // start), give the requests already accepted the shutdown grace (5 s by default), then fail what
+  // is left with UNAVAILABLE by killing its compile workers. SIGTERM thus stops coopd within
+  // seconds whatever it was doing. gRPC's Shutdown(deadline) alone would also wait for idle
   // connections to go away, which a connected but quiet client never does.
   grpc_service.BeginDrain();
   service.BeginShutdown();
-  constexpr auto kGrace = std::chrono::seconds(5);
-  if (!grpc_service.WaitIdle(std::chrono::steady_clock::now() + kGrace)) {
-    spdlog::warn("{} request(s) still in flight after {} s; cancelling their compiles",
-                 grpc_service.in_flight(), kGrace.count());
+  if (!grpc_service.WaitIdle(std::chrono::steady_clock::now() + config.shutdown_grace)) {
+    spdlog::warn("{} request(s) still in flight after {:.1f} s; cancelling their compiles",
+                 grpc_service.in_flight(), config.shutdown_grace.count() / 1000.0);
     pool.CancelAll();
     if (!grpc_service.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(3))) {
       spdlog::warn("{} request(s) still in flight; closing anyway", grpc_service.in_flight());

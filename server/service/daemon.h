@@ -22,6 +22,9 @@ struct DaemonConfig {
   std::chrono::milliseconds compile_timeout{120000};
   uint64_t worker_memory_bytes = 0;        // RLIMIT_AS per worker; 0: unlimited
   std::vector<std::string> prewarm_archs;  // build PCHs for these in the background at start
+  // On SIGTERM/SIGINT: how long requests in flight may take to finish before their compiles
+  // are cancelled (they then fail with UNAVAILABLE).
+  std::chrono::milliseconds shutdown_grace{5000};
   std::string log_level = "info";
 };
 

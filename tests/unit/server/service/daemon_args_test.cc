@@ -1,0 +1,54 @@
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <string>
+#include <vector>
+
+#include "server/service/daemon.h"
+
+namespace coopd {
+namespace {
+
+absl::Status Parse(std::vector<std::string> args, DaemonConfig* config) {
+  args.insert(args.begin(), "coopd");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  bool exit_now = false;
+  return ParseDaemonArgs(static_cast<int>(argv.size()), argv.data(), config, &exit_now);
+}
+
+TEST(DaemonArgs, ShutdownGraceDefaultsToFiveSecondsAndTakesFlagOverEnvironment) {
+  unsetenv("COOPD_SHUTDOWN_GRACE");
+  DaemonConfig c;
+  ASSERT_TRUE(Parse({}, &c).ok());
+  EXPECT_EQ(c.shutdown_grace.count(), 5000);
+  ASSERT_TRUE(Parse({"--shutdown-grace", "0"}, &c).ok()) << "0: cancel at once";
+  EXPECT_EQ(c.shutdown_grace.count(), 0);
+  setenv("COOPD_SHUTDOWN_GRACE", "30", 1);
+  ASSERT_TRUE(Parse({}, &c).ok());
+  EXPECT_EQ(c.shutdown_grace.count(), 30000);
+  ASSERT_TRUE(Parse({"--shutdown-grace", "2.5"}, &c).ok());
+  EXPECT_EQ(c.shutdown_grace.count(), 2500) << "the flag wins over the environment";
+  unsetenv("COOPD_SHUTDOWN_GRACE");
+}
+
+TEST(DaemonArgs, BadDurationsNameTheSettingAndTheAllowedRange) {
+  unsetenv("COOPD_SHUTDOWN_GRACE");
+  DaemonConfig c;
+  auto s = Parse({"--shutdown-grace", "-1"}, &c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "--shutdown-grace: must be a number of seconds >= 0 and <= 86400, got \"-1\"");
+  s = Parse({"--compile-timeout", "0"}, &c);
+  EXPECT_EQ(s.message(),
+            "--compile-timeout: must be a number of seconds > 0 and <= 86400, got \"0\"");
+  setenv("COOPD_SHUTDOWN_GRACE", "soon", 1);
+  s = Parse({}, &c);
+  EXPECT_EQ(s.message(),
+            "COOPD_SHUTDOWN_GRACE: must be a number of seconds >= 0 and <= 86400, got \"soon\"");
+  unsetenv("COOPD_SHUTDOWN_GRACE");
+  EXPECT_EQ(Parse({"--shutdown-grace"}, &c).message(), "--shutdown-grace: missing value");
+}
+
+}  // namespace
+}  // namespace coopd
