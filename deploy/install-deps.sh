@@ -57,6 +57,21 @@ else
   echo "install-deps: CCCL 3.3 headers present in $newer_cccl" >&2
 fi
 
+# cuobjdump and nvdisasm, which this CUDA 13.0 install lacks, from PyPI's nvidia-cuda-cuobjdump
+# and nvidia-cuda-nvdisasm: the SASS check's self-test (tests/integration/device/
+# sass_check_test.sh) runs device/gpu_suite/sass_check.sh, which disassembles cubins with
+# nvdisasm. Unpacked into .deps/ in the source tree (binaries in nvidia/cu13/bin), never
+# installed system-wide; tests/CMakeLists.txt names the same version.
+SASS_TOOLS_VERSION=13.2.51
+sass_tools="$(cd "$(dirname "$0")/.." && pwd)/.deps/nvidia-cuda-sass-tools-$SASS_TOOLS_VERSION"
+if [[ ! -x $sass_tools/nvidia/cu13/bin/nvdisasm || ! -x $sass_tools/nvidia/cu13/bin/cuobjdump ]]; then
+  echo "install-deps: fetching nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm==$SASS_TOOLS_VERSION into $sass_tools" >&2
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --target "$sass_tools" \
+    "nvidia-cuda-cuobjdump==$SASS_TOOLS_VERSION" "nvidia-cuda-nvdisasm==$SASS_TOOLS_VERSION"
+else
+  echo "install-deps: cuobjdump and nvdisasm present in $sass_tools" >&2
+fi
+
 # Python packages for the Numba-CUDA example's CI test (device/numba; it links a coopd artifact
 # into a Numba kernel cubin, no GPU needed). numba-cuda finds NVVM and nvJitLink in $CUDA_HOME.
 # The version is the one on the GPU machines the example runs on.
