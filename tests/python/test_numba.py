@@ -478,7 +478,7 @@ def test_gpu_block_load_and_store_move_tiles():
         tile = cuda.blockIdx.x * 1024
         load(load.temp_storage(), x[tile:], items)
         for i in range(8):
-            items[i] = items[i] * 2 + 1
+            items[i] = -2 * items[i]  # exact: Numba computes it in float64, NumPy in float32
         store(store.temp_storage(), out[tile:], items, min(n - tile, 1024))
 
     n = BLOCKS * 1024 - 300  # the last tile is partial: the guarded store stops at n
@@ -486,7 +486,7 @@ def test_gpu_block_load_and_store_move_tiles():
     out = cuda.to_device(np.full(x.size, -7.0, np.float32))
     kernel[BLOCKS, 128](cuda.to_device(x), out, n)
     got = out.copy_to_host()
-    np.testing.assert_array_equal(got[:n], x[:n] * 2 + 1)
+    np.testing.assert_array_equal(got[:n], -2 * x[:n])
     np.testing.assert_array_equal(got[n:], -7.0)
 
 
@@ -555,3 +555,56 @@ def test_gpu_warp_reduce_with_a_row_per_warp():
     out = cuda.to_device(np.zeros(BLOCKS * 8, np.int32))
     kernel[BLOCKS, 256](cuda.to_device(x), out)
     np.testing.assert_array_equal(out.copy_to_host(), x.reshape(-1, 32).sum(axis=1))
+
+
+@pytest.mark.gpu
+@gpu
+def test_gpu_float16_values_by_reference():
+    p = coop.block.reduce(np.float16, 128, arch=run_arch())
+
+    @cuda.jit(lto=True)
+    def kernel(x, out):
+        s = p(p.temp_storage(), x[cuda.grid(1)])  # the value goes by reference (const __half&)
+        if cuda.threadIdx.x == 0:
+            out[cuda.blockIdx.x] = s
+
+    # Small integers: every partial sum is exact in float16, so the sums must be too.
+    x = np.random.default_rng(7).integers(-8, 9, BLOCKS * 128).astype(np.float16)
+    out = cuda.to_device(np.full(BLOCKS, np.nan, np.float16))
+    kernel[BLOCKS, 128](cuda.to_device(x), out)
+    want = x.astype(np.float32).reshape(BLOCKS, 128).sum(axis=1).astype(np.float16)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+@pytest.mark.gpu
+@gpu
+def test_gpu_records_sorted_by_a_source_comparator_with_a_record_default():
+    record = numpy_support.from_dtype(PAIR)
+    p = coop.block.merge_sort(PAIR, 64, 2, method="sort_guarded", op=by_key_source(),
+                              arch=run_arch())
+    valid = 125  # of a 128-item tile: the last 3 become the default record
+
+    @cuda.jit(lto=True)
+    def kernel(x, default, out):
+        keys = cuda.local.array(2, record)
+        base = cuda.grid(1) * 2
+        for i in range(2):
+            keys[i] = x[base + i]
+        p(p.temp_storage(), keys, valid, default[0])
+        for i in range(2):
+            out[base + i] = keys[i]
+
+    rng = np.random.default_rng(8)
+    x = np.zeros(BLOCKS * 128, PAIR)
+    x["key"] = np.concatenate([rng.permutation(128) for _ in range(BLOCKS)])
+    x["value"] = x["key"] * 0.5
+    x["tag"] = x["key"] + 7
+    default = np.array([(1 << 30, -1.0, -1)], PAIR)
+    out = cuda.to_device(np.zeros_like(x))
+    kernel[BLOCKS, 64](cuda.to_device(x), cuda.to_device(default), out)
+    got = out.copy_to_host().reshape(BLOCKS, 128)
+    tiles = x.reshape(BLOCKS, 128)
+    for b in range(BLOCKS):
+        want = np.sort(tiles[b][:valid], order="key")
+        np.testing.assert_array_equal(got[b][:valid], want)
+        np.testing.assert_array_equal(got[b][valid:], np.repeat(default, 128 - valid))
