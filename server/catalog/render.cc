@@ -112,7 +112,7 @@ RenderedUnit Render(const std::vector<PrimitiveSpec>& specs) {
       // Numba passes a result pointer first even to a void function; such entries ignore it.
       if (numba) params = StrCat(p.result == "void" ? "void" : p.result, "* result, ");
       params += "void* temp_storage";
-      // Numba has no by-value form of CUDA's struct types: its float16 is LLVM's half where
+      // Numba has no by-value form of CUDA's struct types: its float16 is a 16-bit scalar where
       // NVRTC passes a struct __half, and a call whose signature differs from the definition's
       // is never inlined. The numba convention takes such values by const reference (a pointer
       // in the ABI), which the entry plan's call reads like the value.

@@ -54,7 +54,7 @@ def python_operator(func: Callable, kind: str, dtype: DType, arch: str,
     if kind not in _RESULTS:
         raise ValueError(f"{where}: this method takes no operator (op kind {kind!r})")
     if dtype.name in ("float16", "bfloat16") or dtype.is_user:
-        # Numba passes float16 as LLVM half and records by reference, where coopd's operator
+        # Numba passes float16 as a 16-bit scalar and records by reference, where coopd's operator
         # declaration takes CUDA's struct by value: the call would not be inlined.
         raise ValueError(f"{where}: a Python operator takes int8..uint64, float32 or float64 "
                          f"values; for {dtype.name} give CUDA C++ source "

@@ -153,7 +153,7 @@ TEST(Render, NumbaConventionReturnsStatusAndWritesResult) {
 }
 
 TEST(Render, NumbaConventionTakesStructValuesByReference) {
-  // Numba's float16 is LLVM's half, NVRTC's __half a struct: by value the signatures differ
+  // Numba's float16 is a 16-bit scalar, NVRTC's __half a struct: by value the signatures differ
   // and LTO would not inline the call. Half, bfloat16 and user-type values come by reference.
   PrimitiveSpec s = Spec("block_reduce", "sum", "float16");
   s.set_calling_convention(coop::v1::CALLING_CONVENTION_NUMBA);
