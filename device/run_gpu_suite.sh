@@ -55,6 +55,7 @@ if [[ -n ${COOPD_BIN:-} && -x $COOPD_BIN ]]; then
   daemon=$(mktemp -d /tmp/gpu_suite_coopd.XXXXXX)
   "$COOPD_BIN" --socket "$daemon/s" --cache-dir "$daemon/c" --log-level warn >"$logs/coopd.log" 2>&1 &
   coopd_pid=$!
+  for _ in $(seq 600); do [[ -S $daemon/s ]] && break; sleep 0.1; done  # it listens once ready
   export COOPD_NO_AUTOSTART=1 PYTHONPATH=$root/client/python:$root/tests/python${PYTHONPATH:+:$PYTHONPATH}
   {
     python3 device/numba/coop_numba.py --socket "$daemon/s" --compile-only --cubins "$build/cubins"

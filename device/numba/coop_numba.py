@@ -185,7 +185,7 @@ def main():
             return 0
         print(f"seed {seed}; device {cuda.get_current_device().name}")
     arch = args.arch if args.compile_only else coop.default_arch()
-    coop.set_client(coopd.Client(args.socket, coopd_binary=args.coopd,
+    coop.set_client(coopd.Client(args.socket, coopd_binary=args.coopd, retries=20,
                                  client_name="coopd example device/numba"))
     cubins = args.cubins or tempfile.mkdtemp(prefix="coop_numba_")
 

@@ -13,9 +13,9 @@ tmp=$(mktemp -d)
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 "$coopd" --socket "$tmp/s" --cache-dir "$tmp/c" --log-level warn &
 pid=$!
+for _ in $(seq 600); do [[ -S $tmp/s ]] && break; sleep 0.1; done  # coopd listens once ready
 mkdir "$tmp/cubins"
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-# The client waits for the daemon to come up (UNAVAILABLE is retried) and never starts one.
 COOPD_NO_AUTOSTART=1 python3 "$example" --socket "$tmp/s" --compile-only --cubins "$tmp/cubins" \
   | tee "$tmp/log"
 # Every kernel must have linked into a non-empty ELF cubin.
