@@ -50,7 +50,8 @@ done
 
 echo "== Numba-CUDA: the example and coopd.numba's GPU tests"
 # coopd.numba asks a running coopd for its artifacts. This machine has no gRPC C++ libraries:
-# COOPD_BIN names a coopd packed with the shared libraries ldd lists for it (README, On a GPU).
+# COOPD_BIN names a coopd packed with the shared libraries ldd lists for it: device/bundle_coopd.sh
+# makes one (.device-carry/coopd/coopd).
 if [[ -n ${COOPD_BIN:-} && -x $COOPD_BIN ]]; then
   daemon=$(mktemp -d /tmp/gpu_suite_coopd.XXXXXX)
   "$COOPD_BIN" --socket "$daemon/s" --cache-dir "$daemon/c" --log-level warn >"$logs/coopd.log" 2>&1 &
@@ -67,7 +68,7 @@ if [[ -n ${COOPD_BIN:-} && -x $COOPD_BIN ]]; then
   kill "$coopd_pid" 2>/dev/null; wait "$coopd_pid" 2>/dev/null
   rm -rf "$daemon"
 else
-  echo "SKIP numba: no coopd that runs here; set COOPD_BIN (README, On a GPU)" | tee "$logs/numba.log"
+  echo "SKIP numba: no coopd that runs here; set COOPD_BIN (device/bundle_coopd.sh packs one)" | tee "$logs/numba.log"
 fi
 grep -q '^FAIL' "$logs/numba.log" && status=1
 
