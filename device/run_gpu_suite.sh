@@ -3,12 +3,13 @@
 # runs, on artifacts coopd made elsewhere (device/gpu_check/make_artifacts.sh):
 #   1. correctness of every family + the timed kernels (linked vs CUB compiled in by nvcc),
 #      timed GPU_SUITE_BENCH_RUNS times (default 2) to show the spread,
-#   2. the Numba-CUDA example (runs and checks; also links its cubins for the SASS checks),
+#   2. the Numba-CUDA example and coopd.numba's GPU tests (run and check; the example also links
+#      its cubins for the SASS checks), with a coopd started from $COOPD_BIN,
 #   3. the SASS checks on every linked cubin,
 #   4. compute-sanitizer memcheck and racecheck on the correctness cases (few blocks),
 # then prints a summary table. Logs (and the SASS of the timed kernels, linked and native) go to
 # $OUT, else /tmp/gpu_suite_logs.
-# usage: device/run_gpu_suite.sh [ARTIFACT_DIR]     (default: .device-carry/gpu-artifacts)
+# usage: [COOPD_BIN=...] device/run_gpu_suite.sh [ARTIFACT_DIR]  (default .device-carry/gpu-artifacts)
 # Exit status 1 when any correctness, SASS or sanitizer check failed; timings never fail it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -47,15 +48,34 @@ for run in $(seq 2 "${GPU_SUITE_BENCH_RUNS:-2}"); do
   ((PIPESTATUS[0] == 0)) || status=1
 done
 
-echo "== Numba-CUDA example"
-{
-  python3 device/numba/coop_numba.py --artifacts "$art" --compile-only --cubins "$build/cubins"
-  python3 device/numba/coop_numba.py --artifacts "$art"
-} 2>&1 | tee "$logs/numba.log"
+echo "== Numba-CUDA: the example and coopd.numba's GPU tests"
+# coopd.numba asks a running coopd for its artifacts. This machine has no gRPC C++ libraries:
+# COOPD_BIN names a coopd packed with the shared libraries ldd lists for it: device/bundle_coopd.sh
+# makes one (.device-carry/coopd/coopd).
+if [[ -n ${COOPD_BIN:-} && -x $COOPD_BIN ]]; then
+  daemon=$(mktemp -d /tmp/gpu_suite_coopd.XXXXXX)
+  "$COOPD_BIN" --socket "$daemon/s" --cache-dir "$daemon/c" --log-level warn >"$logs/coopd.log" 2>&1 &
+  coopd_pid=$!
+  for _ in $(seq 600); do [[ -S $daemon/s ]] && break; sleep 0.1; done  # it listens once ready
+  export COOPD_NO_AUTOSTART=1 PYTHONPATH=$root/client/python:$root/tests/python${PYTHONPATH:+:$PYTHONPATH}
+  {
+    python3 device/numba/coop_numba.py --socket "$daemon/s" --compile-only --cubins "$build/cubins"
+    python3 device/numba/coop_numba.py --socket "$daemon/s"
+    # The module's own GPU tests (their fixture starts another coopd from COOPD_BIN).
+    python3 -m pytest -q -p no:cacheprovider -rs -m gpu tests/python/test_numba.py \
+      && echo "PASS coopd.numba GPU tests" || echo "FAIL coopd.numba GPU tests"
+  } 2>&1 | tee "$logs/numba.log"
+  kill "$coopd_pid" 2>/dev/null; wait "$coopd_pid" 2>/dev/null
+  rm -rf "$daemon"
+else
+  echo "SKIP numba: no coopd that runs here; set COOPD_BIN (device/bundle_coopd.sh packs one)" | tee "$logs/numba.log"
+fi
 grep -q '^FAIL' "$logs/numba.log" && status=1
 
 echo "== SASS checks"
-device/gpu_suite/sass_check.sh "$build/cubins" "$art/user_op_symbols.txt" >"$logs/sass.log" 2>&1 || status=1
+cat "$art/user_op_symbols.txt" "$build/cubins/numba_op_symbols.txt" >"$build/op_symbols.txt" 2>/dev/null
+rm -f "$build/cubins/numba_op_symbols.txt"
+device/gpu_suite/sass_check.sh "$build/cubins" "$build/op_symbols.txt" >"$logs/sass.log" 2>&1 || status=1
 grep -v '^RESULT' "$logs/sass.log"
 cuobjdump -sass "$build/cubins/bench.cubin" >"$logs/linked_bench.sass" 2>&1
 cuobjdump -sass "$build/gpu_suite" | awk '/Function :/ {on = ($3 ~ /^bench_/)} on' \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Produces the artifacts the GPU harnesses (gpu_check, gpu_suite, the Numba example) consume,
+# Produces the artifacts the GPU harnesses (gpu_check, gpu_suite) consume,
 # with a real coopd, on this (GPU-less) machine.
 # usage: device/gpu_check/make_artifacts.sh OUT_DIR
 #   COOPD_BUILD=DIR    the coopd build to use (default ./build)
@@ -178,8 +178,4 @@ spec bench_copy block_load --method load --dtype int32 --threads 128 --items 16 
   + block_store --method store --dtype int32 --threads 128 --items 16 --algorithm warp_transpose "${A[@]}"
 spec bench_sort block_radix_sort --method sort --dtype uint32 --threads 128 --items 4 "${A[@]}"
 
-# ---- Numba example (device/numba): Numba's calling convention ----
-spec numba_reduce_f32 block_reduce --method sum --dtype float32 --threads 128 --abi numba "${A[@]}"
-spec numba_scan_i32 block_scan --method exclusive_sum --dtype int32 --threads 128 --items 4 --abi numba "${A[@]}"
-spec numba_sort_u32 block_radix_sort --method sort --dtype uint32 --threads 128 --items 4 --abi numba "${A[@]}"
 cat "$out/manifest.txt"

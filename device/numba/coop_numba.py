@@ -1,116 +1,60 @@
 #!/usr/bin/env python3
-"""Numba-CUDA kernels that call CUB block primitives from coopd artifacts.
+"""Numba-CUDA kernels that call CUB block primitives through coopd.numba.
 
-The recipe a Numba frontend follows:
+Each primitive is one line; the kernel calls it with its own arrays:
 
-1. Get artifacts from coopd with Numba's calling convention, e.g.
-       coopctl specialize block_reduce --method sum --dtype float32 --threads 128 \
-           --abi numba --arch sm_90 --json --out DIR
-   The JSON names each entry's symbol and exact C declaration and the TempStorage size and
-   alignment; DIR gets the LTO-IR. (This script runs coopctl itself with --coopctl, or reads
-   artifacts made earlier by device/gpu_check/make_artifacts.sh with --artifacts.)
-2. Declare each entry with cuda.declare_device, linking the LTO-IR:
-   `int sym(R* result, void* temp_storage, args...)` is Numba's own ABI: declare it as
-   `R(CPointer(uint8), args...)`, or `void(CPointer(uint8), args...)` for an entry without a
-   result (it takes `void* result` and ignores it).
-3. Reserve the temp storage in the kernel: cuda.shared.array(bytes, uint8, alignment=align), and
-   pass pointers (to it and to per-thread cuda.local.array items) with the `ptr` intrinsic below.
-4. Compile the kernel with lto=True: nvJitLink links the kernel's LTO-IR with the artifact's and
-   inlines the primitive.
+    block_sum = coop.block.reduce(numba.float32, threads=128)
+
+    @cuda.jit(lto=True)
+    def block_sums(x, out):
+        s = block_sum(block_sum.temp_storage(), x[cuda.grid(1)])
+        if cuda.threadIdx.x == 0:
+            out[cuda.blockIdx.x] = s
+
+coopd.numba gets the artifact from coopd (Numba's calling convention), declares its entries with
+cuda.declare_device and links its LTO-IR; nvJitLink inlines the primitive into the kernel. The
+kernels here: BlockReduce sum, BlockScan exclusive sum, BlockRadixSort, BlockLoad/BlockStore,
+and BlockMergeSort with a comparator written in Python.
 
 Modes:
   (default)        run the kernels on the GPU and check them against NumPy;
-  --compile-only   no GPU needed: compile each kernel for sm_90 to LTO-IR with Numba and link it
-                   with the artifact to a cubin with nvJitLink (what CI runs).
+  --compile-only   no GPU needed: compile each kernel for --arch (sm_90) to LTO-IR with Numba and
+                   link it with its primitives' LTO-IR into a cubin with nvJitLink (what CI runs);
+                   --cubins DIR gets the cubins and numba_op_symbols.txt, the Python operators'
+                   symbols (for device/gpu_suite/sass_check.sh).
+coopd: the daemon on --socket (default $COOPD_SOCKET, else the default socket); when none
+answers, the client starts --coopd (default $COOPD_BIN, else coopd on PATH), unless
+COOPD_NO_AUTOSTART is set.
 Exit status 0 when everything passed (or was skipped with a message), 1 otherwise.
 """
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
-# numba-cuda 0.30 still refers to np.row_stack, which NumPy 2.5 removed.
-if not hasattr(np, "row_stack"):
-    np.row_stack = np.vstack
+try:
+    import coopd
+except ImportError:  # run from a source tree: the package is in client/python
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "client", "python"))
+    import coopd
 
+import coopd.numba as coop  # noqa: E402 (applies the NumPy 2.5 shim before importing numba)
+import numba  # noqa: E402
 from numba import cuda  # noqa: E402
-from numba.cuda import types  # noqa: E402
-from numba.cuda.extending import intrinsic  # noqa: E402
 
-ARCH = "sm_90"
 THREADS = 128
 ITEMS = 4
 
-# name -> coopctl specialize arguments (Numba calling convention)
-SPECS = {
-    "numba_reduce_f32": ["block_reduce", "--method", "sum", "--dtype", "float32",
-                         "--threads", str(THREADS)],
-    "numba_scan_i32": ["block_scan", "--method", "exclusive_sum", "--dtype", "int32",
-                       "--threads", str(THREADS), "--items", str(ITEMS)],
-    "numba_sort_u32": ["block_radix_sort", "--method", "sort", "--dtype", "uint32",
-                       "--threads", str(THREADS), "--items", str(ITEMS)],
-}
 
-
-@intrinsic
-def ptr(typingctx, arr):
-    """The data pointer of a (shared, local or global) array, as CPointer(dtype)."""
-    sig = types.CPointer(arr.dtype)(arr)
-
-    def codegen(context, builder, signature, args):
-        return context.make_array(arr)(context, builder, args[0]).data
-
-    return sig, codegen
-
-
-class Artifact:
-    def __init__(self, reply, ltoir_path):
-        part = reply["parts"][0]
-        self.symbol = part["entries"][0]["symbol"]
-        self.declaration = part["entries"][0]["declaration"]
-        self.temp_bytes = part["temp_storage"]["bytes"]
-        self.temp_align = part["temp_storage"]["align"]
-        self.ltoir = ltoir_path
-
-
-def fetch(name, args):
-    """Returns the Artifact for `name`, or None (with a message) when it cannot be had."""
-    if args.coopctl:
-        out = os.path.join(args.workdir, name)
-        cmd = [args.coopctl] + (["--socket", args.socket] if args.socket else [])
-        cmd += ["specialize"] + SPECS[name] + ["--abi", "numba", "--arch", ARCH, "--json",
-                                               "--out", out]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0 and "family must be one of" in r.stderr:
-            print(f"SKIP {name}: not in this coopd's catalogue yet: {r.stderr.strip()}")
-            return None
-        if r.returncode != 0:
-            raise RuntimeError(f"coopctl: {r.stderr.strip()}")
-        reply = json.loads(r.stdout)
-        ltoir = next(f for f in reply["files"] if f.endswith(".ltoir"))
-        return Artifact(reply, ltoir)
-    js = os.path.join(args.artifacts, name + ".json")
-    if not os.path.exists(js):
-        print(f"SKIP {name}: no artifact in {args.artifacts} (not in this coopd's catalogue?)")
-        return None
-    with open(js) as f:
-        return Artifact(json.load(f), os.path.join(args.artifacts, name + ".ltoir"))
-
-
-# ---- kernels: each factory returns (python function, signature, launch + check) ----------------
-
-def reduce_kernel(a):
-    block_sum = cuda.declare_device(a.symbol, "float32(CPointer(uint8), float32)", link=[a.ltoir])
-    nbytes, align = a.temp_bytes, max(8, a.temp_align)  # numba wants a multiple of 8
+def reduce_kernel(arch):
+    block_sum = coop.block.reduce(numba.float32, THREADS, arch=arch)
 
     def block_sums(x, out):
-        temp = cuda.shared.array(nbytes, dtype=np.uint8, alignment=align)
-        s = block_sum(ptr(temp), x[cuda.grid(1)])
+        s = block_sum(block_sum.temp_storage(), x[cuda.grid(1)])
         if cuda.threadIdx.x == 0:
             out[cuda.blockIdx.x] = s
 
@@ -121,22 +65,18 @@ def reduce_kernel(a):
         want = x.astype(np.float64).reshape(blocks, THREADS).sum(axis=1)
         return np.allclose(out.copy_to_host(), want, rtol=1e-4, atol=1e-4)
 
-    return block_sums, "void(float32[::1], float32[::1])", run
+    return [block_sum], block_sums, "void(float32[::1], float32[::1])", run
 
 
-def scan_kernel(a):
-    # No result: `int sym(void* result, void* temp_storage, const int* input, int* output)`.
-    scan = cuda.declare_device(a.symbol, "void(CPointer(uint8), CPointer(int32), CPointer(int32))",
-                               link=[a.ltoir])
-    nbytes, align = a.temp_bytes, max(8, a.temp_align)  # numba wants a multiple of 8
+def scan_kernel(arch):
+    scan = coop.block.scan(numba.int32, THREADS, ITEMS, method="exclusive_sum", arch=arch)
 
     def tile_scan(x, out):
-        temp = cuda.shared.array(nbytes, dtype=np.uint8, alignment=align)
-        items = cuda.local.array(ITEMS, dtype=np.int32)
+        items = cuda.local.array(ITEMS, numba.int32)
         base = cuda.grid(1) * ITEMS
         for i in range(ITEMS):
             items[i] = x[base + i]
-        scan(ptr(temp), ptr(items), ptr(items))
+        scan(scan.temp_storage(), items, items)
         for i in range(ITEMS):
             out[base + i] = items[i]
 
@@ -148,21 +88,18 @@ def scan_kernel(a):
         want = (np.cumsum(tiles, axis=1) - tiles).reshape(-1)
         return np.array_equal(out.copy_to_host(), want)
 
-    return tile_scan, "void(int32[::1], int32[::1])", run
+    return [scan], tile_scan, "void(int32[::1], int32[::1])", run
 
 
-def sort_kernel(a):
-    sort = cuda.declare_device(a.symbol, "void(CPointer(uint8), CPointer(uint32), int32, int32)",
-                               link=[a.ltoir])
-    nbytes, align = a.temp_bytes, max(8, a.temp_align)  # numba wants a multiple of 8
+def sort_kernel(arch):
+    sort = coop.block.radix_sort(numba.uint32, THREADS, ITEMS, arch=arch)
 
     def tile_sort(x, out):
-        temp = cuda.shared.array(nbytes, dtype=np.uint8, alignment=align)
-        keys = cuda.local.array(ITEMS, dtype=np.uint32)
+        keys = cuda.local.array(ITEMS, numba.uint32)
         base = cuda.grid(1) * ITEMS
         for i in range(ITEMS):
             keys[i] = x[base + i]
-        sort(ptr(temp), ptr(keys), 0, 32)
+        sort(sort.temp_storage(), keys, 0, 32)
         for i in range(ITEMS):
             out[base + i] = keys[i]
 
@@ -173,51 +110,73 @@ def sort_kernel(a):
         want = np.sort(x.reshape(blocks, THREADS * ITEMS), axis=1).reshape(-1)
         return np.array_equal(out.copy_to_host(), want)
 
-    return tile_sort, "void(uint32[::1], uint32[::1])", run
+    return [sort], tile_sort, "void(uint32[::1], uint32[::1])", run
+
+
+def load_store_kernel(arch):
+    tile_items = THREADS * ITEMS
+    load = coop.block.load(numba.float32, THREADS, ITEMS, algorithm="warp_transpose", arch=arch)
+    store = coop.block.store(numba.float32, THREADS, ITEMS, algorithm="warp_transpose",
+                             arch=arch)
+
+    def scale_tiles(x, out):
+        items = cuda.local.array(ITEMS, numba.float32)
+        tile = cuda.blockIdx.x * tile_items
+        load(load.temp_storage(), x[tile:], items)
+        for i in range(ITEMS):
+            items[i] = -2 * items[i]  # exact in float32 and float64 alike
+        store(store.temp_storage(), out[tile:], items)
+
+    def run(kernel, rng, blocks):
+        x = rng.standard_normal(blocks * tile_items).astype(np.float32)
+        out = cuda.to_device(np.full(x.size, np.nan, np.float32))
+        kernel[blocks, THREADS](cuda.to_device(x), out)
+        return np.array_equal(out.copy_to_host(), -2 * x)
+
+    return [load, store], scale_tiles, "void(float32[::1], float32[::1])", run
+
+
+def descending(a, b):  # the merge sort's comparator, compiled by numba-cuda to LTO-IR
+    return a > b
+
+
+def merge_sort_kernel(arch):
+    sort = coop.block.merge_sort(numba.float32, THREADS, ITEMS, op=descending, arch=arch)
+
+    def tile_sort(x, out):
+        keys = cuda.local.array(ITEMS, numba.float32)
+        base = cuda.grid(1) * ITEMS
+        for i in range(ITEMS):
+            keys[i] = x[base + i]
+        sort(sort.temp_storage(), keys)
+        for i in range(ITEMS):
+            out[base + i] = keys[i]
+
+    def run(kernel, rng, blocks):
+        x = rng.standard_normal(blocks * THREADS * ITEMS).astype(np.float32)
+        out = cuda.to_device(np.full(x.size, np.nan, np.float32))
+        kernel[blocks, THREADS](cuda.to_device(x), out)
+        want = -np.sort(-x.reshape(blocks, THREADS * ITEMS), axis=1).reshape(-1)
+        return np.array_equal(out.copy_to_host(), want)
+
+    return [sort], tile_sort, "void(float32[::1], float32[::1])", run
 
 
 KERNELS = {"numba_reduce_f32": reduce_kernel, "numba_scan_i32": scan_kernel,
-           "numba_sort_u32": sort_kernel}
-
-
-def link_cubin(pyfunc, sig, out_path):
-    """Compiles pyfunc for sm_90 to LTO-IR and links it with its declared artifacts: no GPU."""
-    from cuda.bindings import nvjitlink
-    codes, _ = cuda.compile_all(pyfunc, sig, device=False, cc=(9, 0), output="ltoir",
-                                abi="numba")
-    handle = nvjitlink.create(3, ["-arch=sm_90", "-lto", "-optimize-unused-variables"])
-    try:
-        for i, code in enumerate(codes):
-            data = bytes(code.data) if hasattr(code, "data") else bytes(code)
-            nvjitlink.add_data(handle, nvjitlink.InputType.LTOIR, data, len(data), f"m{i}")
-        try:
-            nvjitlink.complete(handle)
-        except Exception as e:
-            size = nvjitlink.get_error_log_size(handle)
-            log = bytearray(size)
-            nvjitlink.get_error_log(handle, log)
-            raise RuntimeError(f"nvJitLink: {e}: {log.decode(errors='replace')}") from e
-        cubin = bytearray(nvjitlink.get_linked_cubin_size(handle))
-        nvjitlink.get_linked_cubin(handle, cubin)
-    finally:
-        nvjitlink.destroy(handle)
-    with open(out_path, "wb") as f:
-        f.write(cubin)
-    return len(codes), len(cubin)
+           "numba_sort_u32": sort_kernel, "numba_load_store_f32": load_store_kernel,
+           "numba_merge_sort_f32": merge_sort_kernel}
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--artifacts", help="directory made by make_artifacts.sh")
-    src.add_argument("--coopctl", help="coopctl binary: fetch the artifacts from a running coopd")
-    p.add_argument("--socket", help="coopd socket for --coopctl")
+    p.add_argument("--socket", help="coopd's socket (default $COOPD_SOCKET or the default one)")
+    p.add_argument("--coopd", help="coopd binary to start when none answers (default $COOPD_BIN)")
     p.add_argument("--compile-only", action="store_true", help="link to cubins, no GPU needed")
+    p.add_argument("--arch", default="sm_90", help="--compile-only's target (default sm_90)")
     p.add_argument("--cubins", help="where --compile-only writes the cubins (default: a temp dir)")
     p.add_argument("--blocks", type=int, default=4096)
     p.add_argument("--seed", type=int)
     args = p.parse_args()
-    args.workdir = tempfile.mkdtemp(prefix="coop_numba_")
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     rng = np.random.default_rng(seed)
     if not args.compile_only:
@@ -225,18 +184,23 @@ def main():
             print("SKIP: no GPU (run with --compile-only to link without one)")
             return 0
         print(f"seed {seed}; device {cuda.get_current_device().name}")
+    arch = args.arch if args.compile_only else coop.default_arch()
+    coop.set_client(coopd.Client(args.socket, coopd_binary=args.coopd, retries=20,
+                                 client_name="coopd example device/numba"))
+    cubins = args.cubins or tempfile.mkdtemp(prefix="coop_numba_")
 
     failed = 0
+    operators = []
     for name, factory in KERNELS.items():
         try:
-            a = fetch(name, args)
-            if a is None:
-                continue
-            pyfunc, sig, run = factory(a)
+            primitives, pyfunc, sig, run = factory(arch)
+            operators += [s for p in primitives for s in p.operator_symbols]
             if args.compile_only:
-                out = os.path.join(args.cubins or args.workdir, name + ".cubin")
-                n, size = link_cubin(pyfunc, sig, out)
-                print(f"PASS {name}: {n} LTO-IR modules linked to a {size}-byte sm_90 cubin ({out})")
+                out = os.path.join(cubins, name + ".cubin")
+                cubin = coop.link_to_cubin(pyfunc, sig, arch)
+                with open(out, "wb") as f:
+                    f.write(cubin)
+                print(f"PASS {name}: linked to a {len(cubin)}-byte {arch} cubin ({out})")
             else:
                 kernel = cuda.jit(sig, lto=True)(pyfunc)
                 ok = run(kernel, rng, args.blocks)
@@ -245,6 +209,9 @@ def main():
         except Exception as e:  # report and go on to the next kernel
             print(f"FAIL {name}: {type(e).__name__}: {e}")
             failed += 1
+    if args.compile_only:  # for SASS checks: these must be inlined too
+        with open(os.path.join(cubins, "numba_op_symbols.txt"), "w") as f:
+            f.write("".join(s + "\n" for s in operators))
     print(f"{'FAILED' if failed else 'OK'}: {failed} failure(s)")
     return 1 if failed else 0
 

@@ -1,6 +1,7 @@
 #include "server/catalog/render.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "server/catalog/family.h"
 #include "server/catalog/spec.h"
@@ -43,6 +44,12 @@ std::string EntryNotes(const PrimitiveSpec& s) {
                  " (x fastest)");
   }
   return out + "; __syncthreads() before temp_storage is reused";
+}
+
+// CUDA's 16-bit float structs and the opaque user types: values Numba cannot pass by value.
+bool IsStructValueType(std::string_view type, std::string_view user_c_name) {
+  return type == "__half" || type == "__nv_bfloat16" ||
+         (!user_c_name.empty() && type == user_c_name);
 }
 
 }  // namespace
@@ -105,7 +112,14 @@ RenderedUnit Render(const std::vector<PrimitiveSpec>& specs) {
       // Numba passes a result pointer first even to a void function; such entries ignore it.
       if (numba) params = StrCat(p.result == "void" ? "void" : p.result, "* result, ");
       params += "void* temp_storage";
-      for (const auto& [type, name] : p.params) StrAppend(&params, ", ", type, " ", name);
+      // Numba has no by-value form of CUDA's struct types: its float16 is a 16-bit scalar where
+      // NVRTC passes a struct __half, and a call whose signature differs from the definition's
+      // is never inlined. The numba convention takes such values by const reference (a pointer
+      // in the ABI), which the entry plan's call reads like the value.
+      for (const auto& [type, name] : p.params) {
+        const bool by_reference = numba && IsStructValueType(type, user_c_name);
+        StrAppend(&params, ", ", by_reference ? StrCat("const ", type, "&") : type, " ", name);
+      }
       const std::string ret = numba ? "int" : p.result;
       const std::string signature =
           StrCat("extern \"C\" __device__ ", ret, " ", e.symbol, "(", params, ")");

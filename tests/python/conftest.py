@@ -18,6 +18,12 @@ import coopd
 # the process it starts.
 os.environ.setdefault("COOPD_NO_AUTOSTART", "1")
 
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: runs kernels on a GPU (skips where there is none)")
+
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 

@@ -152,6 +152,53 @@ TEST(Render, NumbaConventionReturnsStatusAndWritesResult) {
   ExpectDeclarationsMatchDefinitions(v);
 }
 
+TEST(Render, NumbaConventionTakesStructValuesByReference) {
+  // Numba's float16 is a 16-bit scalar, NVRTC's __half a struct: by value the signatures differ
+  // and LTO would not inline the call. Half, bfloat16 and user-type values come by reference.
+  PrimitiveSpec s = Spec("block_reduce", "sum", "float16");
+  s.set_calling_convention(coop::v1::CALLING_CONVENTION_NUMBA);
+  RenderedUnit u = Render(s);
+  EXPECT_EQ(u.parts[0].entries[0].declaration,
+            "extern \"C\" __device__ int " + u.parts[0].entries[0].symbol +
+                "(__half* result, void* temp_storage, const __half& input);");
+  EXPECT_NE(u.source.find("  *result = ::coop::device::reduce_sum<Prim>(temp_storage, input);\n"),
+            std::string::npos)
+      << u.source;
+  ExpectDeclarationsMatchDefinitions(u);
+
+  PrimitiveSpec load;
+  load.set_family("block_load");
+  load.set_method("load_guarded_default");
+  load.set_dtype("user");
+  load.mutable_user_type()->set_size(12);
+  load.mutable_user_type()->set_align(4);
+  load.set_algorithm("direct");
+  load.mutable_block()->set_x(64);
+  load.set_items_per_thread(2);
+  load.set_arch("sm_90");
+  load.set_calling_convention(coop::v1::CALLING_CONVENTION_NUMBA);
+  RenderedUnit v = Render(Canonical(load));
+  const std::string& decl = v.parts[0].entries[0].declaration;
+  EXPECT_NE(decl.find("(void* result, void* temp_storage, const coop_user_12_4* block_src, "
+                      "coop_user_12_4* items, int valid_items, "
+                      "const coop_user_12_4& oob_default);"),
+            std::string::npos)
+      << decl;
+  ExpectDeclarationsMatchDefinitions(v);
+
+  // The C convention keeps them by value; arithmetic dtypes are by value in both.
+  EXPECT_NE(Render(Spec("block_reduce", "sum", "float16"))
+                .parts[0]
+                .entries[0]
+                .declaration.find("(void* temp_storage, __half input);"),
+            std::string::npos);
+  s = Spec("block_reduce", "sum", "float32");
+  s.set_calling_convention(coop::v1::CALLING_CONVENTION_NUMBA);
+  EXPECT_NE(Render(s).parts[0].entries[0].declaration.find(
+                "(float* result, void* temp_storage, float input);"),
+            std::string::npos);
+}
+
 TEST(Render, SymbolsAreStableAndDistinct) {
   auto a = Spec("block_reduce", "sum", "float32");
   EXPECT_EQ(Render(a).parts[0].symbol_base, Render(a).parts[0].symbol_base);
