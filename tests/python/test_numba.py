@@ -415,6 +415,41 @@ def run_arch():
     return coop.default_arch()
 
 
+def test_a_plan_lays_two_primitives_in_one_region_and_kernels_slice_it():
+    reduce = coop.block.reduce(numba.float32, 128, 4, arch=ARCH)
+    scan = coop.block.scan(numba.float32, 128, 4, method="exclusive_sum", arch=ARCH)
+    shared = coop.plan([("reduce", reduce, 0, 0), ("scan", scan, 1, 1)],
+                       {"mine": (64, 16)})
+    # Lifetimes do not overlap: the two uses share bytes; the reservation lives throughout.
+    need = max(reduce.temp_storage_bytes, scan.temp_storage_bytes)
+    assert shared.reduce == shared["reduce"].offset and shared.offsets["scan"] == shared.scan
+    assert shared["reduce"].bytes == reduce.temp_storage_bytes
+    assert shared["scan"].bytes == scan.temp_storage_bytes
+    assert shared.dynamic_shared_bytes <= need + 64 + 16 < (reduce.temp_storage_bytes +
+                                                            scan.temp_storage_bytes + 64 + 32)
+    for name, p in (("reduce", reduce), ("scan", scan)):
+        assert shared[name].offset % p.temp_storage_align == 0
+        lo, hi = shared[name].offset, shared[name].offset + shared[name].bytes
+        m_lo, m_hi = shared["mine"].offset, shared["mine"].offset + 64
+        assert hi <= m_lo or m_hi <= lo, f"{name} overlaps the reservation"
+    with pytest.raises(AttributeError, match="no region 'sort'"):
+        shared.sort
+
+    def kernel(x, out):
+        smem = shared.storage()
+        items = cuda.local.array(4, numba.float32)
+        for i in range(4):
+            items[i] = x[cuda.grid(1) * 4 + i]
+        total = reduce(smem[shared.reduce:], items)
+        cuda.syncthreads()
+        scan(smem[shared.scan:], items, items)
+        smem[shared.mine] = 1
+        for i in range(4):
+            out[cuda.grid(1) * 4 + i] = items[i] + total
+
+    link_checked(kernel, "void(float32[::1], float32[::1])", reduce, scan)
+
+
 @pytest.mark.gpu
 @gpu
 def test_gpu_block_reduce_sums_each_block():
@@ -608,3 +643,37 @@ def test_gpu_records_sorted_by_a_source_comparator_with_a_record_default():
         want = np.sort(tiles[b][:valid], order="key")
         np.testing.assert_array_equal(got[b][:valid], want)
         np.testing.assert_array_equal(got[b][valid:], np.repeat(default, 128 - valid))
+
+
+@pytest.mark.gpu
+@gpu
+def test_gpu_a_plan_reuses_one_region_for_reduce_then_scan():
+    reduce = coop.block.reduce(numba.int32, 128, 4, arch=run_arch())
+    scan = coop.block.scan(numba.int32, 128, 4, method="exclusive_sum", arch=run_arch())
+    shared = coop.plan([("reduce", reduce, 0, 0), ("scan", scan, 1, 1)])
+    assert shared.dynamic_shared_bytes == max(reduce.temp_storage_bytes,
+                                              scan.temp_storage_bytes)
+
+    @cuda.jit(lto=True)
+    def kernel(x, out, totals):
+        smem = shared.storage()
+        items = cuda.local.array(4, numba.int32)
+        base = cuda.grid(1) * 4
+        for i in range(4):
+            items[i] = x[base + i]
+        total = reduce(smem[shared.reduce:], items)
+        cuda.syncthreads()  # the scan reuses the reduce's bytes
+        scan(smem[shared.scan:], items, items)
+        for i in range(4):
+            out[base + i] = items[i]
+        if cuda.threadIdx.x == 0:
+            totals[cuda.blockIdx.x] = total
+
+    x = np.random.default_rng(9).integers(-1000, 1000, BLOCKS * 512, dtype=np.int32)
+    out = cuda.to_device(np.zeros_like(x))
+    totals = cuda.to_device(np.zeros(BLOCKS, np.int32))
+    kernel[BLOCKS, 128](cuda.to_device(x), out, totals)
+    tiles = x.reshape(BLOCKS, 512).astype(np.int64)
+    np.testing.assert_array_equal(totals.copy_to_host(), tiles.sum(axis=1))
+    np.testing.assert_array_equal(out.copy_to_host().reshape(BLOCKS, 512),
+                                  np.cumsum(tiles, axis=1) - tiles)

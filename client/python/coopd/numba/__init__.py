@@ -36,8 +36,10 @@ from coopd.numba import block, warp  # noqa: E402
 from coopd.numba._dtypes import DType, resolve as resolve_dtype  # noqa: E402
 from coopd.numba._link import link_to_cubin  # noqa: E402
 from coopd.numba._operators import python_operator  # noqa: E402
+from coopd.numba._plan import SharedPlan, plan  # noqa: E402
 from coopd.numba._primitive import (Primitive, default_arch, get_client, make,  # noqa: E402
                                     set_client)
 
-__all__ = ["DType", "Primitive", "block", "default_arch", "get_client", "link_to_cubin", "make",
-           "python_operator", "resolve_dtype", "set_client", "warp"]
+__all__ = ["DType", "Primitive", "SharedPlan", "block", "default_arch", "get_client",
+           "link_to_cubin", "make", "plan", "python_operator", "resolve_dtype", "set_client",
+           "warp"]
