@@ -85,8 +85,9 @@ struct BitcodeOutput {
   std::vector<std::string> internalized;
 };
 
-// The longest stretch of a clang log an error message carries (the rest is counted).
-inline constexpr size_t kMaxClangLogInError = 8000;
+// The longest stretch of a clang log an error message carries (the rest is counted): the
+// message travels in gRPC's trailing metadata, which clients cap at 8 KiB by default.
+inline constexpr size_t kMaxClangLogInError = 4000;
 
 // INTERNAL with clang's log (bounded) when the unit does not compile; FAILED_PRECONDITION when
 // clang cannot be run or the workspace is gone.
