@@ -6,9 +6,13 @@
 //      on a warm worker;
 //   B. throughput of distinct compiles with 1 worker vs 2 workers (workers pre-warmed);
 //   C. 32 identical cold requests at once: how many compiles, and the slowest reply vs one
-//      request alone.
+//      request alone;
+//   E. LLVM bitcode (clang-22) vs LTO-IR (NVRTC): the warm compile of a new specialization by
+//      each backend on one warm worker (both precompiled headers built), and clang without its
+//      precompiled header.
 //
-// usage: coopd_bench [--rounds N]   (binaries are found next to this one in the build tree)
+// usage: coopd_bench [--rounds N] [--sections ABCE]   (binaries are found next to this one in
+//        the build tree; D, the storage of B's artifacts, comes with B)
 #include <signal.h>
 
 #include <algorithm>
@@ -88,155 +92,215 @@ struct Daemon {
   CoopdProcess process;
 };
 
-coop::Artifact MustSpecialize(coop::Client& client, const coop::Spec& s) {
-  auto a = client.Specialize(s);
+coop::Artifact MustSpecialize(coop::Client& client, const coop::Spec& s,
+                              coop::Formats formats = coop::Formats::kLtoIr) {
+  auto a = client.Specialize(s, formats);
   if (!a) Die(a.error().message);
   return *a;
+}
+
+// E: warm compiles of new specializations by both backends, side by side.
+void BitcodeVsLtoIr(int rounds) {
+  std::vector<double> nvrtc_ms, clang_ms, clang_cold_ms, bitcode_wall;
+  for (int r = 0; r < rounds; ++r) {
+    std::vector<coop::Spec> specs = DistinctSpecs(5, 400 + r);
+    {
+      // One worker: its NVRTC PCH and the daemon's clang PCH both warm after the first request,
+      // and the two compilers never run at once.
+      Daemon d({"--workers", "1"});
+      auto client = d.process.MakeClient();
+      MustSpecialize(client, specs[0], coop::Formats::kBoth);
+      for (size_t i = 1; i < specs.size(); ++i) {
+        coop::Artifact a = MustSpecialize(client, specs[i], coop::Formats::kBoth);
+        if (a.pch_status != "used" || a.bitcode.pch_status != "used") {
+          Die("a warm compile did not use its PCH: NVRTC " + a.pch_status + ", clang " +
+              a.bitcode.pch_status);
+        }
+        nvrtc_ms.push_back(a.compile_ms);
+        clang_ms.push_back(a.bitcode.compile_ms);
+      }
+      // A bitcode request alone, end to end (it also compiles the LTO-IR it is checked against).
+      coop::Spec fresh = DistinctSpecs(1, 450 + r)[0];
+      auto t0 = Clock::now();
+      MustSpecialize(client, fresh, coop::Formats::kBitcode);
+      bitcode_wall.push_back(Ms(Clock::now() - t0));
+    }
+    Daemon d({"--workers", "1", "--no-pch"});
+    auto client = d.process.MakeClient();
+    for (size_t i = 1; i < specs.size(); ++i) {
+      clang_cold_ms.push_back(
+          MustSpecialize(client, specs[i], coop::Formats::kBitcode).bitcode.compile_ms);
+    }
+  }
+  const double base = Median(nvrtc_ms);
+  std::printf(
+      "\nE. a new specialization on a warm worker, by backend (median ms; ratio vs NVRTC)\n");
+  std::printf("  %-48s %9.0f  1.00\n", "NVRTC to LTO-IR, warm PCH (worker)", base);
+  std::printf("  %-48s %9.0f  %.2f\n", "clang-22 to bitcode, warm PCH (worker)", Median(clang_ms),
+              Median(clang_ms) / base);
+  std::printf("  %-48s %9.0f  %.2f\n", "clang-22 to bitcode, no PCH (worker)",
+              Median(clang_cold_ms), Median(clang_cold_ms) / base);
+  std::printf("  %-48s %9.0f  %.2f\n", "bitcode request alone, both compiles (client wall)",
+              Median(bitcode_wall), Median(bitcode_wall) / base);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   int rounds = 3;
+  std::string sections = "ABCE";
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--rounds") rounds = std::max(1, std::atoi(argv[++i]));
+    if (std::string(argv[i]) == "--sections") sections = argv[++i];
   }
+  auto wanted = [&](char section) { return sections.find(section) != std::string::npos; };
   std::printf("coopd_bench: %d round(s) per measurement, %u cores\n\n", rounds,
               std::thread::hardware_concurrency());
 
   // ---- A: one new specialization -------------------------------------------------------------
-  std::vector<double> oneshot_wall, oneshot_compile, minimal_wall, cold_ms, cold_wall, warm_ms,
-      warm_wall, layout_ms;
-  for (int r = 0; r < rounds; ++r) {
-    Daemon d({"--workers", "1"});
-    auto client = d.process.MakeClient();
-    std::vector<coop::Spec> specs = DistinctSpecs(4, 100 + r);
-    auto t0 = Clock::now();
-    coop::Artifact cold = MustSpecialize(client, specs[0]);
-    cold_wall.push_back(Ms(Clock::now() - t0));
-    cold_ms.push_back(cold.compile_ms);
-    for (size_t i = 1; i < specs.size(); ++i) {
-      t0 = Clock::now();
-      coop::Artifact warm = MustSpecialize(client, specs[i]);
-      warm_wall.push_back(Ms(Clock::now() - t0));
-      warm_ms.push_back(warm.compile_ms);
-      layout_ms.push_back(warm.layout_ms);
-      if (warm.pch_status != "used") Die("a warm compile did not use the PCH: " + warm.pch_status);
-      if (i == 1) {
-        // The same rendered source, compiled once in a fresh process.
-        const std::string path = d.dir.path() + "/unit.cu";
-        std::ofstream(path) << warm.source;
-        std::string out, err;
-        t0 = Clock::now();
-        int rc = RunCommand({NVRTC_ONESHOT_BINARY, path, "sm_90"}, &out, &err);
-        oneshot_wall.push_back(Ms(Clock::now() - t0));
-        if (rc != 0) Die("nvrtc_oneshot failed: " + err);
-        oneshot_compile.push_back(std::atof(out.c_str()));
-        t0 = Clock::now();
-        rc = RunCommand({NVRTC_ONESHOT_BINARY, path, "sm_90", "--minimal"}, &out, &err);
-        minimal_wall.push_back(Ms(Clock::now() - t0));
-        if (rc != 0) Die("nvrtc_oneshot --minimal failed: " + err);
-      }
-    }
-  }
-  const double base = Median(oneshot_wall);
-  std::printf("A. one new specialization (median ms; ratio vs one-shot fresh-process NVRTC)\n");
-  std::printf("  %-48s %9.0f  1.00\n", "one-shot NVRTC, fresh process (wall)", base);
-  std::printf("  %-48s %9.0f  %.2f\n", "  of which the NVRTC compile itself",
-              Median(oneshot_compile), Median(oneshot_compile) / base);
-  std::printf("  %-48s %9.0f  %.2f\n", "one-shot NVRTC, only the needed headers (wall)",
-              Median(minimal_wall), Median(minimal_wall) / base);
-  std::printf("  %-48s %9.0f  %.2f\n", "coopd, cold worker: first compile (client wall)",
-              Median(cold_wall), Median(cold_wall) / base);
-  std::printf("  %-48s %9.0f  %.2f\n", "coopd, warm worker: new spec (client wall)",
-              Median(warm_wall), Median(warm_wall) / base);
-  std::printf("  %-48s %9.0f  %.2f\n", "  of which the NVRTC compile (worker)", Median(warm_ms),
-              Median(warm_ms) / base);
-  std::printf("  %-48s %9.1f\n", "  layout query on top (nvJitLink -ptx)", Median(layout_ms));
-  std::printf("  %-48s %12.2f\n", "warm new spec vs one-shot with only needed headers",
-              Median(warm_wall) / Median(minimal_wall));
-
-  // ---- B: throughput of distinct compiles ----------------------------------------------------
-  const int kDistinct = 12;
-  std::vector<double> per_worker_count_ms[2];
-  uint64_t stored_bytes = 0, raw_bytes = 0, entries = 0;
-  for (int workers : {1, 2}) {
+  if (wanted('A')) {
+    std::vector<double> oneshot_wall, oneshot_compile, minimal_wall, cold_ms, cold_wall, warm_ms,
+        warm_wall, layout_ms;
     for (int r = 0; r < rounds; ++r) {
-      Daemon d({"--workers", std::to_string(workers), "--prewarm", "sm_90"});
-      d.WaitWarm();
-      std::vector<coop::Spec> specs = DistinctSpecs(kDistinct, 200 + r);
-      std::vector<std::future<void>> done;
+      Daemon d({"--workers", "1"});
+      auto client = d.process.MakeClient();
+      std::vector<coop::Spec> specs = DistinctSpecs(4, 100 + r);
       auto t0 = Clock::now();
-      for (const auto& s : specs) {
-        done.push_back(std::async(std::launch::async, [&d, s] {
-          auto client = d.process.MakeClient();
-          MustSpecialize(client, s);
-        }));
-      }
-      for (auto& f : done) f.get();
-      per_worker_count_ms[workers - 1].push_back(Ms(Clock::now() - t0));
-      coop::Stats stats = d.Stats();
-      if (stats.compiles != static_cast<uint64_t>(kDistinct)) Die("expected distinct compiles");
-      for (const auto& t : stats.tiers) {
-        if (t.name == "disk") {
-          stored_bytes += t.bytes;
-          raw_bytes += t.raw_bytes;
-          entries += t.entries;
+      coop::Artifact cold = MustSpecialize(client, specs[0]);
+      cold_wall.push_back(Ms(Clock::now() - t0));
+      cold_ms.push_back(cold.compile_ms);
+      for (size_t i = 1; i < specs.size(); ++i) {
+        t0 = Clock::now();
+        coop::Artifact warm = MustSpecialize(client, specs[i]);
+        warm_wall.push_back(Ms(Clock::now() - t0));
+        warm_ms.push_back(warm.compile_ms);
+        layout_ms.push_back(warm.layout_ms);
+        if (warm.pch_status != "used")
+          Die("a warm compile did not use the PCH: " + warm.pch_status);
+        if (i == 1) {
+          // The same rendered source, compiled once in a fresh process.
+          const std::string path = d.dir.path() + "/unit.cu";
+          std::ofstream(path) << warm.source;
+          std::string out, err;
+          t0 = Clock::now();
+          int rc = RunCommand({NVRTC_ONESHOT_BINARY, path, "sm_90"}, &out, &err);
+          oneshot_wall.push_back(Ms(Clock::now() - t0));
+          if (rc != 0) Die("nvrtc_oneshot failed: " + err);
+          oneshot_compile.push_back(std::atof(out.c_str()));
+          t0 = Clock::now();
+          rc = RunCommand({NVRTC_ONESHOT_BINARY, path, "sm_90", "--minimal"}, &out, &err);
+          minimal_wall.push_back(Ms(Clock::now() - t0));
+          if (rc != 0) Die("nvrtc_oneshot --minimal failed: " + err);
         }
       }
     }
+    const double base = Median(oneshot_wall);
+    std::printf("A. one new specialization (median ms; ratio vs one-shot fresh-process NVRTC)\n");
+    std::printf("  %-48s %9.0f  1.00\n", "one-shot NVRTC, fresh process (wall)", base);
+    std::printf("  %-48s %9.0f  %.2f\n", "  of which the NVRTC compile itself",
+                Median(oneshot_compile), Median(oneshot_compile) / base);
+    std::printf("  %-48s %9.0f  %.2f\n", "one-shot NVRTC, only the needed headers (wall)",
+                Median(minimal_wall), Median(minimal_wall) / base);
+    std::printf("  %-48s %9.0f  %.2f\n", "coopd, cold worker: first compile (client wall)",
+                Median(cold_wall), Median(cold_wall) / base);
+    std::printf("  %-48s %9.0f  %.2f\n", "coopd, warm worker: new spec (client wall)",
+                Median(warm_wall), Median(warm_wall) / base);
+    std::printf("  %-48s %9.0f  %.2f\n", "  of which the NVRTC compile (worker)", Median(warm_ms),
+                Median(warm_ms) / base);
+    std::printf("  %-48s %9.1f\n", "  layout query on top (nvJitLink -ptx)", Median(layout_ms));
+    std::printf("  %-48s %12.2f\n", "warm new spec vs one-shot with only needed headers",
+                Median(warm_wall) / Median(minimal_wall));
   }
-  const double t1 = Median(per_worker_count_ms[0]), t2 = Median(per_worker_count_ms[1]);
-  std::printf("\nB. %d distinct compiles on pre-warmed workers (median ms; throughput ratio)\n",
-              kDistinct);
-  std::printf("  %-48s %9.0f  %.2f compiles/s  1.00\n", "1 worker", t1, kDistinct / (t1 / 1000));
-  std::printf("  %-48s %9.0f  %.2f compiles/s  %.2f\n", "2 workers", t2, kDistinct / (t2 / 1000),
-              t1 / t2);
 
-  std::printf("\nD. disk cache storage over the %llu artifacts of B (zstd records, deduplicated)\n",
-              static_cast<unsigned long long>(entries));
-  std::printf("  %-48s %9.0f\n", "raw bytes per artifact",
-              static_cast<double>(raw_bytes) / entries);
-  std::printf("  %-48s %9.0f  %.2f\n", "stored bytes per artifact",
-              static_cast<double>(stored_bytes) / entries,
-              static_cast<double>(stored_bytes) / static_cast<double>(raw_bytes));
+  // ---- B: throughput of distinct compiles ----------------------------------------------------
+  if (wanted('B')) {
+    const int kDistinct = 12;
+    std::vector<double> per_worker_count_ms[2];
+    uint64_t stored_bytes = 0, raw_bytes = 0, entries = 0;
+    for (int workers : {1, 2}) {
+      for (int r = 0; r < rounds; ++r) {
+        Daemon d({"--workers", std::to_string(workers), "--prewarm", "sm_90"});
+        d.WaitWarm();
+        std::vector<coop::Spec> specs = DistinctSpecs(kDistinct, 200 + r);
+        std::vector<std::future<void>> done;
+        auto t0 = Clock::now();
+        for (const auto& s : specs) {
+          done.push_back(std::async(std::launch::async, [&d, s] {
+            auto client = d.process.MakeClient();
+            MustSpecialize(client, s);
+          }));
+        }
+        for (auto& f : done) f.get();
+        per_worker_count_ms[workers - 1].push_back(Ms(Clock::now() - t0));
+        coop::Stats stats = d.Stats();
+        if (stats.compiles != static_cast<uint64_t>(kDistinct)) Die("expected distinct compiles");
+        for (const auto& t : stats.tiers) {
+          if (t.name == "disk") {
+            stored_bytes += t.bytes;
+            raw_bytes += t.raw_bytes;
+            entries += t.entries;
+          }
+        }
+      }
+    }
+    const double t1 = Median(per_worker_count_ms[0]), t2 = Median(per_worker_count_ms[1]);
+    std::printf("\nB. %d distinct compiles on pre-warmed workers (median ms; throughput ratio)\n",
+                kDistinct);
+    std::printf("  %-48s %9.0f  %.2f compiles/s  1.00\n", "1 worker", t1, kDistinct / (t1 / 1000));
+    std::printf("  %-48s %9.0f  %.2f compiles/s  %.2f\n", "2 workers", t2, kDistinct / (t2 / 1000),
+                t1 / t2);
+
+    std::printf(
+        "\nD. disk cache storage over the %llu artifacts of B (zstd records, deduplicated)\n",
+        static_cast<unsigned long long>(entries));
+    std::printf("  %-48s %9.0f\n", "raw bytes per artifact",
+                static_cast<double>(raw_bytes) / entries);
+    std::printf("  %-48s %9.0f  %.2f\n", "stored bytes per artifact",
+                static_cast<double>(stored_bytes) / entries,
+                static_cast<double>(stored_bytes) / static_cast<double>(raw_bytes));
+  }
 
   // ---- C: 32 identical cold requests ---------------------------------------------------------
-  std::vector<double> single, slowest;
-  uint64_t compiles = 0;
-  for (int r = 0; r < rounds; ++r) {
-    coop::Spec s = DistinctSpecs(1, 300 + r)[0];
-    {
-      Daemon d({"--workers", "2"});
-      auto client = d.process.MakeClient();
-      auto t0 = Clock::now();
-      MustSpecialize(client, s);
-      single.push_back(Ms(Clock::now() - t0));
-    }
-    Daemon d({"--workers", "2"});
-    std::vector<std::future<double>> replies;
-    std::promise<void> go;
-    std::shared_future<void> start = go.get_future().share();
-    for (int i = 0; i < 32; ++i) {
-      replies.push_back(std::async(std::launch::async, [&d, s, start] {
+  if (wanted('C')) {
+    std::vector<double> single, slowest;
+    uint64_t compiles = 0;
+    for (int r = 0; r < rounds; ++r) {
+      coop::Spec s = DistinctSpecs(1, 300 + r)[0];
+      {
+        Daemon d({"--workers", "2"});
         auto client = d.process.MakeClient();
-        start.wait();
         auto t0 = Clock::now();
         MustSpecialize(client, s);
-        return Ms(Clock::now() - t0);
-      }));
+        single.push_back(Ms(Clock::now() - t0));
+      }
+      Daemon d({"--workers", "2"});
+      std::vector<std::future<double>> replies;
+      std::promise<void> go;
+      std::shared_future<void> start = go.get_future().share();
+      for (int i = 0; i < 32; ++i) {
+        replies.push_back(std::async(std::launch::async, [&d, s, start] {
+          auto client = d.process.MakeClient();
+          start.wait();
+          auto t0 = Clock::now();
+          MustSpecialize(client, s);
+          return Ms(Clock::now() - t0);
+        }));
+      }
+      go.set_value();
+      double worst = 0;
+      for (auto& f : replies) worst = std::max(worst, f.get());
+      slowest.push_back(worst);
+      compiles = std::max(compiles, d.Stats().compiles);
     }
-    go.set_value();
-    double worst = 0;
-    for (auto& f : replies) worst = std::max(worst, f.get());
-    slowest.push_back(worst);
-    compiles = std::max(compiles, d.Stats().compiles);
+    std::printf("\nC. 32 identical cold requests at once (median ms)\n");
+    std::printf("  %-48s %9.0f  1.00\n", "one request alone, cold daemon", Median(single));
+    std::printf("  %-48s %9.0f  %.2f\n", "slowest of 32 identical requests", Median(slowest),
+                Median(slowest) / Median(single));
+    std::printf("  %-48s %9llu\n", "compiles (max over rounds)",
+                static_cast<unsigned long long>(compiles));
   }
-  std::printf("\nC. 32 identical cold requests at once (median ms)\n");
-  std::printf("  %-48s %9.0f  1.00\n", "one request alone, cold daemon", Median(single));
-  std::printf("  %-48s %9.0f  %.2f\n", "slowest of 32 identical requests", Median(slowest),
-              Median(slowest) / Median(single));
-  std::printf("  %-48s %9llu\n", "compiles (max over rounds)",
-              static_cast<unsigned long long>(compiles));
+
+  // ---- E: bitcode vs LTO-IR -------------------------------------------------------------------
+  if (wanted('E')) BitcodeVsLtoIr(rounds);
   return 0;
 }

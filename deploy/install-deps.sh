@@ -13,6 +13,9 @@ PACKAGES=(
   libspdlog-dev libzstd-dev libssl-dev
   libgtest-dev libgmock-dev
   clang-format
+  # The bitcode backend (FORMAT_BITCODE): Debian 12's clang-22 (bookworm-security); llvm-22 for
+  # the tests, which read the bitcode back with llvm-dis-22. coopd itself runs without either.
+  clang-22 llvm-22
 )
 
 missing=()

@@ -29,17 +29,23 @@ constexpr CommandHelp kCommands[] = {
      "             [--algorithm A] [--op OP] [--warp-threads N] [--with-aggregate]\n"
      "             [--warp-time-slicing] [--value-dtype T] [--radix-bits N] [--bins N]\n"
      "             [--decoded-items N]\n"
-     "             [--abi c|numba] --arch sm_XX [--json] [--out DIR]\n"
+     "             [--abi c|numba] --arch sm_XX[a] [--format ltoir|bitcode|both]\n"
+     "             [--json] [--out DIR]\n"
      "             [--op-name NAME (--op-source FILE | --op-ltoir FILE) [--op-stateful]]\n"
      "             [--user-type SIZE[,ALIGN]]   (instead of --dtype: an opaque struct)\n"
      "             [--prefix-name NAME (--prefix-source FILE | --prefix-ltoir FILE)]\n"
      "      Request one specialization. FAMILY: see `coopctl catalog`.\n"
-     "      --out DIR writes <symbol>.ltoir and <symbol>.h (the entry declarations), and\n"
-     "      <symbol>.op<N>.ltoir per user operator (link them too).\n"
+     "      --format: NVRTC's LTO-IR (default; link with nvJitLink), LLVM bitcode from clang\n"
+     "      (link as a bitcode library, e.g. CuTe DSL), or both.\n"
+     "      --out DIR writes <symbol>.ltoir and/or <symbol>.bc, <symbol>.h (the entry\n"
+     "      declarations), and <symbol>.op<N>.ltoir / .op<N>.bc per user operator (link them\n"
+     "      too).\n"
      "      --op-name with --op-source/--op-ltoir: a user operator instead of --op.\n"
      "      Several specs joined by \" + \" form a bundle: one LTO-IR, one round trip.\n",
      "compile (or fetch from the cache) one specialization, or a bundle of several",
      "  coopctl specialize block_reduce --method sum --dtype float32 --threads 256 --arch sm_90\n"
+     "  coopctl specialize block_reduce --dtype float32 --threads 256 --arch sm_90a \\\n"
+     "      --format bitcode --out gen/\n"
      "  coopctl specialize block_reduce --dtype float32 --threads 256 --arch sm_90 --out gen/ \\\n"
      "      + block_scan --method exclusive_sum --dtype int32 --threads 256 --arch sm_90\n"},
     {"link",
@@ -64,9 +70,10 @@ constexpr CommandHelp kCommands[] = {
      "      + scan@1 block_scan --method exclusive_sum --dtype int32 --threads 256 --arch sm_90\n"
      "  coopctl plan --json a@0-1 --bytes 1024 --align 16 + b@2 --count 8 --bytes 20 --align 8\n"},
     {"explain",
-     "  explain SPEC [--json]\n"
+     "  explain SPEC [--format ltoir|bitcode] [--json]\n"
      "      The cache key's components (same arguments as specialize); on a miss, which\n"
-     "      components differ from entries stored for the same request.\n",
+     "      components differ from entries stored for the same request. Each format has a\n"
+     "      key of its own.\n",
      "show a spec's cache key, its components, and why it misses the cache",
      "  coopctl explain block_reduce --method sum --dtype float32 --threads 256 --arch sm_90\n"},
     {"catalog",
@@ -308,6 +315,16 @@ void PrintArtifactJson(const coop::Artifact& a, const std::vector<std::string>& 
   w.Key("layout_ms").Double(a.layout_ms);
   w.Key("pch").String(a.pch_status);
   w.Key("ltoir_bytes").Uint(a.ltoir.size());
+  if (!a.bitcode.key.empty()) {
+    w.Key("bitcode").BeginObject();
+    w.Key("key").String(a.bitcode.key);
+    w.Key("origin").String(coop::OriginName(a.bitcode.origin));
+    w.Key("bytes").Uint(a.bitcode.data.size());
+    w.Key("compile_ms").Double(a.bitcode.compile_ms);
+    w.Key("pch").String(a.bitcode.pch_status);
+    w.Key("compile_log").String(a.bitcode.compile_log);
+    w.EndObject();
+  }
   if (a.parts.size() == 1) {
     w.Key("temp_storage").BeginObject();
     w.Key("bytes").Uint(a.temp_storage_bytes);
@@ -322,6 +339,7 @@ void PrintArtifactJson(const coop::Artifact& a, const std::vector<std::string>& 
   w.Key("nvjitlink").String(a.toolchain.nvjitlink_version);
   w.Key("cccl").String(a.toolchain.cccl_version);
   w.Key("header_digest").String(a.toolchain.header_digest);
+  w.Key("clang").String(a.toolchain.clang_version);
   w.EndObject();
   if (a.parts.size() == 1) {
     w.Key("spec");
@@ -349,6 +367,8 @@ void PrintArtifactJson(const coop::Artifact& a, const std::vector<std::string>& 
     w.Key("symbol").String(in.symbol);
     w.Key("key").String(in.key);
     w.Key("ltoir_bytes").Uint(in.ltoir.size());
+    w.Key("bitcode_key").String(in.bitcode_key);
+    w.Key("bitcode_bytes").Uint(in.bitcode.size());
     w.EndObject();
   }
   w.EndArray();
@@ -370,25 +390,44 @@ void PrintArtifactText(const coop::Artifact& a, const std::vector<std::string>& 
               << "temp storage: " << p.temp_storage_bytes << " bytes, align "
               << p.temp_storage_align << "\n";
   }
-  std::cout << "LTO-IR:       " << a.ltoir.size() << " bytes (compiled in " << a.compile_ms
-            << " ms, PCH " << a.pch_status << ")\n"
-            << "toolchain:    NVRTC " << a.toolchain.nvrtc_version << ", nvJitLink "
+  if (!a.ltoir.empty()) {
+    std::cout << "LTO-IR:       " << a.ltoir.size() << " bytes (compiled in " << a.compile_ms
+              << " ms, PCH " << a.pch_status << ")\n";
+  }
+  if (!a.bitcode.key.empty()) {
+    std::cout << "bitcode:      " << a.bitcode.data.size() << " bytes (key "
+              << a.bitcode.key.substr(0, 16) << ", " << coop::OriginName(a.bitcode.origin)
+              << ", compiled in " << a.bitcode.compile_ms << " ms, PCH " << a.bitcode.pch_status
+              << ")\n";
+  }
+  std::cout << "toolchain:    NVRTC " << a.toolchain.nvrtc_version << ", nvJitLink "
             << a.toolchain.nvjitlink_version << ", CCCL " << a.toolchain.cccl_version
-            << ", headers " << a.toolchain.header_digest.substr(0, 16) << "\n"
-            << "entries:\n";
+            << ", headers " << a.toolchain.header_digest.substr(0, 16) << "\n";
+  if (!a.toolchain.clang_version.empty()) {
+    std::cout << "clang:        " << a.toolchain.clang_version << "\n";
+  }
+  std::cout << "entries:\n";
   for (const auto& e : a.entries) {
     std::cout << "  " << e.declaration << "\n    // " << e.description << "\n";
   }
   for (const auto& in : a.link_inputs) {
-    std::cout << "link input:   " << in.symbol << " (" << in.ltoir.size() << " bytes LTO-IR"
-              << (in.key.empty() ? ", yours" : ", operator " + in.key.substr(0, 16)) << ")\n";
+    std::cout << "link input:   " << in.symbol << " (";
+    if (!in.ltoir.empty()) {
+      std::cout << in.ltoir.size() << " bytes LTO-IR"
+                << (in.key.empty() ? ", yours" : ", operator " + in.key.substr(0, 16));
+    }
+    if (!in.bitcode.empty()) {
+      std::cout << (in.ltoir.empty() ? "" : "; ") << in.bitcode.size() << " bytes bitcode, "
+                << in.bitcode_key.substr(0, 16);
+    }
+    std::cout << ")\n";
   }
   for (const auto& f : files) std::cout << "wrote " << f << "\n";
 }
 
 // Parses one spec: FAMILY [options...], stopping at "+" (the next spec of a bundle).
 coop::Spec ParseSpec(const std::vector<std::string>& args, size_t* i, bool* json,
-                     std::string* out_dir) {
+                     std::string* out_dir, coop::Formats* formats) {
   if (*i >= args.size() || args[*i].rfind("--", 0) == 0) {
     Fail("specialize: missing FAMILY (see coopctl catalog)", 2);
   }
@@ -459,6 +498,17 @@ coop::Spec ParseSpec(const std::vector<std::string>& args, size_t* i, bool* json
       } else {
         Fail("--abi must be c or numba, got \"" + v + "\"", 2);
       }
+    } else if (a == "--format") {
+      const std::string v = value();
+      if (v == "ltoir") {
+        *formats = coop::Formats::kLtoIr;
+      } else if (v == "bitcode") {
+        *formats = coop::Formats::kBitcode;
+      } else if (v == "both") {
+        *formats = coop::Formats::kBoth;
+      } else {
+        Fail("--format must be ltoir, bitcode or both, got \"" + v + "\"", 2);
+      }
     } else if (a == "--json") {
       *json = true;
     } else if (a == "--out") {
@@ -506,15 +556,17 @@ void RouteSortFlags(coop::Client& client, std::vector<coop::Spec>* specs) {
 int Specialize(coop::Client& client, const std::vector<std::string>& args) {
   bool json = false;
   std::string out_dir;
+  coop::Formats formats = coop::Formats::kLtoIr;
   std::vector<coop::Spec> specs;
   size_t i = 0;
-  specs.push_back(ParseSpec(args, &i, &json, &out_dir));
+  specs.push_back(ParseSpec(args, &i, &json, &out_dir, &formats));
   while (i < args.size() && args[i] == "+") {
     ++i;
-    specs.push_back(ParseSpec(args, &i, &json, &out_dir));
+    specs.push_back(ParseSpec(args, &i, &json, &out_dir, &formats));
   }
   RouteSortFlags(client, &specs);
-  auto artifact = specs.size() == 1 ? client.Specialize(specs[0]) : client.SpecializeBundle(specs);
+  auto artifact = specs.size() == 1 ? client.Specialize(specs[0], formats)
+                                    : client.SpecializeBundle(specs, formats);
   if (!artifact) {
     Fail(std::string(coop::ErrorCodeName(artifact.error().code)) + ": " +
          OneLine(artifact.error().message));
@@ -525,15 +577,20 @@ int Specialize(coop::Client& client, const std::vector<std::string>& args) {
     std::filesystem::create_directories(out_dir, ec);
     if (ec) Fail("cannot create " + out_dir + ": " + ec.message());
     const std::string stem = FileStem(*artifact);
-    auto ltoir = std::filesystem::path(out_dir) / (stem + ".ltoir");
-    auto header = std::filesystem::path(out_dir) / (stem + ".h");
-    WriteFile(ltoir, artifact->ltoir);
-    WriteFile(header, Header(*artifact));
-    files = {ltoir.string(), header.string()};
+    const std::filesystem::path dir(out_dir);
+    auto write = [&](const std::string& name, const std::string& bytes) {
+      WriteFile(dir / name, bytes);
+      files.push_back((dir / name).string());
+    };
+    const bool ltoir = formats != coop::Formats::kBitcode;
+    const bool bitcode = formats != coop::Formats::kLtoIr;
+    if (ltoir) write(stem + ".ltoir", artifact->ltoir);
+    if (bitcode) write(stem + ".bc", artifact->bitcode.data);
+    write(stem + ".h", Header(*artifact));
     for (size_t n = 0; n < artifact->link_inputs.size(); ++n) {
-      auto op = std::filesystem::path(out_dir) / (stem + ".op" + std::to_string(n) + ".ltoir");
-      WriteFile(op, artifact->link_inputs[n].ltoir);
-      files.push_back(op.string());
+      const std::string op = stem + ".op" + std::to_string(n);
+      if (ltoir) write(op + ".ltoir", artifact->link_inputs[n].ltoir);
+      if (bitcode) write(op + ".bc", artifact->link_inputs[n].bitcode);
     }
   }
   if (json) {
@@ -654,6 +711,7 @@ int Stats(coop::Client& client, const std::vector<std::string>& args) {
     w.Key("corruptions").Uint(s->corruptions);
     w.Key("evictions").Uint(s->evictions);
     w.Key("cache_degraded").Bool(s->cache_degraded);
+    w.Key("bitcode_compiles").Uint(s->bitcode_compiles);
     w.Key("tiers").BeginArray();
     for (const auto& t : s->tiers) {
       w.BeginObject();
@@ -686,6 +744,7 @@ int Stats(coop::Client& client, const std::vector<std::string>& args) {
     w.Key("nvjitlink").String(s->toolchain.nvjitlink_version);
     w.Key("cccl").String(s->toolchain.cccl_version);
     w.Key("header_digest").String(s->toolchain.header_digest);
+    w.Key("clang").String(s->toolchain.clang_version);
     w.EndObject();
     w.EndObject();
     std::cout << w.str() << "\n";
@@ -694,7 +753,7 @@ int Stats(coop::Client& client, const std::vector<std::string>& args) {
               << "hits:            " << s->memory_hits << " memory, " << s->disk_hits << " disk\n"
               << "misses:          " << s->misses << "\n"
               << "compiles:        " << s->compiles << " (" << s->compile_failures << " failed), "
-              << s->compile_ms_total << " ms total\n"
+              << s->compile_ms_total << " ms total; " << s->bitcode_compiles << " of them clang\n"
               << "cache:           " << s->cache_path
               << (s->cache_degraded ? "  DEGRADED: cannot store, compiling without caching" : "")
               << "\n";
@@ -715,7 +774,10 @@ int Stats(coop::Client& client, const std::vector<std::string>& args) {
               << "links:           " << s->links << " (" << s->link_failures << " failed, "
               << s->link_hits << " cache hits); bundles " << s->bundles << "\n"
               << "toolchain:       NVRTC " << s->toolchain.nvrtc_version << ", CCCL "
-              << s->toolchain.cccl_version << "\n"
+              << s->toolchain.cccl_version << "; bitcode: "
+              << (s->toolchain.clang_version.empty() ? "unavailable (no clang)"
+                                                     : s->toolchain.clang_version)
+              << "\n"
               << "uptime:          " << s->uptime_s << " s\n";
   }
   return 0;
@@ -915,11 +977,15 @@ int Explain(coop::Client& client, const std::vector<std::string>& args) {
   bool json = false;
   std::string out_dir;
   size_t i = 0;
-  std::vector<coop::Spec> specs{ParseSpec(args, &i, &json, &out_dir)};
+  coop::Formats format = coop::Formats::kLtoIr;
+  std::vector<coop::Spec> specs{ParseSpec(args, &i, &json, &out_dir, &format)};
   if (i < args.size()) Fail("explain: takes one spec (no \"+\" bundles)", 2);
   if (!out_dir.empty()) Fail("explain: --out does not apply", 2);
+  if (format == coop::Formats::kBoth) {
+    Fail("explain: --format must be ltoir or bitcode (each format has a key of its own)", 2);
+  }
   RouteSortFlags(client, &specs);
-  auto e = client.Explain(specs[0]);
+  auto e = client.Explain(specs[0], format);
   if (!e) FailWith(e.error());
   if (json) {
     coopctl::JsonWriter w;
@@ -1144,6 +1210,9 @@ int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
     strings(w, c->archs);
     w.Key("calling_conventions");
     strings(w, c->calling_conventions);
+    w.Key("bitcode_archs");
+    strings(w, c->bitcode_archs);
+    w.Key("bitcode_unavailable").String(c->bitcode_unavailable);
     w.EndObject();
     std::cout << w.str() << "\n";
     return 0;
@@ -1190,6 +1259,10 @@ int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
     std::cout << "operators, " << k.name << " " << k.signature << ": " << join(k.builtins) << "\n";
   }
   std::cout << "archs: " << join(c->archs) << "\n"
+            << "bitcode archs (--format bitcode): "
+            << (c->bitcode_archs.empty() ? "none: " + c->bitcode_unavailable
+                                         : join(c->bitcode_archs))
+            << "\n"
             << "abi: " << join(c->calling_conventions) << "\n";
   return 0;
 }

@@ -184,7 +184,8 @@ Spec FromProto(const v1::PrimitiveSpec& p) {
 }
 
 Toolchain FromProto(const v1::Toolchain& t) {
-  return {t.nvrtc_version(), t.nvjitlink_version(), t.cccl_version(), t.header_digest()};
+  return {t.nvrtc_version(), t.nvjitlink_version(), t.cccl_version(), t.header_digest(),
+          t.clang_version()};
 }
 
 }  // namespace
@@ -448,26 +449,37 @@ Artifact FromProto(const v1::Artifact& a) {
   out.pch_status = a.pch_status();
   out.layout_ms = a.layout_ms();
   for (const auto& in : a.link_inputs()) {
-    out.link_inputs.push_back({in.symbol(), in.key(), in.ltoir()});
+    out.link_inputs.push_back({in.symbol(), in.key(), in.ltoir(), in.bitcode(), in.bitcode_key()});
   }
   out.type_definitions = a.type_definitions();
+  const auto& b = a.bitcode();
+  out.bitcode = {b.key(),        b.data(),        FromProto(b.origin()),
+                 b.compile_ms(), b.compile_log(), b.pch_status()};
   return out;
+}
+
+template <class Request>
+void SetFormats(Formats formats, Request* req) {
+  if (formats != Formats::kBitcode) req->add_formats(v1::FORMAT_LTOIR);
+  if (formats != Formats::kLtoIr) req->add_formats(v1::FORMAT_BITCODE);
 }
 
 }  // namespace
 
-Result<Artifact> Client::Specialize(const Spec& spec) {
+Result<Artifact> Client::Specialize(const Spec& spec, Formats formats) {
   if (auto e = CheckFamilyOptions(spec, "spec")) return *e;
   v1::SpecializeRequest req;
   *req.mutable_spec() = ToProto(spec);
+  SetFormats(formats, &req);
   req.set_client(impl_->options.client_name);
   v1::SpecializeResponse resp;
   if (auto e = impl_->Unary(&v1::Coop::Stub::Specialize, req, &resp)) return *e;
   return FromProto(resp.artifact());
 }
 
-Result<Artifact> Client::SpecializeBundle(const std::vector<Spec>& specs) {
+Result<Artifact> Client::SpecializeBundle(const std::vector<Spec>& specs, Formats formats) {
   v1::SpecializeBundleRequest req;
+  SetFormats(formats, &req);
   for (size_t i = 0; i < specs.size(); ++i) {
     if (auto e = CheckFamilyOptions(specs[i], "specs[" + std::to_string(i) + "]")) return *e;
     *req.add_specs() = ToProto(specs[i]);
@@ -549,6 +561,7 @@ Stats FromProto(const v1::Stats& resp) {
   out.corruptions = resp.corruptions();
   out.evictions = resp.evictions();
   out.cache_degraded = resp.cache_degraded();
+  out.bitcode_compiles = resp.bitcode_compiles();
   return out;
 }
 
@@ -574,10 +587,11 @@ Result<Stats> Client::ResetStats() {
   return FromProto(resp);
 }
 
-Result<Explanation> Client::Explain(const Spec& spec) {
+Result<Explanation> Client::Explain(const Spec& spec, Formats format) {
   if (auto e = CheckFamilyOptions(spec, "spec")) return *e;
   v1::SpecializeRequest req;
   *req.mutable_spec() = ToProto(spec);
+  SetFormats(format, &req);
   req.set_client(impl_->options.client_name);
   v1::ExplainResponse resp;
   if (auto e = impl_->Unary(&v1::Coop::Stub::Explain, req, &resp)) return *e;
@@ -659,6 +673,8 @@ Result<Catalog> Client::GetCatalog() {
   }
   out.archs = strings(resp.archs());
   out.calling_conventions = strings(resp.calling_conventions());
+  out.bitcode_archs = strings(resp.bitcode_archs());
+  out.bitcode_unavailable = resp.bitcode_unavailable();
   return out;
 }
 

@@ -117,6 +117,21 @@ coop_status Null(const char* function, const char* argument) {
   return Fail(COOP_INVALID_ARGUMENT, std::string(function) + ": " + argument + " is NULL");
 }
 
+// The request's formats from COOP_FORMAT_* flags.
+template <class Request>
+coop_status AddFormats(const char* function, unsigned formats, Request* request) {
+  if (formats == 0 || (formats & ~unsigned{COOP_FORMAT_LTOIR | COOP_FORMAT_BITCODE}) != 0) {
+    return Fail(COOP_INVALID_ARGUMENT,
+                std::string(function) +
+                    ": formats must be COOP_FORMAT_LTOIR, COOP_FORMAT_BITCODE "
+                    "or both or-ed, got " +
+                    std::to_string(formats));
+  }
+  if ((formats & COOP_FORMAT_LTOIR) != 0) request->add_formats(coop::v1::FORMAT_LTOIR);
+  if ((formats & COOP_FORMAT_BITCODE) != 0) request->add_formats(coop::v1::FORMAT_BITCODE);
+  return COOP_OK;
+}
+
 // Starts a call that hands out a handle through `out`: clears *out.
 template <class T>
 bool ClearOut(T** out) {
@@ -589,44 +604,78 @@ const char* coop_spec_json(coop_spec_t* spec) {
 
 // ---- Specialize -----------------------------------------------------------------------------
 
+namespace {
+
+// coop_client_specialize and _formats, for `function`'s messages.
+coop_status Specialize(const char* function, coop_client_t* client, const coop_spec_t* spec,
+                       unsigned formats, coop_artifact_t** out) {
+  if (!ClearOut(out)) return Null(function, "out");
+  if (client == nullptr) return Null(function, "client");
+  if (spec == nullptr) return Null(function, "spec");
+  coop::v1::SpecializeRequest request;
+  if (coop_status s = AddFormats(function, formats, &request); s != COOP_OK) return s;
+  *request.mutable_spec() = spec->proto;
+  coop::v1::SpecializeResponse response;
+  if (auto e = coop::ClientAccess::Specialize(client->client, std::move(request), &response)) {
+    return FromError(*e);
+  }
+  *out = MakeArtifact(std::move(*response.mutable_artifact()));
+  return Ok();
+}
+
+coop_status SpecializeBundle(const char* function, coop_client_t* client,
+                             const coop_spec_t* const* specs, size_t count, unsigned formats,
+                             coop_artifact_t** out) {
+  if (!ClearOut(out)) return Null(function, "out");
+  if (client == nullptr) return Null(function, "client");
+  if (specs == nullptr && count != 0) return Null(function, "specs");
+  coop::v1::SpecializeBundleRequest request;
+  if (coop_status s = AddFormats(function, formats, &request); s != COOP_OK) return s;
+  for (size_t i = 0; i < count; ++i) {
+    if (specs[i] == nullptr) {
+      return Null(function, ("specs[" + std::to_string(i) + "]").c_str());
+    }
+    *request.add_specs() = specs[i]->proto;
+  }
+  coop::v1::SpecializeResponse response;
+  if (auto e =
+          coop::ClientAccess::SpecializeBundle(client->client, std::move(request), &response)) {
+    return FromError(*e);
+  }
+  *out = MakeArtifact(std::move(*response.mutable_artifact()));
+  return Ok();
+}
+
+}  // namespace
+
 coop_status coop_client_specialize(coop_client_t* client, const coop_spec_t* spec,
                                    coop_artifact_t** out) {
   return Guard("coop_client_specialize", [&] {
-    if (!ClearOut(out)) return Null("coop_client_specialize", "out");
-    if (client == nullptr) return Null("coop_client_specialize", "client");
-    if (spec == nullptr) return Null("coop_client_specialize", "spec");
-    coop::v1::SpecializeRequest request;
-    *request.mutable_spec() = spec->proto;
-    coop::v1::SpecializeResponse response;
-    if (auto e = coop::ClientAccess::Specialize(client->client, std::move(request), &response)) {
-      return FromError(*e);
-    }
-    *out = MakeArtifact(std::move(*response.mutable_artifact()));
-    return Ok();
+    return Specialize("coop_client_specialize", client, spec, COOP_FORMAT_LTOIR, out);
+  });
+}
+
+coop_status coop_client_specialize_formats(coop_client_t* client, const coop_spec_t* spec,
+                                           unsigned formats, coop_artifact_t** out) {
+  return Guard("coop_client_specialize_formats", [&] {
+    return Specialize("coop_client_specialize_formats", client, spec, formats, out);
   });
 }
 
 coop_status coop_client_specialize_bundle(coop_client_t* client, const coop_spec_t* const* specs,
                                           size_t count, coop_artifact_t** out) {
   return Guard("coop_client_specialize_bundle", [&] {
-    const char* function = "coop_client_specialize_bundle";
-    if (!ClearOut(out)) return Null(function, "out");
-    if (client == nullptr) return Null(function, "client");
-    if (specs == nullptr && count != 0) return Null(function, "specs");
-    coop::v1::SpecializeBundleRequest request;
-    for (size_t i = 0; i < count; ++i) {
-      if (specs[i] == nullptr) {
-        return Null(function, ("specs[" + std::to_string(i) + "]").c_str());
-      }
-      *request.add_specs() = specs[i]->proto;
-    }
-    coop::v1::SpecializeResponse response;
-    if (auto e =
-            coop::ClientAccess::SpecializeBundle(client->client, std::move(request), &response)) {
-      return FromError(*e);
-    }
-    *out = MakeArtifact(std::move(*response.mutable_artifact()));
-    return Ok();
+    return SpecializeBundle("coop_client_specialize_bundle", client, specs, count,
+                            COOP_FORMAT_LTOIR, out);
+  });
+}
+
+coop_status coop_client_specialize_bundle_formats(coop_client_t* client,
+                                                  const coop_spec_t* const* specs, size_t count,
+                                                  unsigned formats, coop_artifact_t** out) {
+  return Guard("coop_client_specialize_bundle_formats", [&] {
+    return SpecializeBundle("coop_client_specialize_bundle_formats", client, specs, count, formats,
+                            out);
   });
 }
 
@@ -635,8 +684,19 @@ void coop_artifact_destroy(coop_artifact_t* artifact) {
 }
 
 const void* coop_artifact_ltoir(const coop_artifact_t* artifact, size_t* size) {
-  if (artifact == nullptr) return nullptr;
+  if (size != nullptr) *size = 0;
+  if (artifact == nullptr || artifact->proto.ltoir().empty()) return nullptr;
   return Bytes(artifact->proto.ltoir(), size);
+}
+
+const void* coop_artifact_bitcode(const coop_artifact_t* artifact, size_t* size) {
+  if (size != nullptr) *size = 0;
+  if (artifact == nullptr || artifact->proto.bitcode().data().empty()) return nullptr;
+  return Bytes(artifact->proto.bitcode().data(), size);
+}
+
+const char* coop_artifact_bitcode_key(const coop_artifact_t* artifact) {
+  return artifact == nullptr ? nullptr : artifact->proto.bitcode().key().c_str();
 }
 
 const char* coop_artifact_key(const coop_artifact_t* artifact) {
@@ -729,6 +789,14 @@ const void* coop_artifact_link_input_ltoir(const coop_artifact_t* artifact, size
   if (size != nullptr) *size = 0;
   if (artifact == nullptr || !InRange(artifact->proto.link_inputs(), input)) return nullptr;
   return Bytes(artifact->proto.link_inputs(static_cast<int>(input)).ltoir(), size);
+}
+
+const void* coop_artifact_link_input_bitcode(const coop_artifact_t* artifact, size_t input,
+                                             size_t* size) {
+  if (size != nullptr) *size = 0;
+  if (artifact == nullptr || !InRange(artifact->proto.link_inputs(), input)) return nullptr;
+  const std::string& bitcode = artifact->proto.link_inputs(static_cast<int>(input)).bitcode();
+  return bitcode.empty() ? nullptr : Bytes(bitcode, size);
 }
 
 // ---- Link -----------------------------------------------------------------------------------

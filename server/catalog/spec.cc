@@ -126,6 +126,16 @@ std::string_view CallingConventionName(coop::v1::CallingConvention cc) {
   }
 }
 
+std::vector<std::string> ArchNames(const std::vector<int>& supported_archs) {
+  std::vector<std::string> out;
+  for (int a : supported_archs) {
+    out.push_back(StrCat("sm_", a));
+    // Arch-specific feature sets exist from sm_90 on; NVRTC, nvJitLink and clang take them.
+    if (a >= 90) out.push_back(StrCat("sm_", a, "a"));
+  }
+  return out;
+}
+
 absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const TargetInfo& target) {
   const Family* fam = FindFamily(in.family());
   if (fam == nullptr) {
@@ -364,21 +374,13 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
 
   // arch
   {
-    std::string allowed =
-        JoinMapped(target.supported_archs, [](int a) { return StrCat("sm_", a); });
-    const std::string& arch = in.arch();
-    int number = -1;
-    if (arch.size() > 3 && arch.rfind("sm_", 0) == 0 &&
-        std::all_of(arch.begin() + 3, arch.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
-        arch.size() <= 6) {
-      number = std::stoi(arch.substr(3));
+    const std::vector<std::string> allowed = ArchNames(target.supported_archs);
+    if (std::find(allowed.begin(), allowed.end(), in.arch()) == allowed.end()) {
+      return Invalid(ctx,
+                     StrCat("arch must be one of ", StrJoin(allowed, ", "),
+                            " (the architectures this NVRTC supports); got ", Quote(in.arch())));
     }
-    if (number < 0 || std::find(target.supported_archs.begin(), target.supported_archs.end(),
-                                number) == target.supported_archs.end()) {
-      return Invalid(ctx, StrCat("arch must be one of ", allowed,
-                                 " (the architectures this NVRTC supports); got ", Quote(arch)));
-    }
-    out.set_arch(StrCat("sm_", number));
+    out.set_arch(in.arch());
   }
 
   // calling convention
@@ -507,7 +509,7 @@ coop::v1::CatalogResponse Catalog(const TargetInfo& target) {
     pk->set_signature(std::string(k.signature));
     for (const auto& b : k.builtins) pk->add_builtins(std::string(b));
   }
-  for (int a : target.supported_archs) out.add_archs(StrCat("sm_", a));
+  for (const auto& a : ArchNames(target.supported_archs)) out.add_archs(a);
   out.add_calling_conventions("c");
   out.add_calling_conventions("numba");
   return out;

@@ -64,6 +64,11 @@ struct TargetInfo {
 // ("cub/block/block_topk.cuh").
 std::vector<std::string> OptionalCcclHeaders();
 
+// The arch names Canonicalize() accepts, in order: "sm_N" for each of `supported_archs`, and
+// for N >= 90 also "sm_Na", the arch-specific feature set (sm_90a: what CuTe DSL kernels for an
+// H100/H200 target). sm_90 and sm_90a are different specs (different keys and symbols).
+std::vector<std::string> ArchNames(const std::vector<int>& supported_archs);
+
 // Validates `in` and returns the canonical spec, or INVALID_ARGUMENT naming the field, the value
 // received and the values allowed, e.g.
 //   block_reduce: items_per_thread must be 1..64, got 0

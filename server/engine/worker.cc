@@ -9,6 +9,7 @@
 
 #include "coop/v1/worker.pb.h"
 #include "device/embedded_headers.h"
+#include "server/engine/bitcode.h"
 #include "server/engine/compiler.h"
 #include "server/engine/framing.h"
 
@@ -32,8 +33,34 @@ void Fail(wv1::Reply* reply, const absl::Status& s) {
   reply->set_message(message);
 }
 
+void CompileBitcode(const wv1::CompileJob& job, wv1::Reply* reply) {
+  BitcodeJob b;
+  b.clang = job.clang().program();
+  b.identity = job.clang().identity();
+  b.workspace = job.clang().workspace();
+  b.source = job.source();
+  b.arch = job.arch();
+  b.options.assign(job.options().begin(), job.options().end());
+  b.entries.assign(job.entries().begin(), job.entries().end());
+  for (const auto& q : job.layouts()) b.layouts.push_back({q.bytes_symbol(), q.align_symbol()});
+  b.pch = job.pch();
+  auto out = CompileToBitcode(b);
+  if (!out.ok()) return Fail(reply, out.status());
+  for (const Layout& l : out->layouts) {
+    auto* pb = reply->add_layouts();
+    pb->set_bytes(l.bytes);
+    pb->set_align(l.align);
+  }
+  for (auto& name : out->internalized) reply->add_internalized(std::move(name));
+  reply->set_bitcode(std::move(out->bitcode));
+  reply->set_log(out->log);
+  reply->set_compile_ms(out->compile_ms);
+  reply->set_pch_status(out->pch_status);
+}
+
 void Compile(const std::vector<EmbeddedHeader>& headers, const wv1::CompileJob& job,
              wv1::Reply* reply) {
+  if (job.backend() == wv1::CompileJob::CLANG) return CompileBitcode(job, reply);
   CompileSettings settings;
   settings.pch = job.pch();
   if (job.pch_heap_bytes() > 0) settings.pch_heap_bytes = job.pch_heap_bytes();

@@ -1,8 +1,9 @@
 // worker.h: the compile-worker process (coopd re-executed with --worker-fd N).
 //
-// A worker reads Requests (worker.proto) from its fd, compiles with NVRTC or links with
-// nvJitLink, and writes one Reply per Request. It keeps NVRTC's automatic PCH warm across
-// requests, which is the reason workers are long-lived. It exits when the fd closes and dies
+// A worker reads Requests (worker.proto) from its fd, compiles with NVRTC (or, for bitcode, runs
+// clang as a child process: engine/bitcode.h) or links with nvJitLink, and writes one Reply per
+// Request. It keeps NVRTC's automatic PCH warm across requests, which is the reason workers are
+// long-lived. It exits when the fd closes and dies
 // with the daemon (PR_SET_PDEATHSIG).
 #pragma once
 

@@ -289,7 +289,11 @@ void WorkerPool::SlotLoop(int index) {
       Slot& slot = slots_[static_cast<size_t>(index)];
       slot.busy = false;
       ++slot.jobs;
-      if (result.ok() && job.request.has_compile() && slot.pid != 0) slot.affinity = job.affinity;
+      // A clang job leaves the worker's NVRTC PCH as it was (clang's is the daemon's, shared).
+      if (result.ok() && job.request.has_compile() &&
+          job.request.compile().backend() == coop::worker::v1::CompileJob::NVRTC && slot.pid != 0) {
+        slot.affinity = job.affinity;
+      }
     }
     cv_.notify_all();
     job.done(std::move(result));

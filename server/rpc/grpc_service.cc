@@ -82,7 +82,8 @@ grpc::ServerUnaryReactor* CoopService::Specialize(grpc::CallbackServerContext* c
                                                   const coop::v1::SpecializeRequest* request,
                                                   coop::v1::SpecializeResponse* response) {
   return Accept(context, [this, request, response](uint64_t id, Finish finish) {
-    service_->Specialize({request->spec()}, /*bundle=*/false, id,
+    const std::vector<int> formats(request->formats().begin(), request->formats().end());
+    service_->Specialize({request->spec()}, /*bundle=*/false, formats, id,
                          [response, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
                            if (artifact.ok()) *response->mutable_artifact() = std::move(*artifact);
                            finish(artifact.status());
@@ -95,7 +96,8 @@ grpc::ServerUnaryReactor* CoopService::SpecializeBundle(
     coop::v1::SpecializeResponse* response) {
   return Accept(context, [this, request, response](uint64_t id, Finish finish) {
     std::vector<coop::v1::PrimitiveSpec> specs(request->specs().begin(), request->specs().end());
-    service_->Specialize(specs, /*bundle=*/true, id,
+    const std::vector<int> formats(request->formats().begin(), request->formats().end());
+    service_->Specialize(specs, /*bundle=*/true, formats, id,
                          [response, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
                            if (artifact.ok()) *response->mutable_artifact() = std::move(*artifact);
                            finish(artifact.status());
@@ -122,8 +124,10 @@ grpc::ServerUnaryReactor* CoopService::Plan(grpc::CallbackServerContext* context
 grpc::ServerUnaryReactor* CoopService::Explain(grpc::CallbackServerContext* context,
                                                const coop::v1::SpecializeRequest* request,
                                                coop::v1::ExplainResponse* response) {
-  return AcceptSync(context, response,
-                    [this, request] { return service_->Explain(request->spec()); });
+  return AcceptSync(context, response, [this, request] {
+    const std::vector<int> formats(request->formats().begin(), request->formats().end());
+    return service_->Explain(request->spec(), formats);
+  });
 }
 
 grpc::ServerUnaryReactor* CoopService::ResetStats(grpc::CallbackServerContext* context,
@@ -164,7 +168,7 @@ grpc::ServerUnaryReactor* CoopService::Catalog(grpc::CallbackServerContext* cont
                                                const coop::v1::CatalogRequest* /*request*/,
                                                coop::v1::CatalogResponse* response) {
   auto* reactor = context->DefaultReactor();
-  *response = coopd::Catalog(service_->toolchain().Target());
+  *response = service_->Catalog();
   context->AddTrailingMetadata("coopd-status", "server");
   reactor->Finish(grpc::Status::OK);
   return reactor;

@@ -20,6 +20,7 @@
 #include "coop/paths.h"
 #include "server/cache/memory_cache.h"
 #include "server/cache/sqlite_cache.h"
+#include "server/engine/bitcode.h"
 #include "server/engine/worker_pool.h"
 #include "server/rpc/grpc_service.h"
 #include "server/util/strings.h"
@@ -28,7 +29,7 @@ namespace coopd {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: coopd [--socket PATH] [--cache-dir DIR] [--cccl-include DIR]\n"
+    "usage: coopd [--socket PATH] [--cache-dir DIR] [--cccl-include DIR] [--clang PATH]\n"
     "             [--workers N] [--compile-timeout SECONDS] [--worker-memory-mb N]\n"
     "             [--prewarm ARCHS] [--memory-cache-mb N] [--cache-max-mb N] [--no-pch]\n"
     "             [--shutdown-grace SECONDS] [--log-level LEVEL]\n"
@@ -42,6 +43,9 @@ constexpr char kUsage[] =
     "                       default $XDG_CACHE_HOME/coopd or ~/.cache/coopd)\n"
     "  --cccl-include DIR   CCCL headers root (env COOPD_CCCL_INCLUDE;\n"
     "                       default $CUDA_HOME/include/cccl or /usr/local/cuda/include/cccl)\n"
+    "  --clang PATH         clang for LLVM bitcode artifacts, a path or a name on PATH (env\n"
+    "                       COOPD_CLANG; default clang++-22, Debian's clang-22 package). Without\n"
+    "                       it coopd serves LTO-IR only\n"
     "  --memory-cache-mb N  in-memory cache budget in MiB (env COOPD_MEMORY_CACHE_MB; default "
     "256)\n"
     "  --cache-max-mb N     disk cache budget in MiB; least recently used entries are evicted\n"
@@ -113,6 +117,7 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
   config->socket_path = coop::DefaultSocketPath();
   config->cache_dir = DefaultCacheDir();
   config->cccl_include = EnvOr("COOPD_CCCL_INCLUDE", "");
+  config->clang = EnvOr("COOPD_CLANG", config->clang);
   config->log_level = EnvOr("COOPD_LOG_LEVEL", "info");
   // Numeric settings: value and where it came from, for error messages.
   struct Setting {
@@ -153,6 +158,9 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
     } else if (arg == "--cccl-include") {
       if (!(v = value("--cccl-include")).ok()) return v.status();
       config->cccl_include = *v;
+    } else if (arg == "--clang") {
+      if (!(v = value("--clang")).ok()) return v.status();
+      config->clang = *v;
     } else if (arg == "--memory-cache-mb" || arg == "--workers" || arg == "--compile-timeout" ||
                arg == "--worker-memory-mb" || arg == "--prewarm" || arg == "--cache-max-mb" ||
                arg == "--shutdown-grace") {
@@ -274,6 +282,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
 
   ToolchainOptions tc_options;
   tc_options.cccl_include = config.cccl_include;
+  tc_options.clang = config.clang;
   {
     std::error_code ec;
     std::filesystem::create_directories(config.cache_dir, ec);
@@ -290,6 +299,20 @@ absl::Status RunDaemon(const DaemonConfig& config) {
       toolchain->headers_total,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - probe_start)
           .count());
+  // The bitcode backend is optional: without clang, bitcode requests get FAILED_PRECONDITION.
+  std::unique_ptr<ClangWorkspace> clang_workspace;
+  if (toolchain->clang.available()) {
+    auto ws = ClangWorkspace::Create(toolchain->device_headers);
+    if (ws.ok()) {
+      clang_workspace = std::move(*ws);
+      spdlog::info("bitcode: {} (workspace {})", toolchain->clang.Identity(),
+                   clang_workspace->path());
+    } else {
+      spdlog::error("bitcode unavailable: {}", std::string(ws.status().message()));
+    }
+  } else {
+    spdlog::info("bitcode unavailable (LTO-IR only): {}", toolchain->clang.UnavailableMessage());
+  }
 
   SqliteCacheOptions disk_options;
   disk_options.dir = config.cache_dir;
@@ -329,6 +352,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   ServiceOptions options;
   options.compile.pch = config.pch;
   options.cache_path = cache_path;
+  if (clang_workspace) options.clang_workspace = clang_workspace->path();
   Service service(std::move(*toolchain), std::move(cache), disk_tier, &pool, options);
   Executor executor(config.executor_threads);
   Executor maintenance(2);  // purge, verify, vacuum: never on the request threads

@@ -11,9 +11,10 @@
 namespace coopd {
 
 struct DaemonConfig {
-  std::string socket_path;   // default: coop::DefaultSocketPath()
-  std::string cache_dir;     // default: DefaultCacheDir()
-  std::string cccl_include;  // default: DefaultCcclInclude()
+  std::string socket_path;           // default: coop::DefaultSocketPath()
+  std::string cache_dir;             // default: DefaultCacheDir()
+  std::string cccl_include;          // default: DefaultCcclInclude()
+  std::string clang = "clang++-22";  // the bitcode backend: a path or a name on PATH
   uint64_t memory_cache_bytes = uint64_t{256} << 20;
   uint64_t disk_cache_bytes = uint64_t{5} << 30;  // disk tier budget
   int executor_threads = 8;

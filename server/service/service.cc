@@ -9,6 +9,7 @@
 #include "server/catalog/spec.h"
 #include "server/catalog/user_op.h"
 #include "server/plan/planner.h"
+#include "server/engine/bitcode.h"
 #include "server/util/sha256.h"
 #include "server/util/strings.h"
 
@@ -47,6 +48,80 @@ void FillToolchain(const Toolchain& tc, coop::v1::Toolchain* out) {
   out->set_nvjitlink_version(tc.NvJitLinkVersion());
   out->set_cccl_version(tc.cccl_version);
   out->set_header_digest(tc.header_digest);
+}
+
+EntryMeta PrimitiveMeta(const std::vector<PrimitiveSpec>& specs, const KeyComponents& key) {
+  return EntryMeta{specs.size() == 1 ? specs[0].family() : "bundle",
+                   specs.size() == 1 ? specs[0].dtype() : "", specs[0].arch(), key.RequestDigest(),
+                   key.ToProto().SerializeAsString()};
+}
+
+// Makes `a` describe the bitcode clang's `reply` holds (stored under `key`): the artifact's own
+// key, compile time, log and PCH outcome are the bitcode's, and so is its one format.
+void DescribeBitcode(const std::string& key, const wv1::Reply& reply, const std::string& clang,
+                     Artifact* a) {
+  a->set_key(key);
+  a->set_compile_ms(reply.compile_ms());
+  a->set_compile_log(reply.log());
+  a->set_pch_status(reply.pch_status());
+  a->clear_formats();
+  a->add_formats(coop::v1::FORMAT_BITCODE);
+  a->mutable_toolchain()->set_clang_version(clang);
+  auto* module = a->mutable_bitcode();
+  module->set_key(key);
+  module->set_compile_ms(reply.compile_ms());
+  module->set_compile_log(reply.log());
+  module->set_pch_status(reply.pch_status());
+}
+
+// Gathers two results that arrive on any threads, in any order, then calls `done` once with both
+// (on the thread that delivered the second).
+template <class A, class B>
+std::pair<std::function<void(absl::StatusOr<A>)>, std::function<void(absl::StatusOr<B>)>> Gather2(
+    std::function<void(absl::StatusOr<A>, absl::StatusOr<B>)> done) {
+  struct State {
+    std::mutex mu;
+    std::optional<absl::StatusOr<A>> a;
+    std::optional<absl::StatusOr<B>> b;
+    std::function<void(absl::StatusOr<A>, absl::StatusOr<B>)> done;
+  };
+  auto state = std::make_shared<State>();
+  state->done = std::move(done);
+  // Runs `done` when both are in, outside the lock (once both are set, nothing writes them).
+  auto settle = [](const std::shared_ptr<State>& st, std::unique_lock<std::mutex> lock) {
+    if (!st->a || !st->b) return;
+    lock.unlock();
+    st->done(std::move(*st->a), std::move(*st->b));
+  };
+  auto first = [state, settle](absl::StatusOr<A> a) {
+    std::unique_lock<std::mutex> lock(state->mu);
+    state->a = std::move(a);
+    settle(state, std::move(lock));
+  };
+  auto second = [state, settle](absl::StatusOr<B> b) {
+    std::unique_lock<std::mutex> lock(state->mu);
+    state->b = std::move(b);
+    settle(state, std::move(lock));
+  };
+  return {first, second};
+}
+
+// One reply carrying both formats: the LTO-IR artifact, plus the bitcode module and the
+// operators' bitcode of the bitcode artifact (everything else is the same in both).
+Artifact MergeFormats(Artifact ltoir, Artifact bitcode) {
+  *ltoir.mutable_bitcode() = std::move(*bitcode.mutable_bitcode());
+  ltoir.mutable_toolchain()->set_clang_version(bitcode.toolchain().clang_version());
+  ltoir.clear_formats();
+  ltoir.add_formats(coop::v1::FORMAT_LTOIR);
+  ltoir.add_formats(coop::v1::FORMAT_BITCODE);
+  for (auto& in : *ltoir.mutable_link_inputs()) {
+    for (const auto& b : bitcode.link_inputs()) {
+      if (b.symbol() != in.symbol()) continue;
+      in.set_bitcode_key(b.bitcode_key());
+      in.set_bitcode(b.bitcode());
+    }
+  }
+  return ltoir;
 }
 
 bool IsHexKey(const std::string& k) {
@@ -95,42 +170,129 @@ absl::StatusOr<std::vector<PrimitiveSpec>> Service::Validate(const std::vector<P
   return out;
 }
 
-std::optional<Artifact> Service::LookupArtifact(const std::string& key) {
+std::optional<Artifact> Service::LookupArtifact(const std::string& key,
+                                                std::optional<coop::v1::Format> expected) {
   auto hit = cache_->Get(key);
   if (!hit) return std::nullopt;
   Artifact artifact;
-  // A value that does not parse, or names another key, is never served: recompile instead.
-  if (!artifact.ParseFromString(hit->value.meta) || artifact.key() != key ||
-      hit->value.blob.empty()) {
+  // A value that does not parse, names another key, or holds another format than the key's is
+  // never served: recompile instead.
+  const bool bitcode = artifact.ParseFromString(hit->value.meta) && artifact.has_bitcode();
+  if (artifact.key() != key || hit->value.blob.empty() ||
+      (bitcode && artifact.bitcode().key() != key) ||
+      (expected && bitcode != (*expected == coop::v1::FORMAT_BITCODE))) {
     spdlog::warn("cache value for {} is not its artifact; ignoring it", key.substr(0, 16));
     return std::nullopt;
   }
-  artifact.set_ltoir(std::move(hit->value.blob));
+  coop::v1::Origin origin = coop::v1::ORIGIN_REMOTE;
   switch (hit->origin) {
     case CacheOrigin::kMemory:
       ++memory_hits_;
-      artifact.set_origin(coop::v1::ORIGIN_MEMORY);
+      origin = coop::v1::ORIGIN_MEMORY;
       break;
     case CacheOrigin::kDisk:
       ++disk_hits_;
-      artifact.set_origin(coop::v1::ORIGIN_DISK);
+      origin = coop::v1::ORIGIN_DISK;
       break;
     case CacheOrigin::kRemote:
-      artifact.set_origin(coop::v1::ORIGIN_REMOTE);
       break;
+  }
+  artifact.set_origin(origin);
+  if (bitcode) {
+    artifact.mutable_bitcode()->set_data(std::move(hit->value.blob));
+    artifact.mutable_bitcode()->set_origin(origin);
+  } else {
+    artifact.set_ltoir(std::move(hit->value.blob));
   }
   return artifact;
 }
 
+void Service::Fetch(const std::string& key, coop::v1::Format format, const std::string& description,
+                    uint64_t request_id, ArtifactDone done, const std::function<void()>& start) {
+  if (auto artifact = LookupArtifact(key, format)) {
+    spdlog::info("[req {}] {} hit ({}) key {}", request_id, description,
+                 artifact->origin() == coop::v1::ORIGIN_MEMORY ? "memory" : "disk",
+                 key.substr(0, 16));
+    return done(std::move(*artifact));
+  }
+  ++misses_;
+  auto joined = compiles_in_flight_.Join(
+      key, [done = std::move(done)](const absl::StatusOr<Artifact>& result) { done(result); },
+      [&]() { return LookupArtifact(key, format); });
+  if (joined == SingleFlight<Artifact>::Joined::kWaiter) {
+    spdlog::info("[req {}] joined the compile in flight for key {}", request_id, key.substr(0, 16));
+  } else if (joined == SingleFlight<Artifact>::Joined::kLeader) {
+    start();
+  }
+}
+
+absl::StatusOr<Service::Formats> Service::CheckFormats(const std::vector<int>& formats,
+                                                       const std::vector<PrimitiveSpec>& specs,
+                                                       bool bundle) const {
+  Formats out;
+  for (size_t i = 0; i < formats.size(); ++i) {
+    const int f = formats[i];
+    if (f != coop::v1::FORMAT_LTOIR && f != coop::v1::FORMAT_BITCODE) {
+      return absl::InvalidArgumentError(
+          StrCat("formats[", i, "] must be FORMAT_LTOIR or FORMAT_BITCODE, got ",
+                 f == coop::v1::FORMAT_UNSPECIFIED ? std::string("FORMAT_UNSPECIFIED")
+                                                   : StrCat("the unknown value ", f)));
+    }
+    bool& seen = f == coop::v1::FORMAT_LTOIR ? out.ltoir : out.bitcode;
+    if (seen) {
+      return absl::InvalidArgumentError(
+          StrCat("formats[", i, "] names ", coop::v1::Format_Name(f), " a second time"));
+    }
+    seen = true;
+  }
+  if (formats.empty()) out.ltoir = true;
+  if (!out.bitcode) return out;
+  if (!toolchain_.clang.available()) {
+    return absl::FailedPreconditionError(toolchain_.clang.UnavailableMessage());
+  }
+  if (options_.clang_workspace.empty()) {
+    return absl::FailedPreconditionError(
+        "bitcode: coopd could not create its clang workspace in $TMPDIR (its log says why)");
+  }
+  const std::vector<std::string> archs = BitcodeArchs(toolchain_);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const PrimitiveSpec& s = specs[i];
+    const std::string where = StrCat(bundle ? StrCat("specs[", i, "]: ") : "", s.family(), ": ");
+    if (std::find(archs.begin(), archs.end(), s.arch()) == archs.end()) {
+      return absl::InvalidArgumentError(
+          StrCat(where, "arch for FORMAT_BITCODE must be one of ", StrJoin(archs, ", "),
+                 " (the architectures both NVRTC and ", toolchain_.clang.version,
+                 " support); got \"", s.arch(), "\""));
+    }
+    for (const auto& [field, op] :
+         {std::pair<const char*, const coop::v1::UserOperator*>{
+              "op.user.ltoir", s.op().has_user() ? &s.op().user() : nullptr},
+          {"prefix_callback.ltoir", s.has_prefix_callback() ? &s.prefix_callback() : nullptr}}) {
+      if (op != nullptr && !UserOperatorIsSource(*op)) {
+        return absl::InvalidArgumentError(
+            StrCat(where, field,
+                   ": FORMAT_BITCODE cannot use an operator given as LTO-IR (clang cannot link "
+                   "it); give its CUDA source instead, which coopd compiles with both compilers"));
+      }
+    }
+  }
+  return out;
+}
+
 void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool bundle,
-                         uint64_t request_id, ArtifactDone done) {
+                         const std::vector<int>& request_formats, uint64_t request_id,
+                         ArtifactDone done) {
   ++requests_;
   if (bundle) ++bundles_;
   auto specs = Validate(request_specs, bundle);
-  if (!specs.ok()) {
-    ++invalid_;
-    spdlog::info("[req {}] invalid request: {}", request_id, std::string(specs.status().message()));
-    return done(specs.status());
+  absl::StatusOr<Formats> formats =
+      specs.ok() ? CheckFormats(request_formats, *specs, bundle) : specs.status();
+  if (!formats.ok()) {
+    // As before bitcode: every refused spec counts; a missing clang is not the request's fault.
+    if (!specs.ok() || formats.status().code() == absl::StatusCode::kInvalidArgument) ++invalid_;
+    spdlog::info("[req {}] invalid request: {}", request_id,
+                 std::string(formats.status().message()));
+    return done(formats.status());
   }
   // User operators come first: each distinct one given as source is compiled once and cached
   // under its own key; LTO-IR is taken as given (the primitive's layout query links it).
@@ -153,19 +315,19 @@ void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool b
                      StrCat(bundle ? StrCat("specs[", i, "]: ") : "", s.family())});
     }
   }
-  if (ops.empty()) return SpecializeResolved(*specs, {}, request_id, std::move(done));
-  ResolveOperators(std::move(ops), request_id,
-                   [this, specs = *specs, request_id, done = std::move(done)](
+  if (ops.empty()) return SpecializeResolved(*specs, {}, *formats, request_id, std::move(done));
+  ResolveOperators(std::move(ops), formats->bitcode, request_id,
+                   [this, specs = *specs, formats = *formats, request_id, done = std::move(done)](
                        absl::StatusOr<std::vector<coop::v1::ArtifactLinkInput>> inputs) mutable {
                      if (!inputs.ok()) {
                        ++invalid_;
                        return done(inputs.status());
                      }
-                     SpecializeResolved(specs, *inputs, request_id, std::move(done));
+                     SpecializeResolved(specs, *inputs, formats, request_id, std::move(done));
                    });
 }
 
-void Service::ResolveOperators(std::vector<PendingOperator> ops, uint64_t request_id,
+void Service::ResolveOperators(std::vector<PendingOperator> ops, bool bitcode, uint64_t request_id,
                                OperatorsDone done) {
   struct Gather {
     std::mutex mu;
@@ -175,17 +337,24 @@ void Service::ResolveOperators(std::vector<PendingOperator> ops, uint64_t reques
     OperatorsDone done;
   };
   auto gather = std::make_shared<Gather>();
-  gather->remaining = ops.size();
+  // One delivery per operator and format; a bitcode request also compiles each operator with
+  // clang (LTO-IR operators were refused by CheckFormats).
+  gather->remaining = ops.size() * (bitcode ? 2 : 1);
   gather->inputs.resize(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) gather->inputs[i].set_symbol(ops[i].symbol);
   gather->done = std::move(done);
-  auto finish = [gather](size_t i, absl::StatusOr<coop::v1::ArtifactLinkInput> input) {
+  auto finish = [gather](size_t i, const absl::StatusOr<Artifact>& compiled) {
     OperatorsDone done;
     {
       std::lock_guard<std::mutex> lock(gather->mu);
-      if (input.ok()) {
-        gather->inputs[i] = std::move(*input);
-      } else if (gather->status.ok()) {
-        gather->status = input.status();
+      if (!compiled.ok()) {
+        if (gather->status.ok()) gather->status = compiled.status();
+      } else if (compiled->has_bitcode()) {
+        gather->inputs[i].set_bitcode_key(compiled->bitcode().key());
+        gather->inputs[i].set_bitcode(compiled->bitcode().data());
+      } else {
+        gather->inputs[i].set_key(compiled->key());
+        gather->inputs[i].set_ltoir(compiled->ltoir());
       }
       if (--gather->remaining > 0) return;
       done = std::move(gather->done);
@@ -195,42 +364,44 @@ void Service::ResolveOperators(std::vector<PendingOperator> ops, uint64_t reques
   };
   for (size_t i = 0; i < ops.size(); ++i) {
     const PendingOperator& op = ops[i];
-    coop::v1::ArtifactLinkInput input;
-    input.set_symbol(op.symbol);
     if (!UserOperatorIsSource(op.resolved)) {
-      input.set_ltoir(op.request.ltoir());
-      finish(i, std::move(input));
+      Artifact given;  // the frontend's LTO-IR, as given
+      given.set_ltoir(op.request.ltoir());
+      finish(i, given);
       continue;
     }
     const std::string unit = RenderOperatorUnit(op.request, op.resolved);
+    const std::string encoding = OperatorEncoding(op.resolved, op.arch);
+    const std::string description = StrCat("operator ", op.resolved.name(), " for ", op.arch);
     const std::vector<std::string> options = SemanticOptions(toolchain_, op.arch);
-    const KeyComponents key =
-        ComputeKey(OperatorEncoding(op.resolved, op.arch), unit, options, toolchain_);
-    auto deliver = [finish, i, symbol = op.symbol](const absl::StatusOr<Artifact>& compiled) {
-      if (!compiled.ok()) return finish(i, compiled.status());
-      coop::v1::ArtifactLinkInput in;
-      in.set_symbol(symbol);
-      in.set_key(compiled->key());
-      in.set_ltoir(compiled->ltoir());
-      finish(i, std::move(in));
-    };
-    if (auto hit = LookupArtifact(key.key)) {
-      deliver(*hit);
-      continue;
-    }
-    ++misses_;
-    auto joined =
-        compiles_in_flight_.Join(key.key, deliver, [&]() { return LookupArtifact(key.key); });
-    if (joined == SingleFlight<Artifact>::Joined::kLeader) {
-      StartOperatorCompile(op, unit, options, key, request_id);
-    }
+    const KeyComponents key = ComputeKey(encoding, unit, options, toolchain_);
+    Fetch(
+        key.key, coop::v1::FORMAT_LTOIR, description, request_id,
+        [finish, i](absl::StatusOr<Artifact> a) { finish(i, a); },
+        [&] { StartOperatorCompile(op, unit, options, key, request_id); });
+    if (!bitcode) continue;
+    const std::vector<std::string> clang_options = ClangSemanticOptions(toolchain_, op.arch);
+    const KeyComponents bkey =
+        ComputeBitcodeKey(encoding, unit, clang_options, ClangAssembleOptions(op.arch), toolchain_);
+    Fetch(
+        bkey.key, coop::v1::FORMAT_BITCODE, description + " (bitcode)", request_id,
+        [finish, i](absl::StatusOr<Artifact> a) { finish(i, a); },
+        [&] { StartOperatorCompile(op, unit, clang_options, bkey, request_id); });
   }
+}
+
+void Service::FillClangJob(coop::worker::v1::CompileJob* job) const {
+  job->set_backend(wv1::CompileJob::CLANG);
+  job->mutable_clang()->set_program(toolchain_.clang.path);
+  job->mutable_clang()->set_identity(toolchain_.clang.Identity());
+  job->mutable_clang()->set_workspace(options_.clang_workspace);
 }
 
 void Service::StartOperatorCompile(const PendingOperator& op, const std::string& unit,
                                    const std::vector<std::string>& options,
                                    const KeyComponents& components, uint64_t request_id) {
   const std::string key = components.key;
+  const bool bitcode = components.format == "bitcode";
   EntryMeta meta{"operator", op.resolved.operand_dtypes(0), op.arch, components.RequestDigest(),
                  components.ToProto().SerializeAsString()};
   wv1::Request request;
@@ -241,27 +412,35 @@ void Service::StartOperatorCompile(const PendingOperator& op, const std::string&
   // the worker's warm prelude PCH. Operators compile in well under a second without one.
   job->set_pch(false);
   job->set_arch(op.arch);
-  const std::string description = StrCat("operator ", op.resolved.name(), " for ", op.arch);
+  if (bitcode) {
+    FillClangJob(job);
+    job->add_entries(op.symbol);
+  }
+  const std::string description =
+      StrCat("operator ", op.resolved.name(), " for ", op.arch, bitcode ? " (bitcode)" : "");
   spdlog::info("[req {}] compiling {} key {}", request_id, description, key.substr(0, 16));
   pool_->Submit(
-      std::move(request), StrJoin(options, " ") + " operator", description,
-      [this, op, unit, key, meta, request_id, description](absl::StatusOr<wv1::Reply> reply) {
+      std::move(request), bitcode ? "" : StrJoin(options, " ") + " operator", description,
+      [this, op, unit, key, meta, bitcode, request_id,
+       description](absl::StatusOr<wv1::Reply> reply) {
         if (!reply.ok()) {
           absl::Status s = reply.status();
-          // NVRTC's verdict on the frontend's source is the caller's to fix; the log's line
-          // numbers are the source's own (the unit puts it under #line 1 "<name>.cu").
+          // The compiler's verdict on the frontend's source is the caller's to fix; the log's
+          // line numbers are the source's own (the unit puts it under #line 1 "<name>.cu").
           if (s.code() == absl::StatusCode::kInternal || s.code() == absl::StatusCode::kUnknown) {
-            s = absl::InvalidArgumentError(StrCat(op.context, ": op.user.source (",
-                                                  op.resolved.name(), ") does not compile for ",
-                                                  op.arch, ":\n", s.message()));
+            s = absl::InvalidArgumentError(
+                StrCat(op.context, ": op.user.source (", op.resolved.name(), ") does not compile",
+                       bitcode ? " with clang" : "", " for ", op.arch, ":\n", s.message()));
           }
           spdlog::info("[req {}] {} failed: {}", request_id, description, std::string(s.message()));
           return compiles_in_flight_.Complete(key, s);
         }
         ++compiles_;
+        if (bitcode) ++bitcode_compiles_;
         compile_us_total_ += static_cast<uint64_t>(reply->compile_ms() * 1000);
-        spdlog::info("[req {}] compiled {} in {:.0f} ms ({} bytes LTO-IR)", request_id, description,
-                     reply->compile_ms(), reply->ltoir().size());
+        spdlog::info("[req {}] compiled {} in {:.0f} ms ({} bytes {})", request_id, description,
+                     reply->compile_ms(), bitcode ? reply->bitcode().size() : reply->ltoir().size(),
+                     bitcode ? "bitcode" : "LTO-IR");
         Artifact artifact;
         artifact.set_key(key);
         artifact.set_arch(op.arch);
@@ -270,10 +449,21 @@ void Service::StartOperatorCompile(const PendingOperator& op, const std::string&
         artifact.set_compile_log(reply->log());
         artifact.set_source(unit);
         CacheValue value;
-        value.blob = reply->ltoir();
+        if (bitcode) {
+          DescribeBitcode(key, *reply, toolchain_.clang.Identity(), &artifact);
+          value.blob = reply->bitcode();
+        } else {
+          artifact.add_formats(coop::v1::FORMAT_LTOIR);
+          value.blob = reply->ltoir();
+        }
         value.meta = artifact.SerializeAsString();
         cache_->Put(key, value, meta);
-        artifact.set_ltoir(std::move(value.blob));
+        if (bitcode) {
+          artifact.mutable_bitcode()->set_data(std::move(value.blob));
+          artifact.mutable_bitcode()->set_origin(coop::v1::ORIGIN_COMPILED);
+        } else {
+          artifact.set_ltoir(std::move(value.blob));
+        }
         artifact.set_origin(coop::v1::ORIGIN_COMPILED);
         compiles_in_flight_.Complete(key, artifact);
       });
@@ -281,27 +471,138 @@ void Service::StartOperatorCompile(const PendingOperator& op, const std::string&
 
 void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
                                  const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
-                                 uint64_t request_id, ArtifactDone done) {
+                                 const Formats& formats, uint64_t request_id, ArtifactDone done) {
   const RenderedUnit unit = Render(specs);
-  const std::vector<std::string> options = SemanticOptions(toolchain_, specs[0].arch());
-  const KeyComponents key = ComputeKey(BundleEncoding(specs), unit.source, options, toolchain_);
+  const std::string& arch = specs[0].arch();
+  const std::string encoding = BundleEncoding(specs);
+  const std::string description = Describe(specs);
+  const std::vector<std::string> options = SemanticOptions(toolchain_, arch);
+  const KeyComponents key = ComputeKey(encoding, unit.source, options, toolchain_);
+  // The LTO-IR: asked for, or (for bitcode alone) the reference the bitcode's layouts must match.
+  auto ltoir = [this, specs, unit, options, key, link_inputs, request_id,
+                description](ArtifactDone done) {
+    Fetch(key.key, coop::v1::FORMAT_LTOIR, description, request_id, std::move(done),
+          [&] { StartCompile(specs, unit, options, key, link_inputs, request_id); });
+  };
+  if (!formats.bitcode) return ltoir(std::move(done));
 
-  if (auto artifact = LookupArtifact(key.key)) {
-    spdlog::info("[req {}] {} hit ({}) key {}", request_id, Describe(specs),
-                 artifact->origin() == coop::v1::ORIGIN_MEMORY ? "memory" : "disk",
-                 key.key.substr(0, 16));
-    return done(std::move(*artifact));
+  const std::vector<std::string> clang_options = ClangSemanticOptions(toolchain_, arch);
+  const KeyComponents bkey = ComputeBitcodeKey(encoding, unit.source, clang_options,
+                                               ClangAssembleOptions(arch), toolchain_);
+  auto bitcode = [this, specs, unit, clang_options, bkey, link_inputs, request_id, description,
+                  ltoir](ArtifactDone done) {
+    Fetch(bkey.key, coop::v1::FORMAT_BITCODE, description + " (bitcode)", request_id,
+          std::move(done), [&] {
+            StartBitcodeCompile(specs, unit, clang_options, bkey, link_inputs, request_id, ltoir);
+          });
+  };
+  if (!formats.ltoir) return bitcode(std::move(done));
+  auto both = Gather2<Artifact, Artifact>(
+      [done = std::move(done)](absl::StatusOr<Artifact> l, absl::StatusOr<Artifact> b) {
+        if (!l.ok()) return done(l.status());
+        if (!b.ok()) return done(b.status());
+        done(MergeFormats(std::move(*l), std::move(*b)));
+      });
+  ltoir(both.first);
+  bitcode(both.second);
+}
+
+wv1::Request Service::PrimitiveJob(const std::vector<PrimitiveSpec>& specs,
+                                   const RenderedUnit& unit,
+                                   const std::vector<std::string>& options) const {
+  wv1::Request request;
+  auto* job = request.mutable_compile();
+  job->set_source(unit.source);
+  for (const auto& o : options) job->add_options(o);
+  job->set_pch(options_.compile.pch);
+  job->set_arch(specs[0].arch());
+  for (const auto& part : unit.parts) {
+    auto* q = job->add_layouts();
+    q->set_bytes_symbol(part.temp_bytes_symbol);
+    q->set_align_symbol(part.temp_align_symbol);
   }
-  ++misses_;
-  auto joined = compiles_in_flight_.Join(
-      key.key, [done = std::move(done)](const absl::StatusOr<Artifact>& result) { done(result); },
-      [&]() { return LookupArtifact(key.key); });
-  if (joined == SingleFlight<Artifact>::Joined::kWaiter) {
-    spdlog::info("[req {}] joined the compile in flight for key {}", request_id,
-                 key.key.substr(0, 16));
-  } else if (joined == SingleFlight<Artifact>::Joined::kLeader) {
-    StartCompile(specs, unit, options, key, link_inputs, request_id);
+  return request;
+}
+
+void Service::StartBitcodeCompile(const std::vector<PrimitiveSpec>& specs, const RenderedUnit& unit,
+                                  const std::vector<std::string>& options,
+                                  const KeyComponents& components,
+                                  const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
+                                  uint64_t request_id,
+                                  const std::function<void(ArtifactDone)>& ltoir) {
+  const std::string key = components.key;
+  const EntryMeta meta = PrimitiveMeta(specs, components);
+  wv1::Request request = PrimitiveJob(specs, unit, options);
+  auto* job = request.mutable_compile();
+  FillClangJob(job);
+  for (const auto& part : unit.parts) {
+    for (const auto& e : part.entries) job->add_entries(e.symbol);
   }
+  const std::string description = Describe(specs) + " (bitcode)";
+  spdlog::info("[req {}] compiling {} key {}", request_id, description, key.substr(0, 16));
+  // The clang compile and the LTO-IR (cached, in flight or compiled now, on another worker) run
+  // side by side; the bitcode is stored once both are in and their layouts agree.
+  auto both = Gather2<Artifact, wv1::Reply>([this, unit, key, meta, link_inputs, request_id,
+                                             description](absl::StatusOr<Artifact> reference,
+                                                          absl::StatusOr<wv1::Reply> reply) {
+    if (!reply.ok()) {
+      ++compile_failures_;
+      absl::Status s = reply.status();
+      spdlog::error("[req {}] compile of {} failed: {}", request_id, description,
+                    std::string(s.message()));
+      // As for NVRTC: a valid spec that clang cannot compile is coopd's bug or a toolchain
+      // problem. Pool errors (worker died, timeout, shutting down) keep their codes.
+      if (s.code() == absl::StatusCode::kInternal || s.code() == absl::StatusCode::kUnknown) {
+        s = absl::InternalError(StrCat(description, ": ", s.message()));
+      }
+      return compiles_in_flight_.Complete(key, s);
+    }
+    if (!reference.ok()) return compiles_in_flight_.Complete(key, reference.status());
+    std::vector<Layout> nvrtc, clang;
+    for (const auto& part : reference->parts()) {
+      nvrtc.push_back(Layout{part.temp_storage().bytes(), part.temp_storage().align()});
+    }
+    for (const auto& l : reply->layouts()) clang.push_back(Layout{l.bytes(), l.align()});
+    if (absl::Status s = CompareLayouts(description, nvrtc, clang); !s.ok()) {
+      ++compile_failures_;
+      spdlog::error("[req {}] {}", request_id, std::string(s.message()));
+      return compiles_in_flight_.Complete(key, s);
+    }
+    ++compiles_;
+    ++bitcode_compiles_;
+    if (reply->pch_status() == "used") ++pch_warm_;
+    compile_us_total_ += static_cast<uint64_t>(reply->compile_ms() * 1000);
+    RecordCompileTime(reply->compile_ms());
+    spdlog::info("[req {}] compiled {} in {:.0f} ms ({} bytes bitcode, PCH {}, {} internalized)",
+                 request_id, description, reply->compile_ms(), reply->bitcode().size(),
+                 reply->pch_status(), reply->internalized_size());
+
+    // The reference's description of the unit (parts, entries, layouts, spec, source) is the
+    // bitcode's too: both compilers compiled the same rendered unit.
+    Artifact artifact = std::move(*reference);
+    artifact.clear_ltoir();
+    artifact.clear_origin();
+    artifact.clear_link_inputs();
+    artifact.set_layout_ms(0);
+    DescribeBitcode(key, *reply, toolchain_.clang.Identity(), &artifact);
+    auto* module = artifact.mutable_bitcode();
+    for (const auto& in : link_inputs) {
+      auto* op = artifact.add_link_inputs();
+      op->set_symbol(in.symbol());
+      op->set_bitcode_key(in.bitcode_key());
+      op->set_bitcode(in.bitcode());
+    }
+    CacheValue value;
+    value.blob = reply->bitcode();
+    value.meta = artifact.SerializeAsString();
+    cache_->Put(key, value, meta);
+    module->set_data(std::move(value.blob));
+    module->set_origin(coop::v1::ORIGIN_COMPILED);
+    artifact.set_origin(coop::v1::ORIGIN_COMPILED);
+    compiles_in_flight_.Complete(key, artifact);
+  });
+  ltoir(both.first);
+  pool_->Submit(std::move(request), "", description, both.second);
 }
 
 void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const RenderedUnit& unit,
@@ -309,21 +610,10 @@ void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const Render
                            const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
                            uint64_t request_id) {
   const std::string& key = components.key;
-  EntryMeta meta{specs.size() == 1 ? specs[0].family() : "bundle",
-                 specs.size() == 1 ? specs[0].dtype() : "", specs[0].arch(),
-                 components.RequestDigest(), components.ToProto().SerializeAsString()};
-  wv1::Request request;
+  const EntryMeta meta = PrimitiveMeta(specs, components);
+  wv1::Request request = PrimitiveJob(specs, unit, options);
   auto* job = request.mutable_compile();
-  job->set_source(unit.source);
-  for (const auto& o : options) job->add_options(o);
-  job->set_pch(options_.compile.pch);
   job->set_pch_heap_bytes(options_.compile.pch_heap_bytes);
-  job->set_arch(specs[0].arch());
-  for (const auto& part : unit.parts) {
-    auto* q = job->add_layouts();
-    q->set_bytes_symbol(part.temp_bytes_symbol);
-    q->set_align_symbol(part.temp_align_symbol);
-  }
   std::vector<coop::v1::UserOperator> frontend_ltoir;  // must prove they define their symbol
   for (const auto& s : specs) {
     if (s.op().has_user() && !UserOperatorIsSource(s.op().user())) {
@@ -404,6 +694,7 @@ void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const Render
           *artifact.mutable_spec() = artifact.parts(0).spec();
         }
         artifact.set_arch(specs[0].arch());
+        artifact.add_formats(coop::v1::FORMAT_LTOIR);
         FillToolchain(toolchain_, artifact.mutable_toolchain());
         artifact.set_compile_ms(reply->compile_ms());
         artifact.set_compile_log(reply->log());
@@ -438,14 +729,11 @@ void Service::Link(const coop::v1::LinkRequest& request, uint64_t request_id, Li
     spdlog::info("[req {}] invalid link request: {}", request_id, message);
     done(absl::InvalidArgumentError(std::move(message)));
   };
-  const auto& archs = toolchain_.supported_archs;
+  const std::vector<std::string> archs = ArchNames(toolchain_.supported_archs);
   const std::string& arch = request.arch();
-  if (arch.rfind("sm_", 0) != 0 ||
-      std::none_of(archs.begin(), archs.end(), [&](int a) { return arch == StrCat("sm_", a); })) {
-    std::vector<std::string> names;
-    for (int a : archs) names.push_back(StrCat("sm_", a));
+  if (std::find(archs.begin(), archs.end(), arch) == archs.end()) {
     return invalid(
-        StrCat("link: arch must be one of ", StrJoin(names, ", "), "; got \"", arch, "\""));
+        StrCat("link: arch must be one of ", StrJoin(archs, ", "), "; got \"", arch, "\""));
   }
   if (request.modules_size() < 1 || request.modules_size() > static_cast<int>(kMaxLinkModules)) {
     return invalid(StrCat("link: modules must hold 1..", kMaxLinkModules,
@@ -534,7 +822,12 @@ void Service::Link(const coop::v1::LinkRequest& request, uint64_t request_id, Li
                             "got \"",
                             k.substr(0, 80), "\""));
     }
-    auto artifact = LookupArtifact(k);
+    auto artifact = LookupArtifact(k, std::nullopt);
+    if (artifact && artifact->has_bitcode()) {
+      return invalid(StrCat("link: artifact_keys[", i, "] ", k,
+                            " is an LLVM bitcode artifact; Link links LTO-IR (give the key of the "
+                            "FORMAT_LTOIR artifact, Artifact.key)"));
+    }
     if (!artifact) {
       return done(absl::NotFoundError(StrCat("link: artifact_keys[", i, "] ", k,
                                              " is not in this coopd's cache; request it with "
@@ -757,7 +1050,40 @@ void Service::Prewarm(const std::vector<std::string>& archs) {
                                 }
                               });
     }
+    // clang's precompiled header is one per daemon (the workers share it): one job builds it.
+    const std::vector<std::string> bitcode_archs = BitcodeArchs(toolchain_);
+    if (!options_.clang_workspace.empty() &&
+        std::find(bitcode_archs.begin(), bitcode_archs.end(), arch) != bitcode_archs.end()) {
+      wv1::Request request;
+      auto* job = request.mutable_compile();
+      job->set_source("#include <coop/device/prelude.cuh>\n");
+      for (const auto& o : ClangSemanticOptions(toolchain_, arch)) job->add_options(o);
+      job->set_pch(options_.compile.pch);
+      job->set_arch(arch);
+      FillClangJob(job);
+      pool_->SubmitBackground(0, std::move(request), "", [arch](absl::StatusOr<wv1::Reply> r) {
+        if (r.ok()) {
+          spdlog::info("clang pre-warmed for {} in {:.0f} ms (PCH {})", arch, r->compile_ms(),
+                       r->pch_status());
+        } else {
+          spdlog::warn("clang pre-warm for {} failed: {}", arch, std::string(r.status().message()));
+        }
+      });
+    }
   }
+}
+
+coop::v1::CatalogResponse Service::Catalog() const {
+  coop::v1::CatalogResponse out = coopd::Catalog(toolchain_.Target());
+  for (const auto& a : BitcodeArchs(toolchain_)) out.add_bitcode_archs(a);
+  if (!toolchain_.clang.available()) {
+    out.set_bitcode_unavailable(toolchain_.clang.UnavailableMessage());
+  } else if (options_.clang_workspace.empty()) {
+    out.clear_bitcode_archs();
+    out.set_bitcode_unavailable(
+        "bitcode: coopd could not create its clang workspace (see its log)");
+  }
+  return out;
 }
 
 coop::v1::Stats Service::GetStats() {
@@ -799,6 +1125,8 @@ coop::v1::Stats Service::GetStats() {
   s.set_uptime_s(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count());
   FillToolchain(toolchain_, s.mutable_toolchain());
+  if (toolchain_.clang.available())
+    s.mutable_toolchain()->set_clang_version(toolchain_.clang.Identity());
   s.set_cache_path(options_.cache_path);
   if (disk_ == nullptr) s.set_cache_degraded(true);  // running without a disk tier
 
@@ -808,6 +1136,7 @@ coop::v1::Stats Service::GetStats() {
   s.set_link_failures(link_failures_);
   s.set_link_hits(link_hits_);
   s.set_bundles(bundles_);
+  s.set_bitcode_compiles(bitcode_compiles_);
   PoolStats pool = pool_->Stats();
   s.set_worker_restarts(pool.restarts);
   s.set_worker_crashes(pool.crashes);
@@ -842,9 +1171,9 @@ coop::v1::Stats Service::GetStats() {
 
 coop::v1::Stats Service::ResetStats() {
   coop::v1::Stats before = GetStats();
-  for (auto* c :
-       {&requests_, &invalid_, &memory_hits_, &disk_hits_, &misses_, &compiles_, &compile_failures_,
-        &pch_warm_, &links_, &link_failures_, &link_hits_, &bundles_, &compile_us_total_}) {
+  for (auto* c : {&requests_, &invalid_, &memory_hits_, &disk_hits_, &misses_, &compiles_,
+                  &compile_failures_, &pch_warm_, &bitcode_compiles_, &links_, &link_failures_,
+                  &link_hits_, &bundles_, &compile_us_total_}) {
     *c = 0;
   }
   {
@@ -859,12 +1188,24 @@ coop::v1::Stats Service::ResetStats() {
   return before;
 }
 
-absl::StatusOr<coop::v1::ExplainResponse> Service::Explain(const PrimitiveSpec& request_spec) {
+absl::StatusOr<coop::v1::ExplainResponse> Service::Explain(const PrimitiveSpec& request_spec,
+                                                           const std::vector<int>& formats) {
   auto specs = Validate({request_spec}, /*bundle=*/false);
   if (!specs.ok()) return specs.status();
+  auto which = CheckFormats(formats, *specs, /*bundle=*/false);
+  if (!which.ok()) return which.status();
+  if (which->ltoir && which->bitcode) {
+    return absl::InvalidArgumentError(
+        "explain: formats must name one format (each has its own key), got both");
+  }
   const RenderedUnit unit = Render(*specs);
-  const std::vector<std::string> options = SemanticOptions(toolchain_, (*specs)[0].arch());
-  const KeyComponents key = ComputeKey(BundleEncoding(*specs), unit.source, options, toolchain_);
+  const std::string& arch = (*specs)[0].arch();
+  const KeyComponents key = which->bitcode
+                                ? ComputeBitcodeKey(BundleEncoding(*specs), unit.source,
+                                                    ClangSemanticOptions(toolchain_, arch),
+                                                    ClangAssembleOptions(arch), toolchain_)
+                                : ComputeKey(BundleEncoding(*specs), unit.source,
+                                             SemanticOptions(toolchain_, arch), toolchain_);
   coop::v1::ExplainResponse out;
   out.set_key(key.key);
   const coop::v1::KeyComponents mine = key.ToProto();

@@ -1,7 +1,10 @@
 // service.h: coopd's request logic, independent of gRPC.
 //
 // Specialize(): validate -> canonical specs -> render one unit -> key -> tiered cache ->
-// single-flight -> compile in a worker (NVRTC + layout query) -> store -> artifact.
+// single-flight -> compile in a worker (NVRTC + layout query) -> store -> artifact. A request for
+// LLVM bitcode (FORMAT_BITCODE) does the same under the bitcode key with clang, next to the
+// LTO-IR (cached or compiled at the same time on another worker), whose layouts the bitcode's
+// must equal; each format is a cache entry of its own, and a request for both gets one reply.
 // Link(): fetch artifacts by key -> key over every input -> cache -> single-flight -> nvJitLink
 // in a worker -> store -> cubin.
 // Plan(): check the request -> resolve each spec use's temp storage through Specialize (a cache
@@ -38,6 +41,8 @@ namespace coopd {
 struct ServiceOptions {
   CompileSettings compile;  // PCH on/off and heap size, sent to the workers
   std::string cache_path;   // reported in stats
+  // The daemon's ClangWorkspace (engine/bitcode.h); empty when it has none (no clang).
+  std::string clang_workspace;
 };
 
 class Service {
@@ -52,9 +57,10 @@ class Service {
           WorkerPool* pool, ServiceOptions options);
 
   // One spec (`bundle` false: errors are prefixed by the family) or a bundle (errors are
-  // prefixed by "specs[i]: "). `request_id` tags log lines.
+  // prefixed by "specs[i]: "). `formats` are the request's coop::v1::Format values (empty: LTO-IR);
+  // bitcode without a usable clang is FAILED_PRECONDITION. `request_id` tags log lines.
   void Specialize(const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
-                  uint64_t request_id, ArtifactDone done);
+                  const std::vector<int>& formats, uint64_t request_id, ArtifactDone done);
   void Link(const coop::v1::LinkRequest& request, uint64_t request_id, LinkDone done);
   // Errors name the use or reservation ("plan: uses[2] \"scan\": ..."); a spec's error keeps
   // its code (a compile that times out is still DEADLINE_EXCEEDED).
@@ -64,7 +70,9 @@ class Service {
   coop::v1::Stats ResetStats();
 
   // Cache maintenance. These run on the calling thread (an executor thread).
-  absl::StatusOr<coop::v1::ExplainResponse> Explain(const coop::v1::PrimitiveSpec& spec);
+  // The key of one format (`formats` names at most one; empty: LTO-IR).
+  absl::StatusOr<coop::v1::ExplainResponse> Explain(const coop::v1::PrimitiveSpec& spec,
+                                                    const std::vector<int>& formats = {});
   absl::StatusOr<coop::v1::ListEntriesResponse> ListEntries(
       const coop::v1::ListEntriesRequest& request);
   absl::StatusOr<coop::v1::PurgeResponse> Purge(const coop::v1::PurgeRequest& request);
@@ -81,11 +89,33 @@ class Service {
   void Prewarm(const std::vector<std::string>& archs);
 
   const Toolchain& toolchain() const { return toolchain_; }
+  // The catalogue, with the archs bitcode requests may name (or why there are none).
+  coop::v1::CatalogResponse Catalog() const;
 
  private:
   absl::StatusOr<std::vector<coop::v1::PrimitiveSpec>> Validate(
       const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle);
-  std::optional<coop::v1::Artifact> LookupArtifact(const std::string& key);
+  struct Formats {
+    bool ltoir = false;
+    bool bitcode = false;
+  };
+  // The request's formats, checked (and, for bitcode, clang, the archs and the operators).
+  absl::StatusOr<Formats> CheckFormats(const std::vector<int>& formats,
+                                       const std::vector<coop::v1::PrimitiveSpec>& specs,
+                                       bool bundle) const;
+  // The artifact stored under `key`, counted as a hit; nullopt when absent, damaged, or (with
+  // `expected`) of the other format.
+  std::optional<coop::v1::Artifact> LookupArtifact(const std::string& key,
+                                                   std::optional<coop::v1::Format> expected);
+  // Serves `key` from the cache, else joins its compile in flight, else runs `start`, which must
+  // complete the flight (compiles_in_flight_) for `key`.
+  void Fetch(const std::string& key, coop::v1::Format format, const std::string& description,
+             uint64_t request_id, ArtifactDone done, const std::function<void()>& start);
+  void FillClangJob(coop::worker::v1::CompileJob* job) const;
+  // A primitive unit's compile job for either backend: source, options, PCH, arch, layouts.
+  coop::worker::v1::Request PrimitiveJob(const std::vector<coop::v1::PrimitiveSpec>& specs,
+                                         const RenderedUnit& unit,
+                                         const std::vector<std::string>& options) const;
 
   // A distinct user operator of a request, before it is compiled (source) or taken (LTO-IR).
   struct PendingOperator {
@@ -97,19 +127,28 @@ class Service {
   };
   using OperatorsDone =
       std::function<void(absl::StatusOr<std::vector<coop::v1::ArtifactLinkInput>>)>;
-  // Delivers one link input per operator, in order, or the first error.
-  void ResolveOperators(std::vector<PendingOperator> ops, uint64_t request_id, OperatorsDone done);
+  // Delivers one link input per operator, in order (with its bitcode too when `bitcode`), or the
+  // first error.
+  void ResolveOperators(std::vector<PendingOperator> ops, bool bitcode, uint64_t request_id,
+                        OperatorsDone done);
   void StartOperatorCompile(const PendingOperator& op, const std::string& unit,
                             const std::vector<std::string>& options, const KeyComponents& key,
                             uint64_t request_id);
   // The rest of Specialize, once the operators' LTO-IR is at hand.
   void SpecializeResolved(const std::vector<coop::v1::PrimitiveSpec>& specs,
                           const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
-                          uint64_t request_id, ArtifactDone done);
+                          const Formats& formats, uint64_t request_id, ArtifactDone done);
   void StartCompile(const std::vector<coop::v1::PrimitiveSpec>& specs, const RenderedUnit& unit,
                     const std::vector<std::string>& options, const KeyComponents& key,
                     const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
                     uint64_t request_id);
+  // Leads the bitcode key's flight: clang in one worker while `ltoir` delivers the reference
+  // artifact, then the layout check, the store, and the flight's completion.
+  void StartBitcodeCompile(const std::vector<coop::v1::PrimitiveSpec>& specs,
+                           const RenderedUnit& unit, const std::vector<std::string>& options,
+                           const KeyComponents& key,
+                           const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
+                           uint64_t request_id, const std::function<void(ArtifactDone)>& ltoir);
   void RecordCompileTime(double ms);
 
   const Toolchain toolchain_;
@@ -123,7 +162,7 @@ class Service {
 
   std::atomic<uint64_t> requests_{0}, invalid_{0}, memory_hits_{0}, disk_hits_{0}, misses_{0},
       compiles_{0}, compile_failures_{0}, pch_warm_{0}, links_{0}, link_failures_{0}, link_hits_{0},
-      bundles_{0};
+      bundles_{0}, bitcode_compiles_{0};
   std::atomic<uint64_t> compile_us_total_{0};
   std::mutex times_mu_;
   std::deque<double> recent_compile_ms_ ABSL_GUARDED_BY(times_mu_);  // last 1024

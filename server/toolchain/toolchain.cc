@@ -210,6 +210,7 @@ absl::StatusOr<Toolchain> ProbeToolchain(const ToolchainOptions& options) {
   all.UpdateField(tc.cuda_digest);
   all.UpdateField(tc.device_digest);
   tc.header_digest = all.FinishHex();
+  tc.clang = ProbeClang(options.clang, fs::path(tc.cuda_include).parent_path().string());
   return tc;
 }
 

@@ -5,6 +5,10 @@
 // include path (the CCCL tree) and coopd's embedded device headers, so editing, upgrading or
 // swapping any header changes every key.
 //
+// The clang that compiles LLVM bitcode (a second backend, for frontends that link bitcode
+// rather than LTO-IR) is optional: it is probed too, and its identity goes into the keys of
+// bitcode artifacts only, so LTO-IR never depends on clang being installed.
+//
 // Immutable after Probe(); safe to share between threads.
 #pragma once
 
@@ -28,10 +32,43 @@ struct ToolchainOptions {
   // The CUDA toolkit's include directory (cuda_fp16.h, ...). Default: $CUDA_HOME/include, else
   // /usr/local/cuda/include.
   std::string cuda_include;
+  // The clang for bitcode artifacts: a path, or a name looked up on PATH. Default clang++-22.
+  std::string clang = "clang++-22";
   // Where to keep the header manifest (relative path, size, mtime, sha256 per file), so a
   // restart re-hashes only files that changed. Empty: hash everything every time.
   std::string manifest_path;
 };
+
+// Debian's package for the default clang, named by the error a bitcode request gets without it.
+inline constexpr char kClangPackage[] = "clang-22";
+
+// The clang found at start-up (or why none).
+struct ClangToolchain {
+  std::string requested;  // as configured: "clang++-22" or a path
+  std::string path;       // the program run, absolute; empty when not found
+  std::string version;    // first line of `clang --version`: "Debian clang version 22.1.8 (...)"
+  int major = 0;          // 22
+  // Every NVPTX processor it knows (`--print-supported-cpus`): "sm_90", "sm_90a", ...
+  std::vector<std::string> gpu_archs;
+  // When the CUDA toolkit is newer than this clang knows (CUDA 13 for clang 22), the newest
+  // version it does know ("12.9"): clang then parses CCCL's host-side kernel launches (which a
+  // device-only compile never emits) with that release's launch API. Empty otherwise.
+  std::string newest_cuda_known;
+  std::string error;  // why it cannot be used; empty when it can
+
+  bool available() const { return error.empty() && !path.empty(); }
+  // Identity for keys and artifacts: version and path ("Debian clang version 22.1.8 (1~deb12u1)
+  // at /usr/lib/llvm-22/bin/clang").
+  std::string Identity() const;
+  // FAILED_PRECONDITION for a bitcode request when unavailable: names the Debian package to
+  // install and the flag that points coopd at another clang, and why this one cannot be used.
+  std::string UnavailableMessage() const;
+};
+
+// Runs `requested --version`, asks for its NVPTX processors and whether it knows the CUDA
+// toolkit at `cuda_path`. Never fails: an unusable clang is reported in ClangToolchain::error
+// (coopd then serves LTO-IR only).
+ClangToolchain ProbeClang(const std::string& requested, const std::string& cuda_path);
 
 struct Toolchain {
   int nvrtc_major = 0, nvrtc_minor = 0;
@@ -45,6 +82,7 @@ struct Toolchain {
   std::string header_digest;  // sha256 over both of the above
   std::vector<int> supported_archs;
   std::vector<EmbeddedHeader> device_headers;
+  ClangToolchain clang;       // the bitcode backend (optional)
   size_t headers_hashed = 0;  // files read at start-up (the rest came from the manifest)
   size_t headers_total = 0;
 

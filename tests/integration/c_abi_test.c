@@ -3,7 +3,8 @@
  *
  *   c_abi_test daemon     starts a coopd of its own on a temporary socket and cache, then:
  *                         catalog, spec setters and their errors, specialize (LTO-IR and entries,
- *                         a cache hit), a bad spec, a bundle, a user operator, links to cubins,
+ *                         a cache hit), LLVM bitcode, a bad spec, a bundle, a user operator,
+ *                         links to cubins,
  *                         stats; then stops the daemon, which must exit cleanly.
  *   c_abi_test autostart  with no daemon on a fresh socket: the "not reachable" code with
  *                         auto-start off (option or COOPD_NO_AUTOSTART), then a specialize with it
@@ -327,6 +328,45 @@ static coop_artifact_t* test_specialize(coop_client_t* client) {
   return artifact;
 }
 
+/* LLVM bitcode (clang-22 on the daemon's machine, as install-deps installs it), alone and with the
+ * LTO-IR; and a formats value that names nothing. */
+static void test_bitcode(coop_client_t* client, const coop_artifact_t* ltoir) {
+  coop_spec_t* spec = block_reduce_spec();
+  coop_artifact_t* artifact = NULL;
+  size_t size = 0;
+  const unsigned char* bc;
+  if (EXPECT_STATUS(coop_client_specialize_formats(client, spec, COOP_FORMAT_BITCODE, &artifact),
+                    COOP_OK, "bitcode")) {
+    bc = (const unsigned char*)coop_artifact_bitcode(artifact, &size);
+    CHECK(bc != NULL && size > 4 && bc[0] == 'B' && bc[1] == 'C' && bc[2] == 0xC0 && bc[3] == 0xDE,
+          "LLVM bitcode");
+    CHECK(coop_artifact_ltoir(artifact, &size) == NULL && size == 0, "no LTO-IR asked for");
+    CHECK(strcmp(coop_artifact_bitcode_key(artifact), coop_artifact_key(artifact)) == 0,
+          "the artifact's key is the bitcode's");
+    CHECK(
+        ltoir == NULL || strcmp(coop_artifact_bitcode_key(artifact), coop_artifact_key(ltoir)) != 0,
+        "a key of its own");
+    CHECK(ltoir == NULL || strcmp(coop_artifact_entry_declaration(artifact, 0),
+                                  coop_artifact_entry_declaration(ltoir, 0)) == 0,
+          "the same declaration in both formats");
+  }
+  coop_artifact_destroy(artifact);
+  artifact = NULL;
+  if (EXPECT_STATUS(coop_client_specialize_formats(
+                        client, spec, COOP_FORMAT_LTOIR | COOP_FORMAT_BITCODE, &artifact),
+                    COOP_OK, "both")) {
+    CHECK(coop_artifact_ltoir(artifact, &size) != NULL && size > 1000, "LTO-IR");
+    CHECK(coop_artifact_bitcode(artifact, &size) != NULL && size > 4, "and bitcode");
+  }
+  coop_artifact_destroy(artifact);
+  artifact = NULL;
+  EXPECT_STATUS(coop_client_specialize_formats(client, spec, 0, &artifact), COOP_INVALID_ARGUMENT,
+                "no format");
+  CHECK(contains(coop_last_error(), "formats must be COOP_FORMAT_LTOIR, COOP_FORMAT_BITCODE"),
+        coop_last_error());
+  coop_spec_destroy(spec);
+}
+
 static void test_bad_spec(coop_client_t* client) {
   coop_spec_t* spec = block_reduce_spec();
   coop_artifact_t* artifact = (coop_artifact_t*)1;
@@ -584,6 +624,7 @@ static int run_against_daemon(const char* dir) {
   CHECK(strcmp(coop_client_socket_path(client), socket) == 0, "socket path");
   test_catalog(client);
   reduce = test_specialize(client);
+  test_bitcode(client, reduce);
   test_bad_spec(client);
   test_bundle(client);
   with_op = test_user_operator(client);

@@ -34,7 +34,7 @@ const std::vector<CommandUsage>& Commands() {
        "  specialize FAMILY [--method M] --dtype T --threads X[,Y[,Z]] [--items N]\n"},
       {"link", "  link --arch sm_XX (--ltoir FILE | --ptx FILE)... [--artifact KEY]...\n"},
       {"plan", "  plan [--base-offset N] [--reserve NAME=BYTES[,ALIGN[,COUNT]]]... [--json]\n"},
-      {"explain", "  explain SPEC [--json]\n"},
+      {"explain", "  explain SPEC [--format ltoir|bitcode] [--json]\n"},
       {"catalog", "  catalog [--json]\n"},
       {"stats", "  stats [--zero] [--json]\n"},
       {"ls", "  ls [--family F] [--dtype T] [--arch A] [--limit N] [--json]\n"},

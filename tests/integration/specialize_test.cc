@@ -240,71 +240,8 @@ TEST_F(SharedDaemon, MultiItemReductionsDoNotTakeTheBrokenSimdPath) {
   }
 }
 
-struct TruthRow {
-  coop::Spec spec;
-  uint64_t bytes, align;
-  std::string line;
-};
-
-std::vector<TruthRow> LoadLayoutTruth() {
-  std::string out, err;
-  int rc = RunCommand({LAYOUT_TRUTH_BINARY}, &out, &err);
-  EXPECT_EQ(rc, 0) << err;
-  std::vector<TruthRow> rows;
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream f(line);
-    TruthRow r;
-    r.line = line;
-    int bx, by, bz, items, warp;
-    std::string algorithm;
-    std::string options;
-    f >> r.spec.family >> r.spec.method >> r.spec.dtype >> bx >> by >> bz >> items >> algorithm >>
-        warp >> r.bytes >> r.align >> options;
-    EXPECT_FALSE(f.fail()) << "bad line: " << line;
-    std::istringstream opts(options == "-" ? "" : options);
-    for (std::string kv; std::getline(opts, kv, ',');) {
-      const std::string key = kv.substr(0, kv.find('=')), value = kv.substr(kv.find('=') + 1);
-      if (key == "op") {
-        r.spec.op = value;
-      } else if (key == "radix_sort.value_dtype") {
-        r.spec.radix_sort.value_dtype = value;
-      } else if (key == "radix_sort.radix_bits") {
-        r.spec.radix_sort.radix_bits = static_cast<uint32_t>(std::stoul(value));
-      } else if (key == "merge_sort.value_dtype") {
-        r.spec.merge_sort.value_dtype = value;
-      } else if (key == "top_k.value_dtype") {
-        r.spec.top_k.value_dtype = value;
-      } else if (key == "radix_rank.radix_bits") {
-        r.spec.radix_rank.radix_bits = static_cast<uint32_t>(std::stoul(value));
-      } else if (key == "run_length_decode.decoded_items_per_thread") {
-        r.spec.run_length_decode.decoded_items_per_thread =
-            static_cast<uint32_t>(std::stoul(value));
-      } else if (key == "histogram.bins") {
-        r.spec.histogram.bins = static_cast<uint32_t>(std::stoul(value));
-      } else if (key == "user_type") {  // SIZExALIGN
-        r.spec.user_type_size = static_cast<uint32_t>(std::stoul(value.substr(0, value.find('x'))));
-        r.spec.user_type_align =
-            static_cast<uint32_t>(std::stoul(value.substr(value.find('x') + 1)));
-      } else {
-        ADD_FAILURE() << "unknown option " << kv << " in " << line;
-      }
-    }
-    if (bx > 0)
-      r.spec.block = {static_cast<uint32_t>(bx), static_cast<uint32_t>(by),
-                      static_cast<uint32_t>(bz)};
-    r.spec.items_per_thread = static_cast<uint32_t>(items);
-    if (algorithm != "-") r.spec.algorithm = algorithm;
-    r.spec.warp_threads = static_cast<uint32_t>(warp);
-    r.spec.arch = "sm_90";
-    rows.push_back(r);
-  }
-  return rows;
-}
-
 TEST_F(SharedDaemon, TempStorageMatchesWhatNvccReports) {
-  auto rows = LoadLayoutTruth();
+  auto rows = LoadLayoutTruth(LAYOUT_TRUTH_BINARY);
   ASSERT_GE(rows.size(), 20u);
   auto client = Client();
   for (const auto& row : rows) {

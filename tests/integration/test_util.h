@@ -97,4 +97,15 @@ std::string CallEveryEntryKernel(const coop::Artifact& artifact);
 // cubin; fails the calling test (naming `what`) if either step fails.
 void ExpectEntriesLinkIntoACubin(const coop::Artifact& artifact, const std::string& what);
 
+// One row of a layout-truth table (tests/tools/layout_truth*.cu, built by nvcc): a spec for sm_90
+// and the sizeof/alignof of its TempStorage as nvcc's host pass sees them.
+struct TruthRow {
+  coop::Spec spec;
+  uint64_t bytes = 0, align = 0;
+  std::string line;
+};
+
+// Runs a layout-truth binary and parses its rows; fails the calling test on a bad line.
+std::vector<TruthRow> LoadLayoutTruth(const std::string& binary);
+
 }  // namespace coopd_test

@@ -178,3 +178,40 @@ def test_no_autostart_when_turned_off(tmpdir_path, monkeypatch):
             c.stats()
     assert "auto-start is off" in e.value.message
     assert not os.path.exists(socket)
+
+
+def test_bitcode_comes_with_the_same_entries_and_is_written_as_bc(daemon, tmpdir_path):
+    spec = coopd.Spec(family="block_reduce", dtype="float32", threads=256, arch="sm_90a")
+    with daemon.client() as c:
+        bc = c.specialize(spec, formats="bitcode")
+        assert bc.bitcode[:4] == b"BC\xc0\xde"
+        assert bc.ltoir == b""
+        assert bc.key == bc.bitcode_key
+        both = c.specialize(spec, formats=["ltoir", "bitcode"])
+        assert both.bitcode == bc.bitcode and both.bitcode_key == bc.bitcode_key
+        assert both.key != both.bitcode_key, "each format is a cache entry of its own"
+        assert [e.declaration for e in both.entries] == [e.declaration for e in bc.entries]
+        assert (bc.temp_storage_bytes, bc.temp_storage_align) == (44, 4)
+        files = both.write(tmpdir_path)
+        stem = os.path.join(tmpdir_path, both.entries[0].symbol)
+        assert files == [stem + ".ltoir", stem + ".bc"]
+        with open(stem + ".bc", "rb") as f:
+            assert f.read() == bc.bitcode
+        names = {comp.name: comp.value for comp in c.explain(spec, format="bitcode").components}
+        assert names["format"] == "bitcode" and "clang version" in names["clang"]
+        with pytest.raises(ValueError, match="formats: each must be one of ltoir, bitcode"):
+            c.specialize(spec, formats="ptx")
+
+
+def test_bitcode_without_clang_is_failed_precondition_naming_the_package(tmpdir_path):
+    d = Daemon(tmpdir_path, "--clang", "/nonexistent/clang").start()
+    try:
+        with d.client() as c:
+            with pytest.raises(coopd.CoopdError) as e:
+                c.specialize(REDUCE, formats="bitcode")
+            assert e.value.code == grpc.StatusCode.FAILED_PRECONDITION
+            assert "bitcode needs clang-22: apt-get install clang-22 (or --clang PATH)" in str(
+                e.value.message)
+            assert c.specialize(REDUCE).ltoir, "LTO-IR needs no clang"
+    finally:
+        assert d.stop() == 0, d.log()

@@ -11,6 +11,8 @@
 //   if (!a) { std::cerr << a.error().message; ... }
 //   // a->ltoir: link with nvJitLink; a->entries[0].declaration: paste into the kernel source;
 //   // a->temp_storage.bytes/align: reserve shared memory.
+//   // client.Specialize(spec, coop::Formats::kBitcode)->bitcode.data: LLVM bitcode (clang),
+//   // for frontends that link bitcode libraries (CuTe DSL).
 //
 // Thread safety: a Client may be used from several threads at once.
 #pragma once
@@ -88,6 +90,8 @@ struct Dim3 {
 };
 
 enum class CallingConvention { kDefault, kC, kNumba };
+
+enum class Origin { kUnspecified, kCompiled, kMemory, kDisk, kRemote };
 
 // A frontend-supplied operator (proto coop.v1.UserOperator has the whole contract): a
 // __device__ function `name` given as CUDA C++ source, or LTO-IR defining extern "C" `name`.
@@ -175,15 +179,34 @@ struct Toolchain {
   std::string nvjitlink_version;
   std::string cccl_version;
   std::string header_digest;
+  // The clang that made the bitcode (artifacts carrying bitcode; in Stats, the daemon's clang, or
+  // empty when it has none): "Debian clang version 22.1.8 (1~deb12u1) at /usr/bin/clang++-22".
+  std::string clang_version;
 };
 
-enum class Origin { kUnspecified, kCompiled, kMemory, kDisk, kRemote };
+// The formats a request asks for. LTO-IR (NVRTC -dlto) links with nvJitLink; LLVM bitcode
+// (clang, the same unit compiled as CUDA) links as a bitcode library (CuTe DSL). Each is a cache
+// entry of its own; the entries, their declarations and the temp storage are the same for both.
+// Bitcode needs clang on the daemon's machine (kFailedPrecondition names the package without).
+enum class Formats { kLtoIr, kBitcode, kBoth };
 
-// LTO-IR an artifact needs at link time besides its own (one per user operator).
+// Code an artifact needs at link time besides its own (one per user operator).
 struct ArtifactLinkInput {
-  std::string symbol;  // the extern "C" function it defines
-  std::string key;     // cache key of the compiled operator; empty for frontend-supplied LTO-IR
-  std::string ltoir;   // bytes
+  std::string symbol;   // the extern "C" function it defines
+  std::string key;      // cache key of the compiled operator; empty for frontend-supplied LTO-IR
+  std::string ltoir;    // bytes, when the artifact carries LTO-IR
+  std::string bitcode;  // bytes, when the artifact carries bitcode (the operator by clang)
+  std::string bitcode_key;  // cache key of that bitcode
+};
+
+// An artifact's LLVM bitcode (requested with Formats::kBitcode or kBoth).
+struct BitcodeModule {
+  std::string key;   // its own cache key
+  std::string data;  // bytes; empty when not requested
+  Origin origin = Origin::kUnspecified;
+  double compile_ms = 0;
+  std::string compile_log;
+  std::string pch_status;  // clang's precompiled header: "created", "used", "off", ...
 };
 const char* OriginName(Origin origin);  // "compiled", "memory", "disk", "remote"
 
@@ -195,9 +218,11 @@ struct ArtifactPart {
   uint64_t temp_storage_align = 0;
 };
 
+// key, origin, compile_ms, compile_log and pch_status describe the LTO-IR when the artifact
+// carries it, else the bitcode (equal to bitcode's then).
 struct Artifact {
   std::string key;
-  std::string ltoir;           // bytes
+  std::string ltoir;           // bytes; empty when only bitcode was requested
   std::vector<Entry> entries;  // every part's entries
   // For a single-spec artifact, parts[0]'s values (0 for a bundle: see parts).
   uint64_t temp_storage_bytes = 0;
@@ -216,6 +241,7 @@ struct Artifact {
   std::vector<ArtifactLinkInput> link_inputs;
   // Definitions of the user types the declarations name; paste them before the declarations.
   std::string type_definitions;
+  BitcodeModule bitcode;  // when requested
 };
 
 enum class LinkInputKind { kLtoIr, kPtx };
@@ -414,6 +440,10 @@ struct Catalog {
   std::vector<CatalogOpKind> op_kinds;
   std::vector<std::string> archs;
   std::vector<std::string> calling_conventions;
+  // The archs a bitcode request may name; empty when bitcode is unavailable, and then
+  // `bitcode_unavailable` says why.
+  std::vector<std::string> bitcode_archs;
+  std::string bitcode_unavailable;
 };
 
 struct Stats {
@@ -454,6 +484,7 @@ struct Stats {
   uint64_t corruptions = 0;
   uint64_t evictions = 0;
   bool cache_degraded = false;
+  uint64_t bitcode_compiles = 0;  // clang compiles (also counted in `compiles`)
 };
 
 struct ClientOptions {
@@ -481,9 +512,10 @@ class Client {
   // The socket this client talks to.
   const std::string& socket_path() const;
 
-  Result<Artifact> Specialize(const Spec& spec);
+  Result<Artifact> Specialize(const Spec& spec, Formats formats = Formats::kLtoIr);
   // Several specs compiled into one LTO-IR (one round trip); parts follow `specs`' order.
-  Result<Artifact> SpecializeBundle(const std::vector<Spec>& specs);
+  Result<Artifact> SpecializeBundle(const std::vector<Spec>& specs,
+                                    Formats formats = Formats::kLtoIr);
   // Links kernel modules with cached artifacts into a cubin.
   Result<LinkResult> Link(const LinkRequest& request);
   Result<Stats> GetStats();
@@ -491,7 +523,8 @@ class Client {
   Result<Stats> ResetStats();
 
   // Cache maintenance.
-  Result<Explanation> Explain(const Spec& spec);
+  // The key of one format (kBoth is refused: each format has its own key).
+  Result<Explanation> Explain(const Spec& spec, Formats format = Formats::kLtoIr);
   Result<std::vector<CacheEntry>> ListEntries(const CacheFilter& filter, uint32_t limit = 0);
   // An empty filter purges nothing unless `all` is set. Returns the number of entries removed.
   Result<uint64_t> Purge(const CacheFilter& filter, bool all = false);

@@ -57,7 +57,7 @@ extern "C" {
 
 /* The version of this interface. It grows when functions are added; a function's signature and
  * meaning never change under the same library name. */
-#define COOP_C_ABI_VERSION 1
+#define COOP_C_ABI_VERSION 2
 
 /* COOP_C_ABI_VERSION of the loaded library; a frontend built against a header of version N
  * needs a library of version N or newer. */
@@ -185,8 +185,24 @@ coop_status coop_client_specialize_bundle(coop_client_t* client, const coop_spec
                                           size_t count, coop_artifact_t** out);
 void coop_artifact_destroy(coop_artifact_t* artifact);
 
-/* The LTO-IR to link into the kernel with nvJitLink (-lto); its size in *size. */
+/* Since version 2: the formats to ask for, or-ed (COOP_FORMAT_LTOIR | COOP_FORMAT_BITCODE for
+ * both). coop_client_specialize and _bundle ask for LTO-IR alone. LLVM bitcode (clang, the same
+ * unit) is what frontends that link bitcode libraries take (CuTe DSL); a daemon without clang
+ * answers COOP_FAILED_PRECONDITION naming the package to install. 0 is COOP_INVALID_ARGUMENT. */
+enum { COOP_FORMAT_LTOIR = 1, COOP_FORMAT_BITCODE = 2 };
+coop_status coop_client_specialize_formats(coop_client_t* client, const coop_spec_t* spec,
+                                           unsigned formats, coop_artifact_t** out);
+coop_status coop_client_specialize_bundle_formats(coop_client_t* client,
+                                                  const coop_spec_t* const* specs, size_t count,
+                                                  unsigned formats, coop_artifact_t** out);
+
+/* The LTO-IR to link into the kernel with nvJitLink (-lto); its size in *size (0 and NULL when
+ * the request asked for bitcode alone). */
 const void* coop_artifact_ltoir(const coop_artifact_t* artifact, size_t* size);
+/* Since version 2: the LLVM bitcode (for the artifact's arch) and its own cache key; size 0 and
+ * NULL, and "", when the request did not ask for it. */
+const void* coop_artifact_bitcode(const coop_artifact_t* artifact, size_t* size);
+const char* coop_artifact_bitcode_key(const coop_artifact_t* artifact);
 /* The cache key (64 hex digits): what coop_link_add_artifact_key takes. */
 const char* coop_artifact_key(const coop_artifact_t* artifact);
 const char* coop_artifact_arch(const coop_artifact_t* artifact); /* "sm_90" */
@@ -230,6 +246,9 @@ size_t coop_artifact_link_input_count(const coop_artifact_t* artifact);
 const char* coop_artifact_link_input_symbol(const coop_artifact_t* artifact, size_t input);
 const void* coop_artifact_link_input_ltoir(const coop_artifact_t* artifact, size_t input,
                                            size_t* size);
+/* Since version 2: the operator's bitcode, when the artifact carries bitcode. */
+const void* coop_artifact_link_input_bitcode(const coop_artifact_t* artifact, size_t input,
+                                             size_t* size);
 
 /* ---- Link: kernel + artifacts -> cubin --------------------------------------------------- */
 

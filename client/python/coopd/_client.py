@@ -40,6 +40,18 @@ _ORIGINS = {
 _ABIS = {"": coop_pb2.CALLING_CONVENTION_UNSPECIFIED, "c": coop_pb2.CALLING_CONVENTION_C,
          "numba": coop_pb2.CALLING_CONVENTION_NUMBA}
 
+# Artifact formats: NVRTC's LTO-IR (link with nvJitLink) and clang's LLVM bitcode (link as a
+# bitcode library, e.g. CuTe DSL's cute.BitCode).
+_FORMATS = {"ltoir": coop_pb2.FORMAT_LTOIR, "bitcode": coop_pb2.FORMAT_BITCODE}
+
+
+def _formats(formats: Union[str, Sequence[str]]) -> List[int]:
+    names = [formats] if isinstance(formats, str) else list(formats)
+    for name in names:
+        if name not in _FORMATS:
+            raise ValueError(f"formats: each must be one of {', '.join(_FORMATS)}; got {name!r}")
+    return [_FORMATS[n] for n in names]
+
 
 @dataclass
 class UserOperator:
@@ -138,6 +150,9 @@ class Artifact:
     nvJitLink (``-lto``); reserve ``temp_storage_bytes`` of shared memory aligned to
     ``temp_storage_align`` per instance; call ``entries`` as their declarations say.
     ``write(directory)`` writes them as files, ready for ``@cuda.jit(link=..., lto=True)``.
+    Asked for with ``formats="bitcode"`` (or both), ``bitcode`` and ``bitcode_link_inputs`` are
+    the same code as LLVM bitcode from clang, with the same entries and temp storage; ``key`` and
+    ``origin`` then describe the LTO-IR when there is one, else the bitcode.
     """
 
     key: str
@@ -152,6 +167,9 @@ class Artifact:
     type_definitions: str
     compile_ms: float
     proto: coop_pb2.Artifact  # everything else (toolchain, source, compile log, ...)
+    bitcode: bytes = b""  # empty unless asked for
+    bitcode_key: str = ""
+    bitcode_link_inputs: Tuple[bytes, ...] = ()
 
     @staticmethod
     def from_proto(a: coop_pb2.Artifact) -> "Artifact":
@@ -166,7 +184,10 @@ class Artifact:
                         temp_storage_bytes=first.temp_storage_bytes if first else 0,
                         temp_storage_align=first.temp_storage_align if first else 0,
                         link_inputs=tuple(li.ltoir for li in a.link_inputs),
-                        type_definitions=a.type_definitions, compile_ms=a.compile_ms, proto=a)
+                        type_definitions=a.type_definitions, compile_ms=a.compile_ms, proto=a,
+                        bitcode=a.bitcode.data, bitcode_key=a.bitcode.key,
+                        bitcode_link_inputs=tuple(li.bitcode for li in a.link_inputs
+                                                  if li.bitcode))
 
     @property
     def stem(self) -> str:
@@ -196,14 +217,22 @@ class Artifact:
         return "\n".join(h)
 
     def write(self, directory: str) -> List[str]:
-        """Writes ``<stem>.ltoir``, ``<stem>.op<N>.ltoir`` per user operator and ``<stem>.h``
-        into ``directory`` (created). Returns the LTO-IR paths: the files to link."""
+        """Writes ``<stem>.ltoir`` and ``<stem>.op<N>.ltoir`` per user operator (when the
+        artifact holds LTO-IR), ``<stem>.bc`` and ``<stem>.op<N>.bc`` (when it holds bitcode),
+        and ``<stem>.h`` into ``directory`` (created). Returns the module paths: the files to
+        link, LTO-IR first."""
         os.makedirs(directory, exist_ok=True)
-        files = [os.path.join(directory, self.stem + ".ltoir")]
-        blobs = [self.ltoir]
-        for n, op in enumerate(self.link_inputs):
-            files.append(os.path.join(directory, f"{self.stem}.op{n}.ltoir"))
-            blobs.append(op)
+        files: List[str] = []
+        blobs: List[bytes] = []
+        for ext, main, ops in ((".ltoir", self.ltoir, self.link_inputs),
+                               (".bc", self.bitcode, self.bitcode_link_inputs)):
+            if not main:
+                continue
+            files.append(os.path.join(directory, self.stem + ext))
+            blobs.append(main)
+            for n, op in enumerate(ops):
+                files.append(os.path.join(directory, f"{self.stem}.op{n}{ext}"))
+                blobs.append(op)
         for path, data in zip(files, blobs):
             with open(path, "wb") as f:
                 f.write(data)
@@ -268,17 +297,21 @@ class Client:
 
     # -- calls -------------------------------------------------------------------------------
 
-    def specialize(self, spec: Optional[Spec] = None, **fields: Any) -> Artifact:
-        """One specialization: ``specialize(Spec(...))`` or ``specialize(family=..., ...)``."""
+    def specialize(self, spec: Optional[Spec] = None, *,
+                   formats: Union[str, Sequence[str]] = "ltoir", **fields: Any) -> Artifact:
+        """One specialization: ``specialize(Spec(...))`` or ``specialize(family=..., ...)``.
+        ``formats``: "ltoir" (default), "bitcode" (LLVM bitcode from clang, which the daemon's
+        machine must have: else FAILED_PRECONDITION naming the package), or both as a list."""
         req = coop_pb2.SpecializeRequest(spec=_spec(spec, fields).to_proto(),
-                                         client=self.client_name)
+                                         client=self.client_name, formats=_formats(formats))
         return Artifact.from_proto(self._call("Specialize", req).artifact)
 
-    def bundle(self, specs: Sequence[Spec]) -> Artifact:
-        """Several specs in one LTO-IR and one round trip; each keeps its own entries and
-        temp storage (``Artifact.parts``)."""
+    def bundle(self, specs: Sequence[Spec], *,
+               formats: Union[str, Sequence[str]] = "ltoir") -> Artifact:
+        """Several specs in one LTO-IR (and/or one bitcode module) and one round trip; each
+        keeps its own entries and temp storage (``Artifact.parts``)."""
         req = coop_pb2.SpecializeBundleRequest(specs=[s.to_proto() for s in specs],
-                                               client=self.client_name)
+                                               client=self.client_name, formats=_formats(formats))
         return Artifact.from_proto(self._call("SpecializeBundle", req).artifact)
 
     def link(self, arch: str, *, ltoir: Sequence[bytes] = (), ptx: Sequence[Union[str, bytes]] = (),
@@ -323,10 +356,12 @@ class Client:
     def stats(self) -> coop_pb2.Stats:
         return self._call("GetStats", coop_pb2.GetStatsRequest())
 
-    def explain(self, spec: Optional[Spec] = None, **fields: Any) -> coop_pb2.ExplainResponse:
-        """The cache key's components; on a miss, how stored keys for the request differ."""
+    def explain(self, spec: Optional[Spec] = None, *, format: str = "ltoir",
+                **fields: Any) -> coop_pb2.ExplainResponse:
+        """The cache key's components for one format ("ltoir" or "bitcode": each has its own
+        key); on a miss, how stored keys for the request differ."""
         req = coop_pb2.SpecializeRequest(spec=_spec(spec, fields).to_proto(),
-                                         client=self.client_name)
+                                         client=self.client_name, formats=_formats(format))
         return self._call("Explain", req)
 
     # -- transport ---------------------------------------------------------------------------

@@ -162,13 +162,30 @@ TEST(Spec, RejectsItemsPerThread) {
 
 TEST(Spec, RejectsArch) {
   auto s = BlockReduce();
-  for (const char* arch : {"sm_91", "sm90", "compute_90", "", "sm_9x", "sm_1234567"}) {
+  for (const char* arch :
+       {"sm_91", "sm90", "compute_90", "", "sm_9x", "sm_1234567", "sm_89a", "sm_90A", "sm_90f"}) {
     s.set_arch(arch);
     EXPECT_EQ(Error(s), std::string("block_reduce: arch must be one of sm_75, sm_80, sm_86, "
-                                    "sm_89, sm_90, sm_100, sm_120 (the architectures this "
-                                    "NVRTC supports); got \"") +
+                                    "sm_89, sm_90, sm_90a, sm_100, sm_100a, sm_120, sm_120a (the "
+                                    "architectures this NVRTC supports); got \"") +
                             arch + "\"");
   }
+}
+
+// sm_90a (the arch-specific feature set CuTe DSL kernels target) is a spec of its own: the
+// canonical spec keeps the suffix, so keys and symbols differ from sm_90's.
+TEST(Spec, AcceptsArchSpecificArchsFromSm90On) {
+  auto s = BlockReduce();
+  s.set_arch("sm_90a");
+  auto a = Canonicalize(s, Target());
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->arch(), "sm_90a");
+  s.set_arch("sm_90");
+  auto b = Canonicalize(s, Target());
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_NE(CanonicalEncoding(*a), CanonicalEncoding(*b));
+  EXPECT_EQ(ArchNames({80, 90, 100}),
+            (std::vector<std::string>{"sm_80", "sm_90", "sm_90a", "sm_100", "sm_100a"}));
 }
 
 TEST(Spec, RejectsAlgorithmTheFamilyLacks) {

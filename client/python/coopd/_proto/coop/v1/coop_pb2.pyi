@@ -12,6 +12,12 @@ class CallingConvention(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CALLING_CONVENTION_C: _ClassVar[CallingConvention]
     CALLING_CONVENTION_NUMBA: _ClassVar[CallingConvention]
 
+class Format(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    FORMAT_UNSPECIFIED: _ClassVar[Format]
+    FORMAT_LTOIR: _ClassVar[Format]
+    FORMAT_BITCODE: _ClassVar[Format]
+
 class Origin(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     ORIGIN_UNSPECIFIED: _ClassVar[Origin]
@@ -22,6 +28,9 @@ class Origin(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
 CALLING_CONVENTION_UNSPECIFIED: CallingConvention
 CALLING_CONVENTION_C: CallingConvention
 CALLING_CONVENTION_NUMBA: CallingConvention
+FORMAT_UNSPECIFIED: Format
+FORMAT_LTOIR: Format
+FORMAT_BITCODE: Format
 ORIGIN_UNSPECIFIED: Origin
 ORIGIN_COMPILED: Origin
 ORIGIN_MEMORY: Origin
@@ -89,20 +98,24 @@ class CatalogFamily(_message.Message):
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., methods: _Optional[_Iterable[_Union[CatalogMethod, _Mapping]]] = ..., algorithms: _Optional[_Iterable[str]] = ..., default_algorithm: _Optional[str] = ..., warp: bool = ..., max_items_per_thread: _Optional[int] = ..., scan_options: bool = ..., warp_multiple_algorithms: _Optional[_Iterable[str]] = ..., exchange_options: bool = ..., family_options: _Optional[str] = ..., dtypes: _Optional[_Iterable[str]] = ..., power_of_two_threads: bool = ..., available: bool = ..., requires: _Optional[str] = ...) -> None: ...
 
 class CatalogResponse(_message.Message):
-    __slots__ = ("families", "dtypes", "builtin_ops", "archs", "calling_conventions", "op_kinds")
+    __slots__ = ("families", "dtypes", "builtin_ops", "archs", "calling_conventions", "op_kinds", "bitcode_archs", "bitcode_unavailable")
     FAMILIES_FIELD_NUMBER: _ClassVar[int]
     DTYPES_FIELD_NUMBER: _ClassVar[int]
     BUILTIN_OPS_FIELD_NUMBER: _ClassVar[int]
     ARCHS_FIELD_NUMBER: _ClassVar[int]
     CALLING_CONVENTIONS_FIELD_NUMBER: _ClassVar[int]
     OP_KINDS_FIELD_NUMBER: _ClassVar[int]
+    BITCODE_ARCHS_FIELD_NUMBER: _ClassVar[int]
+    BITCODE_UNAVAILABLE_FIELD_NUMBER: _ClassVar[int]
     families: _containers.RepeatedCompositeFieldContainer[CatalogFamily]
     dtypes: _containers.RepeatedScalarFieldContainer[str]
     builtin_ops: _containers.RepeatedScalarFieldContainer[str]
     archs: _containers.RepeatedScalarFieldContainer[str]
     calling_conventions: _containers.RepeatedScalarFieldContainer[str]
     op_kinds: _containers.RepeatedCompositeFieldContainer[CatalogOpKind]
-    def __init__(self, families: _Optional[_Iterable[_Union[CatalogFamily, _Mapping]]] = ..., dtypes: _Optional[_Iterable[str]] = ..., builtin_ops: _Optional[_Iterable[str]] = ..., archs: _Optional[_Iterable[str]] = ..., calling_conventions: _Optional[_Iterable[str]] = ..., op_kinds: _Optional[_Iterable[_Union[CatalogOpKind, _Mapping]]] = ...) -> None: ...
+    bitcode_archs: _containers.RepeatedScalarFieldContainer[str]
+    bitcode_unavailable: str
+    def __init__(self, families: _Optional[_Iterable[_Union[CatalogFamily, _Mapping]]] = ..., dtypes: _Optional[_Iterable[str]] = ..., builtin_ops: _Optional[_Iterable[str]] = ..., archs: _Optional[_Iterable[str]] = ..., calling_conventions: _Optional[_Iterable[str]] = ..., op_kinds: _Optional[_Iterable[_Union[CatalogOpKind, _Mapping]]] = ..., bitcode_archs: _Optional[_Iterable[str]] = ..., bitcode_unavailable: _Optional[str] = ...) -> None: ...
 
 class Dim3(_message.Message):
     __slots__ = ("x", "y", "z")
@@ -245,20 +258,24 @@ class PrimitiveSpec(_message.Message):
     def __init__(self, family: _Optional[str] = ..., method: _Optional[str] = ..., dtype: _Optional[str] = ..., block: _Optional[_Union[Dim3, _Mapping]] = ..., items_per_thread: _Optional[int] = ..., algorithm: _Optional[str] = ..., op: _Optional[_Union[Operator, _Mapping]] = ..., warp_threads: _Optional[int] = ..., arch: _Optional[str] = ..., calling_convention: _Optional[_Union[CallingConvention, str]] = ..., user_type: _Optional[_Union[UserType, _Mapping]] = ..., prefix_callback: _Optional[_Union[UserOperator, _Mapping]] = ..., scan: _Optional[_Union[ScanOptions, _Mapping]] = ..., exchange: _Optional[_Union[ExchangeOptions, _Mapping]] = ..., radix_sort: _Optional[_Union[RadixSortOptions, _Mapping]] = ..., merge_sort: _Optional[_Union[MergeSortOptions, _Mapping]] = ..., histogram: _Optional[_Union[HistogramOptions, _Mapping]] = ..., run_length_decode: _Optional[_Union[RunLengthDecodeOptions, _Mapping]] = ..., radix_rank: _Optional[_Union[RadixRankOptions, _Mapping]] = ..., top_k: _Optional[_Union[TopKOptions, _Mapping]] = ...) -> None: ...
 
 class SpecializeRequest(_message.Message):
-    __slots__ = ("spec", "client")
+    __slots__ = ("spec", "client", "formats")
     SPEC_FIELD_NUMBER: _ClassVar[int]
     CLIENT_FIELD_NUMBER: _ClassVar[int]
+    FORMATS_FIELD_NUMBER: _ClassVar[int]
     spec: PrimitiveSpec
     client: str
-    def __init__(self, spec: _Optional[_Union[PrimitiveSpec, _Mapping]] = ..., client: _Optional[str] = ...) -> None: ...
+    formats: _containers.RepeatedScalarFieldContainer[Format]
+    def __init__(self, spec: _Optional[_Union[PrimitiveSpec, _Mapping]] = ..., client: _Optional[str] = ..., formats: _Optional[_Iterable[_Union[Format, str]]] = ...) -> None: ...
 
 class SpecializeBundleRequest(_message.Message):
-    __slots__ = ("specs", "client")
+    __slots__ = ("specs", "client", "formats")
     SPECS_FIELD_NUMBER: _ClassVar[int]
     CLIENT_FIELD_NUMBER: _ClassVar[int]
+    FORMATS_FIELD_NUMBER: _ClassVar[int]
     specs: _containers.RepeatedCompositeFieldContainer[PrimitiveSpec]
     client: str
-    def __init__(self, specs: _Optional[_Iterable[_Union[PrimitiveSpec, _Mapping]]] = ..., client: _Optional[str] = ...) -> None: ...
+    formats: _containers.RepeatedScalarFieldContainer[Format]
+    def __init__(self, specs: _Optional[_Iterable[_Union[PrimitiveSpec, _Mapping]]] = ..., client: _Optional[str] = ..., formats: _Optional[_Iterable[_Union[Format, str]]] = ...) -> None: ...
 
 class Entry(_message.Message):
     __slots__ = ("symbol", "declaration", "description")
@@ -279,16 +296,34 @@ class TempStorage(_message.Message):
     def __init__(self, bytes: _Optional[int] = ..., align: _Optional[int] = ...) -> None: ...
 
 class Toolchain(_message.Message):
-    __slots__ = ("nvrtc_version", "nvjitlink_version", "cccl_version", "header_digest")
+    __slots__ = ("nvrtc_version", "nvjitlink_version", "cccl_version", "header_digest", "clang_version")
     NVRTC_VERSION_FIELD_NUMBER: _ClassVar[int]
     NVJITLINK_VERSION_FIELD_NUMBER: _ClassVar[int]
     CCCL_VERSION_FIELD_NUMBER: _ClassVar[int]
     HEADER_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    CLANG_VERSION_FIELD_NUMBER: _ClassVar[int]
     nvrtc_version: str
     nvjitlink_version: str
     cccl_version: str
     header_digest: str
-    def __init__(self, nvrtc_version: _Optional[str] = ..., nvjitlink_version: _Optional[str] = ..., cccl_version: _Optional[str] = ..., header_digest: _Optional[str] = ...) -> None: ...
+    clang_version: str
+    def __init__(self, nvrtc_version: _Optional[str] = ..., nvjitlink_version: _Optional[str] = ..., cccl_version: _Optional[str] = ..., header_digest: _Optional[str] = ..., clang_version: _Optional[str] = ...) -> None: ...
+
+class BitcodeModule(_message.Message):
+    __slots__ = ("key", "data", "origin", "compile_ms", "compile_log", "pch_status")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    ORIGIN_FIELD_NUMBER: _ClassVar[int]
+    COMPILE_MS_FIELD_NUMBER: _ClassVar[int]
+    COMPILE_LOG_FIELD_NUMBER: _ClassVar[int]
+    PCH_STATUS_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    data: bytes
+    origin: Origin
+    compile_ms: float
+    compile_log: str
+    pch_status: str
+    def __init__(self, key: _Optional[str] = ..., data: _Optional[bytes] = ..., origin: _Optional[_Union[Origin, str]] = ..., compile_ms: _Optional[float] = ..., compile_log: _Optional[str] = ..., pch_status: _Optional[str] = ...) -> None: ...
 
 class ArtifactPart(_message.Message):
     __slots__ = ("spec", "entries", "temp_storage")
@@ -301,7 +336,7 @@ class ArtifactPart(_message.Message):
     def __init__(self, spec: _Optional[_Union[PrimitiveSpec, _Mapping]] = ..., entries: _Optional[_Iterable[_Union[Entry, _Mapping]]] = ..., temp_storage: _Optional[_Union[TempStorage, _Mapping]] = ...) -> None: ...
 
 class Artifact(_message.Message):
-    __slots__ = ("key", "ltoir", "entries", "temp_storage", "arch", "toolchain", "spec", "compile_ms", "compile_log", "source", "origin", "parts", "pch_status", "layout_ms", "link_inputs", "type_definitions")
+    __slots__ = ("key", "ltoir", "entries", "temp_storage", "arch", "toolchain", "spec", "compile_ms", "compile_log", "source", "origin", "parts", "pch_status", "layout_ms", "link_inputs", "type_definitions", "bitcode", "formats")
     KEY_FIELD_NUMBER: _ClassVar[int]
     LTOIR_FIELD_NUMBER: _ClassVar[int]
     ENTRIES_FIELD_NUMBER: _ClassVar[int]
@@ -318,6 +353,8 @@ class Artifact(_message.Message):
     LAYOUT_MS_FIELD_NUMBER: _ClassVar[int]
     LINK_INPUTS_FIELD_NUMBER: _ClassVar[int]
     TYPE_DEFINITIONS_FIELD_NUMBER: _ClassVar[int]
+    BITCODE_FIELD_NUMBER: _ClassVar[int]
+    FORMATS_FIELD_NUMBER: _ClassVar[int]
     key: str
     ltoir: bytes
     entries: _containers.RepeatedCompositeFieldContainer[Entry]
@@ -334,17 +371,23 @@ class Artifact(_message.Message):
     layout_ms: float
     link_inputs: _containers.RepeatedCompositeFieldContainer[ArtifactLinkInput]
     type_definitions: str
-    def __init__(self, key: _Optional[str] = ..., ltoir: _Optional[bytes] = ..., entries: _Optional[_Iterable[_Union[Entry, _Mapping]]] = ..., temp_storage: _Optional[_Union[TempStorage, _Mapping]] = ..., arch: _Optional[str] = ..., toolchain: _Optional[_Union[Toolchain, _Mapping]] = ..., spec: _Optional[_Union[PrimitiveSpec, _Mapping]] = ..., compile_ms: _Optional[float] = ..., compile_log: _Optional[str] = ..., source: _Optional[str] = ..., origin: _Optional[_Union[Origin, str]] = ..., parts: _Optional[_Iterable[_Union[ArtifactPart, _Mapping]]] = ..., pch_status: _Optional[str] = ..., layout_ms: _Optional[float] = ..., link_inputs: _Optional[_Iterable[_Union[ArtifactLinkInput, _Mapping]]] = ..., type_definitions: _Optional[str] = ...) -> None: ...
+    bitcode: BitcodeModule
+    formats: _containers.RepeatedScalarFieldContainer[Format]
+    def __init__(self, key: _Optional[str] = ..., ltoir: _Optional[bytes] = ..., entries: _Optional[_Iterable[_Union[Entry, _Mapping]]] = ..., temp_storage: _Optional[_Union[TempStorage, _Mapping]] = ..., arch: _Optional[str] = ..., toolchain: _Optional[_Union[Toolchain, _Mapping]] = ..., spec: _Optional[_Union[PrimitiveSpec, _Mapping]] = ..., compile_ms: _Optional[float] = ..., compile_log: _Optional[str] = ..., source: _Optional[str] = ..., origin: _Optional[_Union[Origin, str]] = ..., parts: _Optional[_Iterable[_Union[ArtifactPart, _Mapping]]] = ..., pch_status: _Optional[str] = ..., layout_ms: _Optional[float] = ..., link_inputs: _Optional[_Iterable[_Union[ArtifactLinkInput, _Mapping]]] = ..., type_definitions: _Optional[str] = ..., bitcode: _Optional[_Union[BitcodeModule, _Mapping]] = ..., formats: _Optional[_Iterable[_Union[Format, str]]] = ...) -> None: ...
 
 class ArtifactLinkInput(_message.Message):
-    __slots__ = ("symbol", "key", "ltoir")
+    __slots__ = ("symbol", "key", "ltoir", "bitcode", "bitcode_key")
     SYMBOL_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
     LTOIR_FIELD_NUMBER: _ClassVar[int]
+    BITCODE_FIELD_NUMBER: _ClassVar[int]
+    BITCODE_KEY_FIELD_NUMBER: _ClassVar[int]
     symbol: str
     key: str
     ltoir: bytes
-    def __init__(self, symbol: _Optional[str] = ..., key: _Optional[str] = ..., ltoir: _Optional[bytes] = ...) -> None: ...
+    bitcode: bytes
+    bitcode_key: str
+    def __init__(self, symbol: _Optional[str] = ..., key: _Optional[str] = ..., ltoir: _Optional[bytes] = ..., bitcode: _Optional[bytes] = ..., bitcode_key: _Optional[str] = ...) -> None: ...
 
 class LinkModule(_message.Message):
     __slots__ = ("kind", "name", "data")
@@ -559,7 +602,7 @@ class TierStats(_message.Message):
     def __init__(self, name: _Optional[str] = ..., hits: _Optional[int] = ..., misses: _Optional[int] = ..., entries: _Optional[int] = ..., bytes: _Optional[int] = ..., raw_bytes: _Optional[int] = ..., budget_bytes: _Optional[int] = ..., evictions: _Optional[int] = ..., corruptions: _Optional[int] = ..., write_failures: _Optional[int] = ..., degraded: bool = ..., evicting: bool = ...) -> None: ...
 
 class Stats(_message.Message):
-    __slots__ = ("requests", "invalid_requests", "memory_hits", "disk_hits", "misses", "compiles", "compile_failures", "compile_ms_total", "memory_entries", "memory_bytes", "disk_entries", "disk_bytes", "disk_write_failures", "uptime_s", "toolchain", "cache_path", "pch_warm_compiles", "joined_requests", "worker_restarts", "worker_crashes", "compile_timeouts", "queue_depth", "workers", "workers_busy", "compile_ms_p50", "compile_ms_p90", "compile_ms_p99", "worker_status", "links", "link_failures", "link_hits", "bundles", "tiers", "corruptions", "evictions", "cache_degraded")
+    __slots__ = ("requests", "invalid_requests", "memory_hits", "disk_hits", "misses", "compiles", "compile_failures", "compile_ms_total", "memory_entries", "memory_bytes", "disk_entries", "disk_bytes", "disk_write_failures", "uptime_s", "toolchain", "cache_path", "pch_warm_compiles", "joined_requests", "worker_restarts", "worker_crashes", "compile_timeouts", "queue_depth", "workers", "workers_busy", "compile_ms_p50", "compile_ms_p90", "compile_ms_p99", "worker_status", "links", "link_failures", "link_hits", "bundles", "tiers", "corruptions", "evictions", "cache_degraded", "bitcode_compiles")
     REQUESTS_FIELD_NUMBER: _ClassVar[int]
     INVALID_REQUESTS_FIELD_NUMBER: _ClassVar[int]
     MEMORY_HITS_FIELD_NUMBER: _ClassVar[int]
@@ -596,6 +639,7 @@ class Stats(_message.Message):
     CORRUPTIONS_FIELD_NUMBER: _ClassVar[int]
     EVICTIONS_FIELD_NUMBER: _ClassVar[int]
     CACHE_DEGRADED_FIELD_NUMBER: _ClassVar[int]
+    BITCODE_COMPILES_FIELD_NUMBER: _ClassVar[int]
     requests: int
     invalid_requests: int
     memory_hits: int
@@ -632,7 +676,8 @@ class Stats(_message.Message):
     corruptions: int
     evictions: int
     cache_degraded: bool
-    def __init__(self, requests: _Optional[int] = ..., invalid_requests: _Optional[int] = ..., memory_hits: _Optional[int] = ..., disk_hits: _Optional[int] = ..., misses: _Optional[int] = ..., compiles: _Optional[int] = ..., compile_failures: _Optional[int] = ..., compile_ms_total: _Optional[float] = ..., memory_entries: _Optional[int] = ..., memory_bytes: _Optional[int] = ..., disk_entries: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., disk_write_failures: _Optional[int] = ..., uptime_s: _Optional[float] = ..., toolchain: _Optional[_Union[Toolchain, _Mapping]] = ..., cache_path: _Optional[str] = ..., pch_warm_compiles: _Optional[int] = ..., joined_requests: _Optional[int] = ..., worker_restarts: _Optional[int] = ..., worker_crashes: _Optional[int] = ..., compile_timeouts: _Optional[int] = ..., queue_depth: _Optional[int] = ..., workers: _Optional[int] = ..., workers_busy: _Optional[int] = ..., compile_ms_p50: _Optional[float] = ..., compile_ms_p90: _Optional[float] = ..., compile_ms_p99: _Optional[float] = ..., worker_status: _Optional[_Iterable[_Union[WorkerStatus, _Mapping]]] = ..., links: _Optional[int] = ..., link_failures: _Optional[int] = ..., link_hits: _Optional[int] = ..., bundles: _Optional[int] = ..., tiers: _Optional[_Iterable[_Union[TierStats, _Mapping]]] = ..., corruptions: _Optional[int] = ..., evictions: _Optional[int] = ..., cache_degraded: bool = ...) -> None: ...
+    bitcode_compiles: int
+    def __init__(self, requests: _Optional[int] = ..., invalid_requests: _Optional[int] = ..., memory_hits: _Optional[int] = ..., disk_hits: _Optional[int] = ..., misses: _Optional[int] = ..., compiles: _Optional[int] = ..., compile_failures: _Optional[int] = ..., compile_ms_total: _Optional[float] = ..., memory_entries: _Optional[int] = ..., memory_bytes: _Optional[int] = ..., disk_entries: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., disk_write_failures: _Optional[int] = ..., uptime_s: _Optional[float] = ..., toolchain: _Optional[_Union[Toolchain, _Mapping]] = ..., cache_path: _Optional[str] = ..., pch_warm_compiles: _Optional[int] = ..., joined_requests: _Optional[int] = ..., worker_restarts: _Optional[int] = ..., worker_crashes: _Optional[int] = ..., compile_timeouts: _Optional[int] = ..., queue_depth: _Optional[int] = ..., workers: _Optional[int] = ..., workers_busy: _Optional[int] = ..., compile_ms_p50: _Optional[float] = ..., compile_ms_p90: _Optional[float] = ..., compile_ms_p99: _Optional[float] = ..., worker_status: _Optional[_Iterable[_Union[WorkerStatus, _Mapping]]] = ..., links: _Optional[int] = ..., link_failures: _Optional[int] = ..., link_hits: _Optional[int] = ..., bundles: _Optional[int] = ..., tiers: _Optional[_Iterable[_Union[TierStats, _Mapping]]] = ..., corruptions: _Optional[int] = ..., evictions: _Optional[int] = ..., cache_degraded: bool = ..., bitcode_compiles: _Optional[int] = ...) -> None: ...
 
 class WorkerStatus(_message.Message):
     __slots__ = ("pid", "busy", "jobs", "header_set")

@@ -87,7 +87,8 @@ class CoopServicer(object):
         raise NotImplementedError('Method not implemented!')
 
     def SpecializeBundle(self, request, context):
-        """Several specs in one translation unit: one NVRTC program, one LTO-IR, one round trip. Each
+        """Several specs in one translation unit: one NVRTC program, one LTO-IR (and, when asked, one
+        clang compile, one bitcode module), one round trip. Each
         spec still gets its own entry symbols and temp-storage layout (Artifact.parts, in request
         order).
         """
@@ -112,7 +113,7 @@ class CoopServicer(object):
     def Explain(self, request, context):
         """Cache maintenance and diagnosis.
         Each key component of a spec, whether it is cached, and, on a miss, how the keys stored for
-        the same request differ.
+        the same request differ. `formats` names the one format to explain (LTO-IR by default).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
