@@ -877,8 +877,10 @@ coop::PlanUse ParsePlanUse(const std::vector<std::string>& args, size_t* i, bool
     } else {
       if (sized) Fail("plan: use \"" + use.name + "\" has --bytes/--align and a spec: give one", 2);
       std::string out_dir;
-      use.spec = ParseSpec(args, i, json, &out_dir);
+      coop::Formats formats = coop::Formats::kLtoIr;
+      use.spec = ParseSpec(args, i, json, &out_dir, &formats);
       if (!out_dir.empty()) Fail("plan: --out does not apply", 2);
+      if (formats != coop::Formats::kLtoIr) Fail("plan: --format does not apply", 2);
       break;
     }
   }
@@ -932,6 +934,15 @@ int Plan(coop::Client& client, const std::vector<std::string>& args) {
       ++i;
       request.uses.push_back(ParsePlanUse(args, &i, &json));
     }
+  }
+  // --value-dtype / --radix-bits into each spec's own options message, as for specialize.
+  std::vector<coop::Spec> specs;
+  for (const auto& use : request.uses) {
+    if (use.spec) specs.push_back(*use.spec);
+  }
+  RouteSortFlags(client, &specs);
+  for (size_t u = 0, k = 0; u < request.uses.size(); ++u) {
+    if (request.uses[u].spec) request.uses[u].spec = specs[k++];
   }
   auto plan = client.Plan(request);
   if (!plan) FailWith(plan.error());

@@ -738,6 +738,10 @@ Result<PlanResult> Client::Plan(const PlanRequest& request) {
     v1::PlanUse* pu = req.add_uses();
     pu->set_name(u.name);
     if (u.spec) {
+      if (auto e = CheckFamilyOptions(
+              *u.spec, "uses[" + std::to_string(req.uses_size() - 1) + "] \"" + u.name + "\"")) {
+        return *e;
+      }
       *pu->mutable_spec() = ToProto(*u.spec);
     } else {
       pu->mutable_temp_storage()->set_bytes(u.bytes);

@@ -8,8 +8,9 @@
 // Routing: a job carries an affinity key (its header set: arch and option list). An idle worker
 // takes the oldest job whose key matches the PCH it holds; failing that, the oldest job (every
 // idle worker is equally loaded). clang jobs have no affinity (clang's precompiled header is a
-// file all workers share) and leave a worker's NVRTC affinity as it was. Background jobs (pre-warm) are pinned to one worker and taken
-// only when no request is waiting, so they never delay requests or readiness.
+// file all workers share) and leave a worker's NVRTC affinity as it was. Background jobs (pre-warm)
+// are pinned to one worker and taken only when no request is waiting, so they never delay requests
+// or readiness.
 //
 // Supervision: a worker that dies mid-job fails that job with UNAVAILABLE naming the cause
 // (signal or exit status) and is restarted at once; a job that exceeds the timeout kills its

@@ -8,8 +8,8 @@
 #include "server/catalog/render.h"
 #include "server/catalog/spec.h"
 #include "server/catalog/user_op.h"
-#include "server/plan/planner.h"
 #include "server/engine/bitcode.h"
+#include "server/plan/planner.h"
 #include "server/util/sha256.h"
 #include "server/util/strings.h"
 
@@ -1011,7 +1011,7 @@ void Service::Plan(const coop::v1::PlanRequest& request, uint64_t request_id, Pl
   auto shared_finish = std::make_shared<decltype(finish)>(std::move(finish));
   for (size_t k = 0; k < spec_uses.size(); ++k) {
     Specialize(
-        {request.uses(spec_uses[k]).spec()}, /*bundle=*/false, request_id,
+        {request.uses(spec_uses[k]).spec()}, /*bundle=*/false, /*formats=*/{}, request_id,
         [gather, k, shared_finish](absl::StatusOr<Artifact> artifact) {
           {
             std::lock_guard<std::mutex> lock(gather->mu);
