@@ -333,5 +333,75 @@ TEST(Plan, CoopctlPlansFromTheCommandLine) {
   EXPECT_NE(err.find("has --bytes/--align and a spec: give one"), std::string::npos) << err;
 }
 
+// A plan's spec uses take the sort flags into their own options message, as specialize does:
+// merge sort's --value-dtype goes into merge_sort, radix rank's --radix-bits into radix_rank.
+// The client refuses a spec that fills two options messages before sending anything.
+TEST(Plan, SpecUsesTakeSortFlagsLikeSpecializeAndOneOptionsMessage) {
+  TestDaemon daemon;
+  ASSERT_TRUE(daemon.started);
+  const std::string socket = daemon.process.socket_path();
+  std::string out, err;
+  ASSERT_EQ(RunCommand({COOPCTL_BINARY,
+                        "--socket",
+                        socket,
+                        "plan",
+                        "--json",
+                        "sort@0",
+                        "block_merge_sort",
+                        "--dtype",
+                        "float32",
+                        "--value-dtype",
+                        "int64",
+                        "--op",
+                        "less",
+                        "--threads",
+                        "64",
+                        "--items",
+                        "2",
+                        "--arch",
+                        "sm_90",
+                        "+",
+                        "rank@1",
+                        "block_radix_rank",
+                        "--dtype",
+                        "uint32",
+                        "--radix-bits",
+                        "5",
+                        "--threads",
+                        "64",
+                        "--items",
+                        "2",
+                        "--arch",
+                        "sm_90"},
+                       &out, &err),
+            0)
+      << err;
+  auto client = daemon.Client();
+  coop::Spec sort = BlockSpec("block_merge_sort", "sort", "float32", {64}, 2);
+  sort.op = "less";
+  sort.merge_sort.value_dtype = "int64";
+  auto a = client.Specialize(sort);
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_NE(out.find("\"artifact_key\":\"" + a->key + "\""), std::string::npos)
+      << "the plan's sort is the merge sort of int64 values: " << out;
+
+  coop::PlanRequest request;
+  coop::PlanUse use;
+  use.name = "both";
+  coop::Spec two = sort;
+  two.histogram.bins = 4;
+  use.spec = two;
+  request.uses.push_back(use);
+  auto plan = client.Plan(request);
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(plan.error().code, coop::ErrorCode::kInvalidArgument);
+  EXPECT_FALSE(plan.error().from_server);
+  EXPECT_EQ(plan.error().message.rfind("uses[0] \"both\": family options set in merge_sort, "
+                                       "histogram",
+                                       0),
+            0u)
+      << plan.error().message;
+}
+
 }  // namespace
 }  // namespace coopd_test
