@@ -486,9 +486,9 @@ def _classes() -> Tuple[type, type]:
     """LinkedKernelCache and its impl, defined on first use (numba-cuda's classes are checked
     first)."""
     global _cache_classes
+    nb = _numba_internals()  # checked on every use: cheap once it has passed
     if _cache_classes is not None:
         return _cache_classes
-    nb = _numba_internals()
     dispatcher_mod, codegen = nb["dispatcher"], nb["codegen"]
 
     class LinkedKernelCacheImpl(dispatcher_mod.CUDACacheImpl):
