@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench/first_kernel.py --link-only against a real coopd on a temporary socket: the benchmark's
 # coopd kernels (BlockReduce, BlockScan, BlockRadixSort through coopd.numba) compile and link to
-# sm_90 cubins without a GPU, so the GPU run does not find a broken script.
+# sm_90 cubins without a GPU, and the "coopd (hit, cached kernel)" variant's kernels are stored
+# in coopd.numba's kernel cache by one process and loaded from it by a fresh one, so the GPU run
+# does not find a broken script.
 # usage: bench_first_kernel_test.sh COOPD_BINARY SOURCE_DIR     (exit 77 without numba-cuda)
 set -euo pipefail
 coopd=$1 src=$2

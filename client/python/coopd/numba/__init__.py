@@ -23,6 +23,12 @@ is not one: use a ``def``), compiled to LTO-IR and inlined after linking.
 catalogue. Artifacts are fetched once per spec and process; coopd caches them across
 processes. :func:`link_to_cubin` compiles a kernel and links it into a cubin without a GPU.
 
+Kernels themselves are cached across processes by ``@coopd.numba.jit(cache=True)`` (numba-cuda's
+``cache=True`` refuses kernels that link files): the linked cubin is stored, keyed by the
+kernel's code, what it reads, every linked LTO-IR, the options, the arch and the toolchain
+(:mod:`coopd.numba._cache`, :func:`cache_key`); :func:`precompile` fills that cache without a
+GPU.
+
 Importing this module imports numba-cuda (``import coopd`` alone does not).
 """
 
@@ -33,6 +39,7 @@ if not hasattr(_np, "row_stack"):
     _np.row_stack = _np.vstack
 
 from coopd.numba import block, warp  # noqa: E402
+from coopd.numba._cache import CacheError, CacheKey, cache_key, jit, precompile  # noqa: E402
 from coopd.numba._dtypes import DType, resolve as resolve_dtype  # noqa: E402
 from coopd.numba._link import link_to_cubin  # noqa: E402
 from coopd.numba._operators import python_operator  # noqa: E402
@@ -40,6 +47,6 @@ from coopd.numba._plan import SharedPlan, plan  # noqa: E402
 from coopd.numba._primitive import (Primitive, default_arch, get_client, make,  # noqa: E402
                                     set_client)
 
-__all__ = ["DType", "Primitive", "SharedPlan", "block", "default_arch", "get_client",
-           "link_to_cubin", "make", "plan", "python_operator", "resolve_dtype", "set_client",
-           "warp"]
+__all__ = ["CacheError", "CacheKey", "DType", "Primitive", "SharedPlan", "block", "cache_key",
+           "default_arch", "get_client", "jit", "link_to_cubin", "make", "plan", "precompile",
+           "python_operator", "resolve_dtype", "set_client", "warp"]

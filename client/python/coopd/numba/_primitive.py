@@ -226,7 +226,8 @@ class Primitive:
             warp for warp primitives).
         entries: the artifact's entries; names: the kernel-side name of each.
         operator_symbols: the user operators' functions the entries call (after LTO, inlined).
-        items_per_thread, dtype (coopd's DType), method, family, arch.
+        link_digests: sha256 of each file's LTO-IR (what cached kernels are keyed by).
+        items_per_thread, dtype (coopd's DType), method, family, arch, block_threads.
 
     In kernels: ``p.<name>(temp_storage, ...)`` for each entry (``p(...)`` for the first), the
     arguments as the entry's declaration has them: arrays (``cuda.shared.array``,
@@ -253,9 +254,13 @@ class Primitive:
         self.temp_storage_bytes = part.temp_storage_bytes
         self.temp_storage_align = part.temp_storage_align
         self.warp_threads = part.spec.warp_threads if self.family.startswith("warp_") else 0
+        self.block_threads = block_threads
         stem = artifact.stem
         self.files = [_linkable(artifact.ltoir, stem)] + [
             _linkable(op, f"{stem}.op{i}") for i, op in enumerate(artifact.link_inputs)]
+        # sha256 of each file's LTO-IR: what coopd.numba.jit(cache=True) keys kernels by.
+        self.link_digests = tuple(hashlib.sha256(data).hexdigest()
+                                  for data in (artifact.ltoir, *artifact.link_inputs))
         self.entries = part.entries
         # The functions the entries call in link_inputs (user operators), for SASS checks.
         self.operator_symbols = tuple(li.symbol for li in artifact.proto.link_inputs)
