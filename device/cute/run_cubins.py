@@ -15,7 +15,7 @@ Lines starting with RESULT:
   RESULT copy <ms> <GB/s>
   RESULT bench reduce <cute ms> <native ms> <cute/native bandwidth> <cute GB/s> <native GB/s>
                <cute % of copy> <native % of copy>
-usage: run_cubins.py CUBIN_DIR [--seed N] [--reps N] [--json PATH]
+usage: run_cubins.py CUBIN_DIR [--seed N] [--reps N] [--json PATH] [--bench-kernels PATH]
 Exit status 1 when a check fails (timings never fail it); 0 with "SKIP" without a GPU.
 """
 
@@ -66,11 +66,11 @@ def check(kernel, x, y):
     return bad == 0, f"{bad} of {len(want)} items differ"
 
 
-def native_reduce(cp, build):
+def native_reduce(cp, build, bench_kernels):
     """gpu_suite's bench_reduce, built natively by nvcc into a cubin, and its block size."""
     src = os.path.join(build, "native.cu")
     with open(src, "w") as f:
-        f.write(f'#include "{os.path.abspath(BENCH_KERNELS)}"\n')
+        f.write(f'#include "{os.path.abspath(bench_kernels)}"\n')
     cubin = os.path.join(build, "native.cubin")
     subprocess.run(["nvcc", "-std=c++17", "-O3", "-arch=sm_90", "-cubin", "-o", cubin, src],
                    check=True)
@@ -95,6 +95,8 @@ def main():
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--json", help="write the results here too")
+    p.add_argument("--bench-kernels", default=BENCH_KERNELS,
+                   help="gpu_suite's bench_kernels.cuh (default: the one beside this script)")
     args = p.parse_args()
     try:
         import cupy as cp
@@ -143,7 +145,7 @@ def main():
         del dst
         print(f"RESULT copy {copy_ms:.4f} {copy_gbs:.0f}", flush=True)
         with tempfile.TemporaryDirectory(prefix="cute-native-") as build:
-            native = native_reduce(cp, build)
+            native = native_reduce(cp, build, args.bench_kernels)
         d_n = cp.full_like(d_y, 0x7F)
         native_launch = lambda: native(tuple(k["grid"]), tuple(k["block"]),  # noqa: E731
                                        (d_x, d_n))
