@@ -90,6 +90,22 @@ else
   echo "install-deps: no pip for python3: the Numba example's test will skip" >&2
 fi
 
+# CuTe DSL for coopd.cute's CI tests (tests/python/test_cute.py, device/cute): its kernels
+# compile to sm_90a cubins with no GPU (CUTE_DSL_ARCH=sm_90a) and link coopd's bitcode. 4.8.1 is
+# the release coopd.cute was written and run against (its LLVM is 23, newer than clang-22's, so
+# it reads clang-22's bitcode); the wheels are about 300 MB.
+CUTLASS_DSL_VERSION=4.8.1
+if python3 -c "import importlib.metadata as m; \
+assert m.version('nvidia-cutlass-dsl') == '$CUTLASS_DSL_VERSION'; import cutlass.cute" 2>/dev/null; then
+  echo "install-deps: nvidia-cutlass-dsl $CUTLASS_DSL_VERSION present" >&2
+elif python3 -m pip --version >/dev/null 2>&1; then
+  echo "install-deps: installing nvidia-cutlass-dsl $CUTLASS_DSL_VERSION (pip)" >&2
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
+    --root-user-action=ignore "nvidia-cutlass-dsl==$CUTLASS_DSL_VERSION"
+else
+  echo "install-deps: no pip for python3: the CuTe DSL tests will skip" >&2
+fi
+
 # The Python package (client/python) and its tests: grpcio and protobuf at run time, pytest and
 # wheel (pip install --no-build-isolation) for the tests, and grpcio-tools 1.62.3 in a venv of
 # its own (.deps/protoc-venv; it needs protobuf 4.x) to check the checked-in stubs against the

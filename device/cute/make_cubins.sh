@@ -19,8 +19,10 @@ if ! python3 -c "import cutlass.cute" 2>/dev/null; then
   echo "SKIP: CuTe DSL is not installed (deploy/install-deps.sh installs nvidia-cutlass-dsl)"
   exit 77
 fi
-# nvdisasm and cuobjdump: PATH, the toolkit, or what install-deps unpacked into .deps/.
-for d in "${CUDA_HOME:-/usr/local/cuda}/bin" "$root"/.deps/nvidia-cuda-sass-tools-*/nvidia/cu13/bin; do
+# nvdisasm and cuobjdump: PATH, $COOPD_SASS_TOOLS_DIR, the toolkit, or what install-deps
+# unpacked into .deps/.
+for d in ${COOPD_SASS_TOOLS_DIR:-} "${CUDA_HOME:-/usr/local/cuda}/bin" \
+         "$root"/.deps/nvidia-cuda-sass-tools-*/nvidia/cu13/bin; do
   [[ -x $d/nvdisasm ]] && PATH=$PATH:$d
 done
 command -v nvdisasm >/dev/null || { echo "SKIP: no nvdisasm (deploy/install-deps.sh fetches it)"; exit 77; }
