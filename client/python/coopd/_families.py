@@ -164,3 +164,50 @@ def factories(make: Callable[..., Any], common: str, warp: bool) -> Dict[str, Ca
     frontend module's ``block``/``warp`` namespace."""
     table, factory = ((WARP_FAMILIES, warp_factory) if warp else (BLOCK_FAMILIES, block_factory))
     return {name: factory(make, family, name, summary, common) for name, family, summary in table}
+
+
+class EntryAttributes:
+    """What a frontend's primitive objects share: entries as attributes (``p.sum``), from the
+    dict ``_callables`` (entry name -> callable, plus ``temp_storage``), and the repr.
+    Subclasses set ``family``, ``method``, ``arch``, ``names``, ``temp_storage_bytes``,
+    ``temp_storage_align`` and ``_frontend``, and say their dtype's name in ``_dtype_name``."""
+
+    _frontend = "coopd"
+
+    def _take_artifact(self, spec: coopd.Spec, artifact: coopd.Artifact) -> Any:
+        """Sets what every frontend's object says of its one-spec artifact (spec, artifact,
+        resolved, family, method, arch, items_per_thread, temp storage, warp_threads, entries,
+        operator_symbols) and returns its part."""
+        if len(artifact.parts) != 1:
+            raise ValueError(f"{self._frontend} takes single-spec artifacts, not bundles")
+        part = artifact.parts[0]
+        self.spec = spec
+        self.artifact = artifact
+        self.resolved = part.spec
+        self.family = part.family
+        self.method = part.spec.method
+        self.arch = artifact.arch
+        self.items_per_thread = part.spec.items_per_thread or 1
+        self.temp_storage_bytes = part.temp_storage_bytes
+        self.temp_storage_align = part.temp_storage_align
+        self.warp_threads = part.spec.warp_threads if self.family.startswith("warp_") else 0
+        self.entries = part.entries
+        # The functions the entries call in link_inputs (user operators), for SASS checks.
+        self.operator_symbols = tuple(li.symbol for li in artifact.proto.link_inputs)
+        return part
+
+    def _dtype_name(self) -> str:
+        raise NotImplementedError
+
+    def __getattr__(self, name: str) -> Any:
+        callables = self.__dict__.get("_callables", {})
+        if name in callables:
+            return callables[name]
+        raise AttributeError(f"{self.__dict__.get('family')} {self.__dict__.get('method')} has "
+                             f"no {name!r}; its entries are "
+                             f"{', '.join(self.__dict__.get('names', ()))} (and temp_storage)")
+
+    def __repr__(self) -> str:
+        return (f"<{self._frontend} {self.family} {self.method} {self._dtype_name()} "
+                f"{self.arch}: {', '.join(self.names)}; temp storage "
+                f"{self.temp_storage_bytes} bytes, align {self.temp_storage_align}>")

@@ -206,7 +206,7 @@ def _round_up(n: int, align: int) -> int:
     return -(-n // align) * align
 
 
-class Primitive:
+class Primitive(_families.EntryAttributes):
     """A coopd specialization ready for CuTe DSL kernels.
 
     Attributes (Python side):
@@ -227,32 +227,21 @@ class Primitive:
     takes pointers and numbers where it takes values.
     """
 
+    _frontend = "coopd.cute"
+
     def __init__(self, spec: coopd.Spec, artifact: coopd.Artifact, dtype: str,
                  block_threads: int) -> None:
-        if len(artifact.parts) != 1:
-            raise ValueError("coopd.cute takes single-spec artifacts, not bundles")
         if not artifact.bitcode:
             raise ValueError(f"coopd.cute: artifact {artifact.key[:16]} holds no bitcode")
-        part = artifact.parts[0]
-        self.spec = spec
-        self.artifact = artifact
-        self.resolved = part.spec
-        self.family = part.family
-        self.method = part.spec.method
-        self.arch = artifact.arch
+        part = self._take_artifact(spec, artifact)
+        self.temp_storage_align = max(1, self.temp_storage_align)
         self.dtype = dtype
         self.numeric = _dtypes.BY_NAME[dtype]
-        self.items_per_thread = part.spec.items_per_thread or 1
-        self.temp_storage_bytes = part.temp_storage_bytes
-        self.temp_storage_align = max(1, part.temp_storage_align)
-        self.warp_threads = part.spec.warp_threads if self.family.startswith("warp_") else 0
         self.block_threads = block_threads
         stem = artifact.stem
         self.files = [_bitcode_file(artifact.bitcode, stem)] + [
             _bitcode_file(op, f"{stem}.op{i}")
             for i, op in enumerate(artifact.bitcode_link_inputs)]
-        self.entries = part.entries
-        self.operator_symbols = tuple(li.symbol for li in artifact.proto.link_inputs)
         if self.warp_threads:
             self._row = _round_up(max(1, self.temp_storage_bytes), self.temp_storage_align)
             self._rows = -(-block_threads // self.warp_threads)
@@ -260,7 +249,7 @@ class Primitive:
             self._row, self._rows = max(1, self.temp_storage_bytes), 1
         self.smem_bytes = self._row * self._rows
         self.ffi: Dict[str, Any] = {}
-        self._entries: Dict[str, Entry] = {}
+        self._callables: Dict[str, Entry] = {}
         names = _families.entry_names(self.method, [e.symbol for e in part.entries])
         for e, name in zip(part.entries, names):
             info = parse_entry(e)
@@ -269,7 +258,7 @@ class Primitive:
                 params_types=[_GENERIC if p.numeric is None else p.numeric
                               for p in info.params],
                 return_type=info.result, source=cute.BitCode(self.files[0]))
-            self._entries[name] = Entry(info, self.ffi[name], name, self.files[1:])
+            self._callables[name] = Entry(info, self.ffi[name], name, self.files[1:])
         self.names: Tuple[str, ...] = tuple(names)
 
     def temp_storage(self, smem: Any) -> Any:
@@ -286,19 +275,10 @@ class Primitive:
         return base + warp * self._row
 
     def __call__(self, *args: Any) -> Any:
-        return self._entries[self.names[0]](*args)
+        return self._callables[self.names[0]](*args)
 
-    def __getattr__(self, name: str) -> Any:
-        entries = self.__dict__.get("_entries", {})
-        if name in entries:
-            return entries[name]
-        raise AttributeError(f"{self.family} {self.method} has no {name!r}; its entries are "
-                             f"{', '.join(self.__dict__.get('names', ()))} (and temp_storage)")
-
-    def __repr__(self) -> str:
-        return (f"<coopd.cute {self.family} {self.method} {self.dtype} {self.arch}: "
-                f"{', '.join(self.names)}; temp storage {self.temp_storage_bytes} bytes, "
-                f"align {self.temp_storage_align}>")
+    def _dtype_name(self) -> str:
+        return self.dtype
 
 
 def smem_size(*primitives: Primitive, extra: int = 0) -> int:

@@ -196,7 +196,7 @@ def _temp_storage_intrinsic(shape: Tuple[int, ...], align: int, name: str) -> An
 
 # ---- the object ----------------------------------------------------------------------------
 
-class Primitive:
+class Primitive(_families.EntryAttributes):
     """A coopd specialization ready for Numba-CUDA kernels.
 
     Attributes (Python side):
@@ -220,28 +220,15 @@ class Primitive:
     are compile-time constants there too.
     """
 
+    _frontend = "coopd.numba"
+
     def __init__(self, spec: coopd.Spec, artifact: coopd.Artifact, dtype: DType,
                  block_threads: int) -> None:
-        if len(artifact.parts) != 1:
-            raise ValueError("coopd.numba takes single-spec artifacts, not bundles")
-        part = artifact.parts[0]
-        self.spec = spec
-        self.artifact = artifact
-        self.resolved = part.spec
-        self.family = part.family
-        self.method = part.spec.method
-        self.arch = artifact.arch
+        part = self._take_artifact(spec, artifact)
         self.dtype = dtype
-        self.items_per_thread = part.spec.items_per_thread or 1
-        self.temp_storage_bytes = part.temp_storage_bytes
-        self.temp_storage_align = part.temp_storage_align
-        self.warp_threads = part.spec.warp_threads if self.family.startswith("warp_") else 0
         stem = artifact.stem
         self.files = [_linkable(artifact.ltoir, stem)] + [
             _linkable(op, f"{stem}.op{i}") for i, op in enumerate(artifact.link_inputs)]
-        self.entries = part.entries
-        # The functions the entries call in link_inputs (user operators), for SASS checks.
-        self.operator_symbols = tuple(li.symbol for li in artifact.proto.link_inputs)
         user = dtype if dtype.is_user else None
         self._callables: Dict[str, Any] = {}
         self.names: Tuple[str, ...] = ()
@@ -271,17 +258,8 @@ class Primitive:
             shape = (nbytes,)
         return _temp_storage_intrinsic(shape, align, f"{self.family} {self.method}")
 
-    def __getattr__(self, name: str) -> Any:
-        callables = self.__dict__.get("_callables", {})
-        if name in callables:
-            return callables[name]
-        raise AttributeError(f"{self.family} {self.method} has no {name!r}; its entries are "
-                             f"{', '.join(self.__dict__.get('names', ()))} (and temp_storage)")
-
-    def __repr__(self) -> str:
-        return (f"<coopd.numba {self.family} {self.method} {self.dtype.name} {self.arch}: "
-                f"{', '.join(self.names)}; temp storage {self.temp_storage_bytes} bytes, "
-                f"align {self.temp_storage_align}>")
+    def _dtype_name(self) -> str:
+        return self.dtype.name
 
     def write(self, directory: str) -> List[str]:
         """Writes the artifact's LTO-IR files and header into ``directory``."""
