@@ -75,36 +75,46 @@ else
   echo "install-deps: cuobjdump and nvdisasm present in $sass_tools" >&2
 fi
 
+# pip_ensure WHAT CHECK WITHOUT_PIP PACKAGE...: pip-installs PACKAGEs into python3's
+# environment unless the Python statement CHECK succeeds; without pip, says WITHOUT_PIP.
+pip_ensure() {
+  local what=$1 check=$2 without_pip=$3
+  shift 3
+  if python3 -c "$check" 2>/dev/null; then
+    echo "install-deps: $what present" >&2
+  elif python3 -m pip --version >/dev/null 2>&1; then
+    echo "install-deps: installing $* (pip)" >&2
+    PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
+      --root-user-action=ignore "$@"
+  else
+    echo "install-deps: no pip for python3: $without_pip" >&2
+  fi
+}
+
 # Python packages for the Numba-CUDA example's CI test (device/numba; it links a coopd artifact
 # into a Numba kernel cubin, no GPU needed). numba-cuda finds NVVM and nvJitLink in $CUDA_HOME.
 # The version is the one on the GPU machines the example runs on.
 NUMBA_CUDA_VERSION=0.30.4
-if python3 -c "import numba.cuda, cuda.bindings.nvjitlink; \
-assert __import__('numba_cuda').__version__ == '$NUMBA_CUDA_VERSION'" 2>/dev/null; then
-  echo "install-deps: numba-cuda $NUMBA_CUDA_VERSION present" >&2
-elif python3 -m pip --version >/dev/null 2>&1; then
-  echo "install-deps: installing numba-cuda $NUMBA_CUDA_VERSION, cuda-bindings (pip)" >&2
-  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
-    "numba-cuda==$NUMBA_CUDA_VERSION" cuda-bindings
-else
-  echo "install-deps: no pip for python3: the Numba example's test will skip" >&2
-fi
+pip_ensure "numba-cuda $NUMBA_CUDA_VERSION" "import numba.cuda, cuda.bindings.nvjitlink; \
+assert __import__('numba_cuda').__version__ == '$NUMBA_CUDA_VERSION'" \
+  "the Numba example's test will skip" "numba-cuda==$NUMBA_CUDA_VERSION" cuda-bindings
+
+# CuTe DSL for coopd.cute's CI tests (tests/python/test_cute.py, device/cute): its kernels
+# compile to sm_90a cubins with no GPU (CUTE_DSL_ARCH=sm_90a) and link coopd's bitcode. 4.8.1 is
+# the release coopd.cute was written and run against (its LLVM is 23, newer than clang-22's, so
+# it reads clang-22's bitcode); the wheels are about 300 MB.
+CUTLASS_DSL_VERSION=4.8.1
+pip_ensure "nvidia-cutlass-dsl $CUTLASS_DSL_VERSION" "import importlib.metadata as m; \
+assert m.version('nvidia-cutlass-dsl') == '$CUTLASS_DSL_VERSION'; import cutlass.cute" \
+  "the CuTe DSL tests will skip" "nvidia-cutlass-dsl==$CUTLASS_DSL_VERSION"
 
 # The Python package (client/python) and its tests: grpcio and protobuf at run time, pytest and
 # wheel (pip install --no-build-isolation) for the tests, and grpcio-tools 1.62.3 in a venv of
 # its own (.deps/protoc-venv; it needs protobuf 4.x) to check the checked-in stubs against the
 # .proto. Versions are the ones the tests ran with.
-PY_TEST_PACKAGES=(grpcio==1.85.3 protobuf==7.36.2 pytest==9.2.0 wheel==0.48.0)
-if python3 -c "import grpc, google.protobuf, pytest, wheel; \
-assert grpc.__version__ == '1.85.3'" 2>/dev/null; then
-  echo "install-deps: Python test packages present" >&2
-elif python3 -m pip --version >/dev/null 2>&1; then
-  echo "install-deps: installing ${PY_TEST_PACKAGES[*]} (pip)" >&2
-  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
-    --root-user-action=ignore "${PY_TEST_PACKAGES[@]}"
-else
-  echo "install-deps: no pip for python3: the Python package's tests will fail" >&2
-fi
+pip_ensure "Python test packages" "import grpc, google.protobuf, pytest, wheel; \
+assert grpc.__version__ == '1.85.3'" "the Python package's tests will fail" \
+  grpcio==1.85.3 protobuf==7.36.2 pytest==9.2.0 wheel==0.48.0
 protoc_venv="$(cd "$(dirname "$0")/.." && pwd)/.deps/protoc-venv"
 if [[ ! -x $protoc_venv/bin/python ]] || ! "$protoc_venv/bin/python" -c "import grpc_tools" 2>/dev/null; then
   echo "install-deps: creating $protoc_venv with grpcio-tools==1.62.3" >&2

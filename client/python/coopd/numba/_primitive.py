@@ -20,7 +20,6 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from google.protobuf import json_format
 from numba import cuda
 from numba.cuda import types
 from numba.cuda.core import errors
@@ -31,7 +30,7 @@ from numba.cuda.extending import (core_models, infer_getattr, intrinsic,
 from numba.cuda.typing.templates import AttributeTemplate
 
 import coopd
-from coopd._proto.coop.v1 import coop_pb2
+from coopd import _families
 from coopd.numba import _dtypes, _operators
 from coopd.numba._dtypes import DType
 from coopd.numba._marshal import Param
@@ -39,8 +38,6 @@ from coopd.numba._marshal import Param
 __all__ = ["Primitive", "make", "set_client", "get_client", "default_arch"]
 
 _lock = threading.RLock()
-_client: Optional[coopd.Client] = None
-_catalogs: Dict[str, Dict[str, Any]] = {}  # socket -> family name -> CatalogFamily
 _primitives: Dict[Tuple[str, bytes], "Primitive"] = {}  # (socket, spec) -> built object
 _linkables: Dict[str, Any] = {}  # sha256 of LTO-IR -> the one cuda.LTOIR holding it
 _type_ids = itertools.count()  # Numba interns types by name: one name per object
@@ -48,21 +45,18 @@ _type_ids = itertools.count()  # Numba interns types by name: one name per objec
 
 # ---- the process's client ------------------------------------------------------------------
 
+_clients = _families.ClientHolder("coopd.numba")
+
+
 def set_client(client: Optional[coopd.Client]) -> None:
     """Use ``client`` for every object built without ``client=`` (None: back to the default,
     a ``coopd.Client()`` on ``$COOPD_SOCKET`` or the default socket, which starts coopd from
     ``$COOPD_BIN`` or PATH when none answers)."""
-    global _client
-    with _lock:
-        _client = client
+    _clients.set(client)
 
 
 def get_client() -> coopd.Client:
-    global _client
-    with _lock:
-        if _client is None:
-            _client = coopd.Client(client_name="coopd.numba")
-        return _client
+    return _clients.get()
 
 
 def default_arch() -> str:
@@ -76,17 +70,6 @@ def default_arch() -> str:
         return f"sm_{major}{minor}"
     raise ValueError("coopd.numba: no GPU to take the arch from; pass arch='sm_90' "
                      "(or set COOPD_ARCH)")
-
-
-def _catalog_family(client: coopd.Client, family: str) -> Any:
-    with _lock:
-        families = _catalogs.get(client.socket)
-        if families is None:
-            families = {f.name: f for f in client.catalog().families}
-            _catalogs[client.socket] = families
-    if family not in families:
-        raise ValueError(f"family must be one of {', '.join(families)}; got \"{family}\"")
-    return families[family]
 
 
 def _linkable(data: bytes, name: str) -> Any:
@@ -213,7 +196,7 @@ def _temp_storage_intrinsic(shape: Tuple[int, ...], align: int, name: str) -> An
 
 # ---- the object ----------------------------------------------------------------------------
 
-class Primitive:
+class Primitive(_families.EntryAttributes):
     """A coopd specialization ready for Numba-CUDA kernels.
 
     Attributes (Python side):
@@ -238,22 +221,12 @@ class Primitive:
     are compile-time constants there too.
     """
 
+    _frontend = "coopd.numba"
+
     def __init__(self, spec: coopd.Spec, artifact: coopd.Artifact, dtype: DType,
                  block_threads: int) -> None:
-        if len(artifact.parts) != 1:
-            raise ValueError("coopd.numba takes single-spec artifacts, not bundles")
-        part = artifact.parts[0]
-        self.spec = spec
-        self.artifact = artifact
-        self.resolved = part.spec
-        self.family = part.family
-        self.method = part.spec.method
-        self.arch = artifact.arch
+        part = self._take_artifact(spec, artifact)
         self.dtype = dtype
-        self.items_per_thread = part.spec.items_per_thread or 1
-        self.temp_storage_bytes = part.temp_storage_bytes
-        self.temp_storage_align = part.temp_storage_align
-        self.warp_threads = part.spec.warp_threads if self.family.startswith("warp_") else 0
         self.block_threads = block_threads
         stem = artifact.stem
         self.files = [_linkable(artifact.ltoir, stem)] + [
@@ -261,17 +234,13 @@ class Primitive:
         # sha256 of each file's LTO-IR: what coopd.numba.jit(cache=True) keys kernels by.
         self.link_digests = tuple(hashlib.sha256(data).hexdigest()
                                   for data in (artifact.ltoir, *artifact.link_inputs))
-        self.entries = part.entries
-        # The functions the entries call in link_inputs (user operators), for SASS checks.
-        self.operator_symbols = tuple(li.symbol for li in artifact.proto.link_inputs)
-        base = min((e.symbol for e in part.entries), key=len)
         user = dtype if dtype.is_user else None
         self._callables: Dict[str, Any] = {}
         self.names: Tuple[str, ...] = ()
         names = []
-        for e in part.entries:
+        for e, name in zip(part.entries,
+                           _families.entry_names(self.method, [e.symbol for e in part.entries])):
             info = parse_entry(e, user)
-            name = self.method + e.symbol[len(base):]
             signature = (info.result.numba if info.result else types.void)(
                 *[p.declared_type() for p in info.params])
             extern = cuda.declare_device(e.symbol, signature, link=self.files)
@@ -294,17 +263,8 @@ class Primitive:
             shape = (nbytes,)
         return _temp_storage_intrinsic(shape, align, f"{self.family} {self.method}")
 
-    def __getattr__(self, name: str) -> Any:
-        callables = self.__dict__.get("_callables", {})
-        if name in callables:
-            return callables[name]
-        raise AttributeError(f"{self.family} {self.method} has no {name!r}; its entries are "
-                             f"{', '.join(self.__dict__.get('names', ()))} (and temp_storage)")
-
-    def __repr__(self) -> str:
-        return (f"<coopd.numba {self.family} {self.method} {self.dtype.name} {self.arch}: "
-                f"{', '.join(self.names)}; temp storage {self.temp_storage_bytes} bytes, "
-                f"align {self.temp_storage_align}>")
+    def _dtype_name(self) -> str:
+        return self.dtype.name
 
     def write(self, directory: str) -> List[str]:
         """Writes the artifact's LTO-IR files and header into ``directory``."""
@@ -392,31 +352,21 @@ def make(family: str, dtype: Any, *, threads: Union[int, Sequence[int], None] = 
     client = client or get_client()
     arch = arch or default_arch()
     dt = _dtypes.resolve(dtype)
-    row = _catalog_family(client, family)
+    row = _families.catalog_family(client, family)
     where = family
     method = method or ""
     opts = dict(options or {})
     for k in ("value_dtype",):
         if k in opts and opts[k] is not None and not isinstance(opts[k], str):
             opts[k] = _dtypes.resolve(opts[k], f"{family}: value_dtype").name
-    family_options: Dict[str, Any] = {}
-    if opts:
-        if not row.family_options:
-            raise ValueError(f"{where}: takes no options; got {', '.join(sorted(opts))}")
-        family_options = {row.family_options: opts}
     spec = coopd.Spec(family=family, dtype=dt.name, arch=arch, method=method,
                       items_per_thread=items_per_thread, algorithm=algorithm or "", abi="numba",
-                      user_type=dt.user_type(), options=family_options,
+                      user_type=dt.user_type(),
+                      options=_families.family_options(row, family, opts),
                       prefix_callback=prefix_callback)
-    if row.warp:
-        spec.warp_threads = warp_threads or 32
-    else:
-        if threads is None:
-            raise ValueError(f"{where}: threads (the block's shape) is required")
-        spec.threads = threads
+    _families.shape_spec(spec, row, family, threads, warp_threads)
     if op is not None:
-        kind = next((m.op_kind for m in row.methods if m.name == (method or row.methods[0].name)),
-                    "")
+        kind = _families.method_kind(row, method)
         if isinstance(op, str):
             spec.op = op
         elif isinstance(op, coopd.UserOperator):
@@ -427,12 +377,7 @@ def make(family: str, dtype: Any, *, threads: Union[int, Sequence[int], None] = 
         else:
             raise ValueError(f"{where}: op must be a builtin's name, a Python function or a "
                              f"coopd.UserOperator; got {op!r}")
-    try:
-        request = spec.to_proto()
-    except json_format.ParseError as e:
-        message = coop_pb2.PrimitiveSpec.DESCRIPTOR.fields_by_name[row.family_options]
-        allowed = ", ".join(f.name for f in message.message_type.fields)
-        raise ValueError(f"{where}: bad option: {e}; {family} takes {allowed}") from None
+    request = _families.to_proto(spec, row, family)
     threads_total = block_threads or 1024
     key = (client.socket, request.SerializeToString(deterministic=True) + b"|%d" % threads_total)
     # Held while building, so one spec is fetched and declared once however many threads ask.

@@ -1,0 +1,358 @@
+"""coopd.cute against a real coopd: objects for every family, CuTe DSL kernels that call them
+compiled to sm_90a cubins by CuTe DSL 4.8.1 (no GPU needed), checked with the SASS check
+(device/gpu_suite/sass_check.py): every entry inlined, nothing of coopd's left to CALL, temp
+storage in shared memory; and the same kernels with the entries declared noinline, which the
+check must fail. Also user operators as bitcode, the object's attributes and the errors.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+import grpc
+import pytest
+
+# Before CuTe DSL is imported: it reads its arch once, at import.
+os.environ.setdefault("CUTE_DSL_ARCH", "sm_90a")
+pytest.importorskip("cutlass.cute", reason="CuTe DSL is not installed (deploy/install-deps.sh "
+                                           "installs nvidia-cutlass-dsl)")
+
+import cutlass  # noqa: E402
+import cutlass.cute as cute  # noqa: E402
+from cutlass.cute.runtime import make_ptr  # noqa: E402
+
+import coopd  # noqa: E402
+import coopd.cute as coop  # noqa: E402
+from coopd.cute._primitive import parse_entry  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "device", "gpu_suite"))
+import sass_check  # noqa: E402
+
+ARCH = "sm_90a"
+BLOCK = 128
+
+
+def _find_nvdisasm():
+    dirs = [os.environ.get("COOPD_SASS_TOOLS_DIR", ""),
+            os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin"),
+            os.path.join(ROOT, ".deps", "nvidia-cuda-sass-tools-13.2.51", "nvidia", "cu13",
+                         "bin")]
+    for d in dirs:
+        if d and os.access(os.path.join(d, "nvdisasm"), os.X_OK):
+            os.environ["PATH"] = d + os.pathsep + os.environ["PATH"]
+            return True
+    return subprocess.run(["sh", "-c", "command -v nvdisasm"], capture_output=True).returncode == 0
+
+
+HAS_NVDISASM = _find_nvdisasm()
+needs_nvdisasm = pytest.mark.skipif(not HAS_NVDISASM, reason="no nvdisasm for the SASS check "
+                                    "(deploy/install-deps.sh fetches it)")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def coop_client(daemon):
+    with daemon.client(client_name="pytest coopd.cute", timeout=600) as c:
+        coop.set_client(c)
+        yield c
+        coop.set_client(None)
+
+
+# One spec per family, with a non-default method or option where the family has one, so the
+# kernels call entries with every kind of parameter: temp storage (a row per warp for warp
+# families), item arrays, tiles, numbers. CuTe passes no 16-bit float structs by value and
+# coopd.cute takes no user types, so the value types are numbers.
+FAMILY_SPECS = {
+    "block_reduce": dict(dtype=cutlass.Float32, threads=BLOCK, items_per_thread=4),
+    "block_scan": dict(dtype=cutlass.Int32, threads=(32, 4), items_per_thread=4,
+                       method="exclusive_scan", op="max", with_aggregate=True),
+    "block_load": dict(dtype=cutlass.Float32, threads=BLOCK, items_per_thread=4,
+                       algorithm="warp_transpose", method="load_guarded_default"),
+    "block_store": dict(dtype=cutlass.Float64, threads=BLOCK, items_per_thread=2,
+                        algorithm="vectorize", method="store_guarded"),
+    "block_exchange": dict(dtype=cutlass.Int16, threads=BLOCK, items_per_thread=4,
+                           method="scatter_to_striped_flagged"),
+    "block_shuffle": dict(dtype=cutlass.Int32, threads=BLOCK, method="offset"),
+    "block_radix_sort": dict(dtype=cutlass.Uint32, threads=BLOCK, items_per_thread=4,
+                             value_dtype=cutlass.Float32, radix_bits=5),
+    "block_merge_sort": dict(dtype=cutlass.Float32, threads=BLOCK, items_per_thread=4,
+                             method="stable_sort_guarded", op="less"),
+    "block_histogram": dict(dtype=cutlass.Uint8, threads=BLOCK, items_per_thread=4, bins=64,
+                            algorithm="atomic"),
+    "block_discontinuity": dict(dtype=cutlass.Int32, threads=BLOCK, items_per_thread=4,
+                                method="flag_heads_and_tails_with_predecessor_and_successor",
+                                op="not_equal"),
+    "block_adjacent_difference": dict(dtype=cutlass.Float32, threads=BLOCK, items_per_thread=4,
+                                      method="subtract_left_partial_with_predecessor",
+                                      op="difference"),
+    "block_run_length_decode": dict(dtype=cutlass.Int32, threads=BLOCK, items_per_thread=2,
+                                    decoded_items_per_thread=4, method="decode_with_offsets"),
+    "block_radix_rank": dict(dtype=cutlass.Uint32, threads=BLOCK, items_per_thread=4,
+                             radix_bits=5),
+    "block_topk": dict(dtype=cutlass.Float32, threads=BLOCK, items_per_thread=4,
+                       method="max_pairs", value_dtype=cutlass.Int32),
+    "warp_reduce": dict(dtype=cutlass.Int64, warp_threads=16, method="head_segmented_reduce",
+                        op="sum", block_threads=BLOCK),
+    "warp_scan": dict(dtype=cutlass.Uint16, warp_threads=32, method="exclusive_scan", op="max",
+                      block_threads=BLOCK),
+    "warp_load": dict(dtype=cutlass.Float32, warp_threads=32, items_per_thread=4,
+                      algorithm="transpose", block_threads=BLOCK),
+    "warp_store": dict(dtype=cutlass.Float32, warp_threads=32, items_per_thread=4,
+                       algorithm="striped", method="store_guarded", block_threads=BLOCK),
+    "warp_exchange": dict(dtype=cutlass.Int32, warp_threads=8, items_per_thread=8,
+                          algorithm="shuffle", method="blocked_to_striped", block_threads=BLOCK),
+    "warp_merge_sort": dict(dtype=cutlass.Uint64, warp_threads=32, items_per_thread=2, op="less",
+                            value_dtype=cutlass.Int8, block_threads=BLOCK),
+}
+
+
+def build(family, **fields):
+    group = coop.warp if family.startswith("warp_") else coop.block
+    return getattr(group, family.split("_", 1)[1])(arch=ARCH, **fields)
+
+
+def gptr(dtype):
+    return make_ptr(dtype, 16, cute.AddressSpace.gmem, assumed_align=16)
+
+
+def call_every_entry(p, smem, g, out):
+    """In a kernel: each entry of ``p`` once, with its temp storage, the global pointer ``g``
+    wherever it takes a pointer (so nothing it writes is dead) and numbers where it takes
+    values; each result is stored to ``out``. Plain Python, run while CuTe traces."""
+    results = cute.make_tensor(out, cute.make_layout(len(p.names)))
+    for i, name in enumerate(p.names):
+        entry = getattr(p, name)
+        args = [p.temp_storage(smem)]
+        for param in entry.info.params[1:]:
+            if param.numeric is None:
+                args.append(g)
+            elif param.name == "begin_bit":
+                args.append(0)
+            elif param.name == "end_bit":
+                args.append(p.numeric.width)
+            else:
+                args.append(param.numeric(1))
+        r = entry(*args)
+        if r is not None:
+            results[i] = cutlass.Int64(r)
+
+
+def call_all(primitives, smem, g, out):
+    for q in primitives:
+        call_every_entry(q, smem, g, out)
+
+
+def compile_calling_every_entry(p, *extra):
+    """The sm_90a cubin of a kernel calling every entry of ``p`` (and of ``extra``)."""
+    threads = p.block_threads
+
+    primitives = [p, *extra]
+
+    @cute.kernel
+    def every_entry(g: cute.Pointer, out: cute.Pointer):
+        smem = cutlass.memory.SmemAllocator()
+        call_all(primitives, smem, g, out)
+
+    smem_bytes = coop.smem_size(*[q for q in primitives for _ in q.names])  # one per call
+
+    @cute.jit
+    def host(g: cute.Pointer, out: cute.Pointer):
+        every_entry(g, out).launch(grid=[1, 1, 1], block=[threads, 1, 1], smem=smem_bytes)
+
+    with tempfile.TemporaryDirectory(prefix="coopd-cute-test-") as dump:
+        compiled = cute.compile(host, gptr(p.numeric), gptr(cutlass.Int64),
+                                options=f"--keep-cubin --dump-dir={dump}")
+        cubin = compiled.artifacts.CUBIN
+    assert isinstance(cubin, bytes) and cubin[:4] == b"\x7fELF", "CuTe DSL kept a cubin"
+    return cubin
+
+
+def sass_rows(cubin, user_syms=()):
+    with tempfile.TemporaryDirectory(prefix="coopd-cute-sass-") as d:
+        path = os.path.join(d, "k.cubin")
+        with open(path, "wb") as f:
+            f.write(cubin)
+        return sass_check.check_cubin(path, set(user_syms))
+
+
+def inlining_failures(cubin, user_syms=()):
+    """The SASS check's failures about CALLs and functions left in the cubin."""
+    (row,) = sass_rows(cubin, user_syms)
+    return [f for f in row[5] if "CALL" in f or "left in the cubin" in f]
+
+
+class noinline:
+    """Declares a primitive's entries noinline for a while (a deliberately broken build)."""
+
+    def __init__(self, *primitives):
+        self.ffis = [f for p in primitives for f in p.ffi.values()]
+
+    def __enter__(self):
+        for f in self.ffis:
+            f.inline = False
+
+    def __exit__(self, *exc):
+        for f in self.ffis:
+            f.inline = True
+
+
+# ---- tests -------------------------------------------------------------------------------
+
+def test_importing_coopd_does_not_import_cute():
+    code = "import sys, coopd; print('cutlass' in sys.modules, 'coopd.cute' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "False"]
+
+
+def test_every_family_of_the_catalogue_has_a_factory(coop_client):
+    for f in coop_client.catalog().families:
+        group, name = f.name.split("_", 1)
+        factory = getattr(coop.block if group == "block" else coop.warp, name, None)
+        assert callable(factory), f"coopd.cute.{group}.{name} is missing"
+        assert f.name in FAMILY_SPECS, f"no compile test for {f.name}"
+
+
+def check_every_entry_inlined(p):
+    cubin = compile_calling_every_entry(p)
+    assert inlining_failures(cubin) == []
+    for e in p.entries:
+        assert e.symbol.encode() not in cubin, f"{e.symbol} was not inlined"
+    # The same kernel with the entries noinline: each is called, and the check says so.
+    with noinline(p):
+        broken = compile_calling_every_entry(p)
+    failures = inlining_failures(broken)
+    for e in p.entries:
+        assert e.symbol.encode() in broken, f"the kernel does not call {e.symbol}"
+        assert any(e.symbol in f and "not inlined" in f for f in failures), failures
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("family", sorted(FAMILY_SPECS))
+def test_a_kernel_calling_every_entry_compiles_to_an_sm90a_cubin_with_them_inlined(
+        family, coop_client):
+    row = next(f for f in coop_client.catalog().families if f.name == family)
+    if not row.available:
+        pytest.skip(f"{family}: this coopd's CCCL lacks it ({row.requires}); "
+                    "test_block_topk_from_a_coopd_on_cccl_3_3 covers it")
+    p = build(family, **FAMILY_SPECS[family])
+    assert p.family == family and p.arch == ARCH
+    assert p.temp_storage_bytes == p.artifact.temp_storage_bytes
+    assert open(p.files[0], "rb").read() == p.artifact.bitcode
+    assert len(p.names) == len(p.entries) == len(p.ffi) >= 1
+    check_every_entry_inlined(p)
+
+
+@needs_nvdisasm
+def test_block_topk_from_a_coopd_on_cccl_3_3(tmpdir_path):
+    include = os.environ.get("COOPD_NEWER_CCCL_INCLUDE", "")
+    if not os.path.exists(os.path.join(include, "cub", "block", "block_topk.cuh")):
+        pytest.skip(f"no CCCL 3.3 headers at COOPD_NEWER_CCCL_INCLUDE={include!r} (ctest sets "
+                    "it to those deploy/install-deps.sh unpacks)")
+    from conftest import Daemon
+    newer = Daemon(tmpdir_path, "--cccl-include", include).start()
+    try:
+        with newer.client(timeout=600) as c:
+            check_every_entry_inlined(build("block_topk", client=c, **FAMILY_SPECS["block_topk"]))
+    finally:
+        assert newer.stop() == 0, newer.log()
+
+
+@needs_nvdisasm
+def test_block_reduce_keeps_its_temp_storage_in_shared_memory(coop_client):
+    """The whole SASS check: the shared-memory pointer reached the entry as a generic pointer
+    to shared memory (LDS/STS, no generic LD/ST), and nothing is called."""
+    p = coop.block.reduce(cutlass.Float32, 256, 4, arch=ARCH)
+    (name, shared, _, generic, calls, failures, _) = sass_rows(compile_calling_every_entry(p))[0]
+    assert failures == [] and shared > 0 and generic == 0 and calls == 0, failures
+
+
+def clamp_add():
+    return coopd.UserOperator(name="clamp_add", source=(
+        "__device__ int clamp_add(int a, int b) { int s = a + b; return s > 7000 ? 7000 : s; }"))
+
+
+@needs_nvdisasm
+def test_a_source_operator_is_linked_as_bitcode_and_inlined(coop_client):
+    p = coop.block.reduce(cutlass.Int32, BLOCK, 4, method="reduce", op=clamp_add(), arch=ARCH)
+    assert len(p.files) == 2 and p.operator_symbols, "the operator's bitcode file"
+    assert open(p.files[1], "rb").read() == p.artifact.bitcode_link_inputs[0]
+    cubin = compile_calling_every_entry(p)
+    assert inlining_failures(cubin, p.operator_symbols) == []
+    assert p.operator_symbols[0].encode() not in cubin, "the operator was not inlined"
+
+
+def test_the_object_exposes_the_artifact_and_its_temp_storage(coop_client):
+    p = coop.block.reduce(cutlass.Float32, 256, arch=ARCH)
+    assert (p.temp_storage_bytes, p.temp_storage_align) == (44, 4)  # BlockReduce<float, 256>
+    assert p.method == "sum" and p.names == ("sum",) and p.dtype == "float32"
+    assert p.artifact.parts[0].spec.calling_convention == 1, "the C calling convention"
+    assert p.artifact.bitcode[:4] == b"BC\xc0\xde" and p.files[0].endswith(".bc")
+    assert p.ffi["sum"].name == p.entries[0].symbol
+    assert p.ffi["sum"].source == cute.BitCode(p.files[0])
+    assert p.sum.ffi is p.ffi["sum"]
+    assert coop.block.reduce(cutlass.Float32, 256, arch=ARCH) is p, "fetched once per spec"
+    with pytest.raises(AttributeError, match="its entries are sum"):
+        p.max  # noqa: B018
+    assert "block_reduce sum float32 sm_90a" in repr(p)
+    # Room for each temp storage at any alignment: 44 bytes + up to 3 of padding.
+    assert coop.smem_size(p) == 47 and coop.smem_size(p, p, extra=10) == 104
+
+
+def test_warp_temp_storage_has_a_row_per_logical_warp(coop_client):
+    p = coop.warp.reduce(cutlass.Int32, 16, block_threads=256, arch=ARCH)
+    row = -(-p.temp_storage_bytes // p.temp_storage_align) * p.temp_storage_align
+    assert p.smem_bytes == 16 * row  # 256 threads: 16 logical warps of 16
+
+
+def test_the_arch_comes_from_coopd_arch_else_cute_dsl(coop_client, monkeypatch):
+    monkeypatch.setenv("COOPD_ARCH", "sm_90")
+    assert coop.block.reduce(cutlass.Int32, 32).arch == "sm_90"
+    monkeypatch.delenv("COOPD_ARCH")
+    from cutlass.cutlass_dsl import CuTeDSL
+    assert coop.default_arch() == CuTeDSL._get_dsl().envar.arch == "sm_90a"
+
+
+def test_wrong_arguments_in_a_kernel_are_errors_naming_the_parameter(coop_client):
+    p = coop.block.radix_sort(cutlass.Uint32, BLOCK, 4, arch=ARCH)
+
+    def compile_with(call):
+        @cute.kernel
+        def k(g: cute.Pointer, out: cute.Pointer):
+            smem = cutlass.memory.SmemAllocator()
+            call(p.temp_storage(smem), g)
+
+        @cute.jit
+        def host(g: cute.Pointer, out: cute.Pointer):
+            k(g, out).launch(grid=[1, 1, 1], block=[BLOCK, 1, 1])
+
+        cute.compile(host, gptr(cutlass.Uint32), gptr(cutlass.Int64))
+
+    with pytest.raises(Exception, match=r"sort \(coop_block_radix_sort_sort_u32_[0-9a-f]+\) "
+                                        r"takes 4 arguments \(temp_storage, keys, begin_bit, "
+                                        r"end_bit\); got 2"):
+        compile_with(lambda temp, g: p(temp, g))
+    with pytest.raises(Exception, match="keys takes a CuTe tensor or pointer "
+                                        r"\(unsigned int\*\); got int"):
+        compile_with(lambda temp, g: p(temp, 5, 0, 32))
+
+
+def test_bad_specs_are_clear_errors(coop_client):
+    with pytest.raises(coopd.CoopdError) as e:
+        coop.block.reduce(cutlass.Float32, 128, method="frobnicate", arch=ARCH)
+    assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT and "sum" in e.value.message
+    with pytest.raises(ValueError, match="radix_bits, value_dtype|value_dtype, radix_bits"):
+        coop.block.radix_sort(cutlass.Uint32, 128, 4, radix_bitz=4, arch=ARCH)
+    with pytest.raises(ValueError, match="block_reduce: takes no options; got bins"):
+        coop.block.reduce(cutlass.Float32, 128, bins=4, arch=ARCH)
+    with pytest.raises(ValueError, match="dtype must be one of int8"):
+        coop.block.reduce("float128", 128, arch=ARCH)
+    with pytest.raises(ValueError, match="no user types"):
+        coop.block.reduce(cutlass.Boolean, 128, arch=ARCH)
+    with pytest.raises(ValueError, match="op must be a builtin's name or a coopd.UserOperator "
+                                         "with CUDA C\\+\\+ source"):
+        coop.block.merge_sort(cutlass.Int32, 64, 2, op=lambda a, b: a < b, arch=ARCH)
+    with pytest.raises(ValueError, match="passes a float16 by value, which a CuTe DSL call "
+                                         "cannot"):
+        coop.block.reduce(cutlass.Float16, 128, arch=ARCH)
