@@ -19,6 +19,8 @@ PACKAGES=(
   # The Redis farm tier (issue 15): hiredis for coopd; redis-server and redis-cli (Cluster
   # included) for the tests, which start their own servers on loopback.
   libhiredis-dev redis-server redis-tools
+  # deploy/validate-manifests.py (a ctest) parses the compose file and manifests.
+  python3-yaml
 )
 
 missing=()
