@@ -377,5 +377,32 @@ TEST(FarmCluster, TwoReplicasShareAnEntryThroughTheCluster) {
   EXPECT_TRUE(b.Stats().remote.cluster);
 }
 
+TEST(Farm, AClientSpreadsCallsOverReplicasListeningOnTcpWithRoundRobin) {
+  Redis redis;
+  ASSERT_TRUE(redis.started);
+  const int pa = FreeLoopbackPort(), pb = FreeLoopbackPort();
+  std::vector<std::string> args_a = Replica(redis.Url("rr")), args_b = Replica(redis.Url("rr"));
+  args_a.insert(args_a.end(), {"--listen", "127.0.0.1:" + std::to_string(pa)});
+  args_b.insert(args_b.end(), {"--listen", "127.0.0.1:" + std::to_string(pb)});
+  TestDaemon a(args_a), b(args_b);
+  ASSERT_TRUE(a.started && b.started);
+  coop::ClientOptions options;
+  options.target = "ipv4:127.0.0.1:" + std::to_string(pa) + ",127.0.0.1:" + std::to_string(pb);
+  coop::Client client(options);
+  std::set<std::string> bytes;
+  for (int i = 0; i < 8; ++i) {
+    auto r = client.Specialize(BlockReduceF32());
+    ASSERT_TRUE(r) << r.error().message;
+    bytes.insert(r->ltoir);
+  }
+  EXPECT_EQ(bytes.size(), 1u);
+  const coop::Stats sa = a.Stats(), sb = b.Stats();
+  EXPECT_GT(sa.requests, 0u);
+  EXPECT_GT(sb.requests, 0u);
+  EXPECT_EQ(sa.requests + sb.requests, 8u);
+  EXPECT_EQ(sa.compiles + sb.compiles, 1u) << "the other replica had a remote hit";
+  EXPECT_NE(a.process.Log().find("WITHOUT TLS OR AUTHENTICATION"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace coopd_test

@@ -71,7 +71,7 @@ TEST(RemoteConfig, BadUrlsNameTheSourceThePartAndTheFormsButNeverThePassword) {
       {"redis://u:hunter2@h:1?pool=0", "option pool must be a whole number 1..256, got \"0\""},
       {"redis://u:hunter2@h:1?write=later", "option write must be sync or async, got \"later\""},
       {"redis://u:hunter2@h:1?tll=5", "unknown option \"tll\" (options: ttl, pool"},
-      {"redis://u:hunter2@h:1?timeout_ms=1000", "lease_ttl_ms (10000) must be at least 3 x"},
+      {"redis://u:hunter2@h:1?timeout_ms=5000", "lease_ttl_ms (10000) must be at least 3 x"},
   };
   for (const auto& c : cases) {
     auto r = ParseRemoteCacheUrl(c.url, "--remote-cache");
