@@ -234,6 +234,7 @@ void RemoteCache::Coordinate(const std::string& key, TurnDone done) {
   std::string token;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (abandoned_) return done(Turn::kCompile, "");
     token = StrCat(instance_, ++next_token_);
   }
   auto polled = Poll(key, token);
@@ -257,6 +258,7 @@ void RemoteCache::Coordinate(const std::string& key, TurnDone done) {
   ++lease_waits_;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (abandoned_) return done(Turn::kCompile, "");
     waiters_.push_back(
         {key, std::chrono::steady_clock::now() + client_.config().lease_wait, std::move(done)});
   }
@@ -277,6 +279,16 @@ void RemoteCache::Release(const std::string& key, const std::string& lease) {
   };
   if (client_.config().write == RemoteWritePolicy::kAsync) return Enqueue(release);
   release();
+}
+
+void RemoteCache::AbandonWaits() {
+  std::vector<Waiter> left;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    abandoned_ = true;
+    left.swap(waiters_);
+  }
+  for (auto& w : left) w.done(Turn::kCompile, "");
 }
 
 void RemoteCache::LeaseLoop() {

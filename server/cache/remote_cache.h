@@ -81,6 +81,9 @@ class RemoteCache final : public CacheTier {
   void Coordinate(const std::string& key, TurnDone done);
   // Deletes the lease if it is still `lease`'s (after the entry's write, under write=async).
   void Release(const std::string& key, const std::string& lease);
+  // Shutdown: every waiting request compiles now (and so finishes within the shutdown grace or
+  // is cancelled with its compile), and later Coordinate calls answer kCompile at once.
+  void AbandonWaits();
 
   RemoteStats remote_stats();
   // Pings every seed node once (for the start-up log line); the first failure.
@@ -104,6 +107,7 @@ class RemoteCache final : public CacheTier {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool abandoned_ ABSL_GUARDED_BY(mu_) = false;
   struct Waiter {
     std::string key;
     std::chrono::steady_clock::time_point deadline;

@@ -84,9 +84,11 @@ class Service {
   absl::StatusOr<coop::v1::VacuumResponse> Vacuum();
 
   // Shutdown, first step: stops disk eviction and interrupts long maintenance (which then
-  // returns UNAVAILABLE). Requests still get answers.
+  // returns UNAVAILABLE); requests waiting for another replica's compile compile here. Requests
+  // still get answers.
   void BeginShutdown() {
     if (disk_ != nullptr) disk_->BeginShutdown();
+    if (options_.remote != nullptr) options_.remote->AbandonWaits();
   }
 
   // Queues a background PCH build for each arch on every worker (never delays requests).

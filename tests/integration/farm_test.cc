@@ -3,6 +3,7 @@
 // real NVRTC. Tests of the tier at scale use the tier itself (server/cache/remote_cache.h) with
 // hundreds of real-sized, verifiable entries.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <atomic>
 #include <future>
@@ -302,6 +303,31 @@ TEST(Farm, ALeaseWhoseOwnerDiedExpiresAndAnotherReplicaCompiles) {
   EXPECT_EQ(s.remote.lease_waits, 1u);
   EXPECT_EQ(s.remote.lease_takeovers, 1u);
   EXPECT_EQ(s.compiles, 1u);
+}
+
+TEST(Farm, ShutdownLetsARequestWaitingOnAnotherReplicasLeaseCompileInsteadOfHanging) {
+  Redis redis;
+  ASSERT_TRUE(redis.started);
+  std::vector<std::string> args = Replica(redis.Url("bye", "lease_wait_ms=600000"));
+  args.insert(args.end(), {"--shutdown-grace", "120"});
+  TestDaemon d(args);
+  ASSERT_TRUE(d.started);
+  auto explain = d.Client().Explain(Variant(0));
+  ASSERT_TRUE(explain) << explain.error().message;
+  // Another replica holds the lease for longer than the test runs.
+  ASSERT_EQ(redis.server.Cli({"SET", "bye:{" + explain->key + "}:l", "busy", "PX", "600000"}),
+            "OK");
+  auto pending = std::async(std::launch::async, [&d] { return d.Client().Specialize(Variant(0)); });
+  const auto end = std::chrono::steady_clock::now() + 60s;
+  while (d.Stats().remote.lease_waits == 0 && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_EQ(d.Stats().remote.lease_waits, 1u);
+  d.process.Signal(SIGTERM);
+  auto r = pending.get();
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->origin, coop::Origin::kCompiled);
+  EXPECT_EQ(d.process.WaitExit(60s), 0) << d.process.Log();
 }
 
 TEST(FarmCluster, EntriesSpreadOverTheMastersAndAReshardDuringTheRunCausesNoErrors) {
