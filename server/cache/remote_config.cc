@@ -70,12 +70,11 @@ absl::StatusOr<RemoteCacheConfig> ParseRemoteCacheUrl(const std::string& url,
     const std::string userinfo = rest.substr(0, at);
     rest = rest.substr(at + 1);
     const size_t colon = userinfo.find(':');
-    if (colon == std::string::npos) {
-      return bad("credentials must be USER:PASSWORD@ or :PASSWORD@ (a user without a password)");
+    c.user = userinfo.substr(0, colon);  // USER@ alone: the password comes from a file
+    if (colon != std::string::npos) {
+      c.password = userinfo.substr(colon + 1);
+      if (c.password.empty()) return bad("the password after \"USER:\" is empty");
     }
-    c.user = userinfo.substr(0, colon);
-    c.password = userinfo.substr(colon + 1);
-    if (c.password.empty()) return bad("the password after \"USER:\" is empty");
   }
   std::string hosts = rest;
   if (size_t slash = rest.find('/'); slash != std::string::npos) {
@@ -191,6 +190,10 @@ absl::StatusOr<RemoteCacheConfig> ParseRemoteCacheUrl(const std::string& url,
       return absl::InvalidArgumentError(
           StrCat(source, ": password file \"", password_file, "\" has an empty first line"));
     }
+  }
+  if (!c.user.empty() && c.password.empty()) {
+    // The user is not echoed: it may be a password written without its ':'.
+    return bad("credentials USER@ need a password: USER:PASSWORD@, or USER@ with a password file");
   }
   if (c.lease_wait.count() > 0 && c.lease_ttl < 3 * c.command_timeout) {
     return bad(StrCat("lease_ttl_ms (", c.lease_ttl.count(), ") must be at least 3 x timeout_ms (",

@@ -2,6 +2,7 @@
 //
 //   redis://[USER:PASSWORD@]HOST:PORT[/PREFIX][?OPTION=VALUE&...]
 //   redis://[:PASSWORD@]HOST:PORT[/PREFIX][?...]             (password only, no ACL user)
+//   redis://USER@HOST:PORT[/PREFIX]?password_file=FILE       (ACL user, password from a file)
 //   redis-cluster://[USER:PASSWORD@]HOST:PORT,HOST:PORT[/PREFIX][?...]
 //
 // Options (all optional): ttl (seconds, 0 = entries never expire; default 604800, 7 days),

@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <fstream>
 #include <future>
 #include <map>
 #include <random>
@@ -328,6 +329,43 @@ TEST(Farm, ShutdownLetsARequestWaitingOnAnotherReplicasLeaseCompileInsteadOfHang
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->origin, coop::Origin::kCompiled);
   EXPECT_EQ(d.process.WaitExit(60s), 0) << d.process.Log();
+}
+
+TEST(Farm, AclAuthWithAPasswordFileWorksAndAWrongPasswordFailsOpenWithoutLeakingIt) {
+  Redis redis;
+  ASSERT_TRUE(redis.started);
+  // An ACL user that may touch only its team's keys.
+  ASSERT_EQ(
+      redis.server.Cli({"ACL", "SETUSER", "builder", "on", ">right-pass", "~auth:*", "+@all"}),
+      "OK");
+  TempDir files;
+  std::ofstream(files.path() + "/good") << "right-pass\n";
+  std::ofstream(files.path() + "/bad") << "wrong-pass-x9\n";
+  const std::string url = "redis://builder@" + redis.server.Address() + "/auth";
+  {
+    TestDaemon d({"--workers", "1", "--remote-cache", url, "--remote-cache-password-file",
+                  files.path() + "/good"});
+    ASSERT_TRUE(d.started);
+    auto r = d.Client().Specialize(Variant(0));
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(redis.Keys("auth:*:e").size(), 1u);
+    const coop::Stats s = d.Stats();
+    EXPECT_EQ(s.remote.errors, 0u);
+    EXPECT_EQ(s.remote.url, "redis://builder:***@" + redis.server.Address() + "/auth");
+    EXPECT_EQ(d.process.Log().find("right-pass"), std::string::npos);
+  }
+  TestDaemon d(
+      {"--workers", "1", "--remote-cache", url + "?password_file=" + files.path() + "/bad"});
+  ASSERT_TRUE(d.started);
+  auto r = d.Client().Specialize(Variant(1));
+  ASSERT_TRUE(r) << "fail open: " << r.error().message;
+  EXPECT_EQ(r->origin, coop::Origin::kCompiled);
+  const coop::Stats s = d.Stats();
+  EXPECT_GT(s.remote.errors, 0u);
+  EXPECT_EQ(redis.Keys("auth:*:e").size(), 1u) << "nothing written without AUTH";
+  const std::string log = d.process.Log();
+  EXPECT_NE(log.find("AUTH as user builder failed"), std::string::npos) << log;
+  EXPECT_EQ(log.find("wrong-pass-x9"), std::string::npos) << log;
 }
 
 TEST(FarmCluster, EntriesSpreadOverTheMastersAndAReshardDuringTheRunCausesNoErrors) {

@@ -66,7 +66,7 @@ TEST(RemoteConfig, BadUrlsNameTheSourceThePartAndTheFormsButNeverThePassword) {
       {"redis://u:hunter2@h", "\"h\" must be HOST:PORT with a port 1..65535"},
       {"redis://u:hunter2@h:0", "\"h:0\" must be HOST:PORT"},
       {"redis://a:1,b:2", "redis:// takes one HOST:PORT, got 2 (use redis-cluster://"},
-      {"redis://hunter2@h:1", "credentials must be USER:PASSWORD@"},
+      {"redis://hunter2@h:1", "credentials USER@ need a password"},
       {"redis://u:hunter2@h:1/a b", "PREFIX \"a b\" may hold only letters"},
       {"redis://u:hunter2@h:1?pool=0", "option pool must be a whole number 1..256, got \"0\""},
       {"redis://u:hunter2@h:1?write=later", "option write must be sync or async, got \"later\""},
@@ -92,7 +92,10 @@ TEST(RemoteConfig, ThePasswordComesFromAFileAndNotTwice) {
   close(fd);
   std::ofstream(path) << "from-file\nignored second line\n";
   auto c = ParseRemoteCacheUrl("redis://ci@h:1", "--remote-cache", path);
-  EXPECT_FALSE(c.ok()) << "user without ':' is a malformed credential";
+  ASSERT_TRUE(c.ok()) << "an ACL user with the password from a file: " << c.status();
+  EXPECT_EQ(c->user, "ci");
+  EXPECT_EQ(c->password, "from-file");
+  EXPECT_EQ(c->Redacted(), "redis://ci:***@h:1/coopd");
   c = ParseRemoteCacheUrl("redis://h:1", "--remote-cache", path);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->password, "from-file");
