@@ -712,6 +712,34 @@ int Stats(coop::Client& client, const std::vector<std::string>& args) {
     w.Key("evictions").Uint(s->evictions);
     w.Key("cache_degraded").Bool(s->cache_degraded);
     w.Key("bitcode_compiles").Uint(s->bitcode_compiles);
+    w.Key("remote_hits").Uint(s->remote_hits);
+    if (s->remote.configured) {
+      const auto& r = s->remote;
+      w.Key("remote").BeginObject();
+      w.Key("url").String(r.url);
+      w.Key("cluster").Bool(r.cluster);
+      w.Key("read_only").Bool(r.read_only);
+      w.Key("healthy").Bool(r.healthy);
+      w.Key("hits").Uint(r.hits);
+      w.Key("misses").Uint(r.misses);
+      w.Key("errors").Uint(r.errors);
+      w.Key("timeouts").Uint(r.timeouts);
+      w.Key("reconnects").Uint(r.reconnects);
+      w.Key("corruptions").Uint(r.corruptions);
+      w.Key("writes").Uint(r.writes);
+      w.Key("write_failures").Uint(r.write_failures);
+      w.Key("writes_skipped").Uint(r.writes_skipped);
+      w.Key("writes_dropped").Uint(r.writes_dropped);
+      w.Key("redirects").Uint(r.redirects);
+      w.Key("slot_refreshes").Uint(r.slot_refreshes);
+      w.Key("leases_acquired").Uint(r.leases_acquired);
+      w.Key("lease_waits").Uint(r.lease_waits);
+      w.Key("lease_wait_hits").Uint(r.lease_wait_hits);
+      w.Key("lease_wait_timeouts").Uint(r.lease_wait_timeouts);
+      w.Key("lease_takeovers").Uint(r.lease_takeovers);
+      w.Key("leases_lost").Uint(r.leases_lost);
+      w.EndObject();
+    }
     w.Key("tiers").BeginArray();
     for (const auto& t : s->tiers) {
       w.BeginObject();
@@ -750,7 +778,8 @@ int Stats(coop::Client& client, const std::vector<std::string>& args) {
     std::cout << w.str() << "\n";
   } else {
     std::cout << "requests:        " << s->requests << " (" << s->invalid_requests << " invalid)\n"
-              << "hits:            " << s->memory_hits << " memory, " << s->disk_hits << " disk\n"
+              << "hits:            " << s->memory_hits << " memory, " << s->disk_hits << " disk, "
+              << s->remote_hits << " remote\n"
               << "misses:          " << s->misses << "\n"
               << "compiles:        " << s->compiles << " (" << s->compile_failures << " failed), "
               << s->compile_ms_total << " ms total; " << s->bitcode_compiles << " of them clang\n"
@@ -762,6 +791,17 @@ int Stats(coop::Client& client, const std::vector<std::string>& args) {
                 << " bytes stored (" << t.raw_bytes << " raw, budget " << t.budget_bytes << "), "
                 << t.hits << " hits, " << t.misses << " misses, " << t.evictions << " evictions, "
                 << t.corruptions << " corruptions, " << t.write_failures << " write failures\n";
+    }
+    if (s->remote.configured) {
+      const auto& r = s->remote;
+      std::cout << "farm tier:       " << r.url << (r.cluster ? " (cluster)" : "")
+                << (r.read_only ? " read-only" : "")
+                << (r.healthy ? "" : "  UNHEALTHY: reconnecting") << "\n  " << r.errors
+                << " errors, " << r.timeouts << " timeouts, " << r.reconnects << " reconnects, "
+                << r.writes << " writes (" << r.write_failures << " failed, " << r.writes_skipped
+                << " skipped), leases: " << r.leases_acquired << " taken, " << r.lease_waits
+                << " waits (" << r.lease_wait_hits << " served, " << r.lease_wait_timeouts
+                << " timed out)\n";
     }
     std::cout << "compile times:   p50 " << s->compile_ms_p50 << " ms, p90 " << s->compile_ms_p90
               << " ms, p99 " << s->compile_ms_p99 << " ms; " << s->pch_warm_compiles

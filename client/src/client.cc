@@ -359,6 +359,7 @@ struct Client::Impl {
   // "" when a daemon was started (now or by an earlier call of this client): the caller then
   // waits for it. Otherwise why not, for the error message.
   std::string Autostart() {
+    if (!options.target.empty()) return "(auto-start is off for a gRPC target)";
     if (!options.autostart) return "(auto-start is off for this client)";
     if (const char* off = std::getenv("COOPD_NO_AUTOSTART");
         off != nullptr && *off != '\0' && std::string(off) != "0") {
@@ -391,8 +392,14 @@ Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
   // up to two minutes.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  impl_->channel = grpc::CreateCustomChannel("unix:" + impl_->options.socket_path,
-                                             grpc::InsecureChannelCredentials(), args);
+  std::string target = "unix:" + impl_->options.socket_path;
+  if (!impl_->options.target.empty()) {
+    // Replicas: every address the target resolves to (dns:/// gives all of a name's A records,
+    // a Kubernetes headless Service's pods), requests spread over them by gRPC's round_robin.
+    target = impl_->options.target;
+    args.SetLoadBalancingPolicyName("round_robin");
+  }
+  impl_->channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
   impl_->stub = v1::Coop::NewStub(impl_->channel);
 }
 
@@ -562,6 +569,33 @@ Stats FromProto(const v1::Stats& resp) {
   out.evictions = resp.evictions();
   out.cache_degraded = resp.cache_degraded();
   out.bitcode_compiles = resp.bitcode_compiles();
+  out.remote_hits = resp.remote_hits();
+  if (resp.has_remote()) {
+    const auto& r = resp.remote();
+    out.remote.configured = true;
+    out.remote.url = r.url();
+    out.remote.cluster = r.cluster();
+    out.remote.read_only = r.read_only();
+    out.remote.healthy = r.healthy();
+    out.remote.hits = r.hits();
+    out.remote.misses = r.misses();
+    out.remote.errors = r.errors();
+    out.remote.timeouts = r.timeouts();
+    out.remote.reconnects = r.reconnects();
+    out.remote.corruptions = r.corruptions();
+    out.remote.writes = r.writes();
+    out.remote.write_failures = r.write_failures();
+    out.remote.writes_skipped = r.writes_skipped();
+    out.remote.writes_dropped = r.writes_dropped();
+    out.remote.redirects = r.redirects();
+    out.remote.slot_refreshes = r.slot_refreshes();
+    out.remote.leases_acquired = r.leases_acquired();
+    out.remote.lease_waits = r.lease_waits();
+    out.remote.lease_wait_hits = r.lease_wait_hits();
+    out.remote.lease_wait_timeouts = r.lease_wait_timeouts();
+    out.remote.lease_takeovers = r.lease_takeovers();
+    out.remote.leases_lost = r.leases_lost();
+  }
   return out;
 }
 

@@ -19,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "coop/paths.h"
 #include "server/cache/memory_cache.h"
+#include "server/cache/remote_cache.h"
 #include "server/cache/sqlite_cache.h"
 #include "server/engine/bitcode.h"
 #include "server/engine/worker_pool.h"
@@ -33,7 +34,8 @@ constexpr char kUsage[] =
     "             [--workers N] [--compile-timeout SECONDS] [--worker-memory-mb N]\n"
     "             [--prewarm ARCHS] [--memory-cache-mb N] [--cache-max-mb N] [--no-pch]\n"
     "             [--shutdown-grace SECONDS] [--log-level LEVEL]\n"
-    "             [--version]\n"
+    "             [--remote-cache URL] [--remote-cache-password-file FILE]\n"
+    "             [--listen HOST:PORT] [--version]\n"
     "\n"
     "Serves CUB block/warp primitive specializations over gRPC on a Unix socket.\n"
     "  --socket PATH        Unix socket to listen on (env COOPD_SOCKET;\n"
@@ -53,7 +55,18 @@ constexpr char kUsage[] =
     "  --no-pch             disable NVRTC automatic precompiled headers\n"
     "  --shutdown-grace S   on SIGTERM/SIGINT, seconds the requests in flight may take before\n"
     "                       their compiles are cancelled (env COOPD_SHUTDOWN_GRACE; default 5)\n"
-    "  --log-level LEVEL    trace, debug, info, warn, error (env COOPD_LOG_LEVEL; default info)\n";
+    "  --log-level LEVEL    trace, debug, info, warn, error (env COOPD_LOG_LEVEL; default info)\n"
+    "  --remote-cache URL   the farm tier shared by replicas (env COOPD_REMOTE_CACHE):\n"
+    "                       redis://[USER:PASSWORD@]HOST:PORT[/PREFIX][?OPTIONS] or\n"
+    "                       redis-cluster://HOST:PORT,HOST:PORT[/PREFIX][?OPTIONS]; options ttl,\n"
+    "                       pool, write (sync|async), read_only, timeout_ms, connect_timeout_ms,\n"
+    "                       lease_ttl_ms, lease_wait_ms, password_file (docs/farm.md)\n"
+    "  --remote-cache-password-file FILE\n"
+    "                       the Redis password, first line of FILE (env\n"
+    "                       COOPD_REMOTE_CACHE_PASSWORD_FILE), so it is never on a command line\n"
+    "  --listen HOST:PORT   also serve gRPC on TCP (env COOPD_LISTEN, comma-separated; may be\n"
+    "                       repeated). INSECURE: plaintext, no authentication; bind a private\n"
+    "                       network only (docs/farm.md)\n";
 
 // An fd holding an exclusive flock on "<socket>.lock" for the daemon's lifetime.
 class SocketLock {
@@ -131,6 +144,10 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
   Setting worker_mem = env_setting("COOPD_WORKER_MEMORY_MB");
   Setting prewarm = env_setting("COOPD_PREWARM");
   Setting grace = env_setting("COOPD_SHUTDOWN_GRACE");
+  Setting remote = env_setting("COOPD_REMOTE_CACHE");
+  Setting remote_password_file = env_setting("COOPD_REMOTE_CACHE_PASSWORD_FILE");
+  Setting listen = env_setting("COOPD_LISTEN");
+  std::vector<std::string> listen_flags;
 
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -176,6 +193,15 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
     } else if (arg == "--log-level") {
       if (!(v = value("--log-level")).ok()) return v.status();
       config->log_level = *v;
+    } else if (arg == "--remote-cache") {
+      if (!(v = value("--remote-cache")).ok()) return v.status();
+      remote = Setting{*v, "--remote-cache"};
+    } else if (arg == "--remote-cache-password-file") {
+      if (!(v = value("--remote-cache-password-file")).ok()) return v.status();
+      remote_password_file = Setting{*v, "--remote-cache-password-file"};
+    } else if (arg == "--listen") {
+      if (!(v = value("--listen")).ok()) return v.status();
+      listen_flags.push_back(*v);
     } else if (arg == "--no-pch") {
       config->pch = false;
     } else {
@@ -246,6 +272,34 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
     std::string arch = prewarm.value.substr(start, comma - start);
     if (!arch.empty()) config->prewarm_archs.push_back(arch);
     start = comma + 1;
+  }
+  config->remote = !remote.value.empty();
+  if (config->remote) {
+    auto parsed = ParseRemoteCacheUrl(remote.value, remote.source, remote_password_file.value);
+    if (!parsed.ok()) return parsed.status();
+    config->remote_cache = std::move(*parsed);
+  }
+  config->listen.clear();
+  std::vector<std::pair<std::string, std::string>> addresses;  // address, source
+  for (size_t start = 0; start < listen.value.size();) {
+    size_t comma = listen.value.find(',', start);
+    if (comma == std::string::npos) comma = listen.value.size();
+    if (comma > start)
+      addresses.push_back({listen.value.substr(start, comma - start), listen.source});
+    start = comma + 1;
+  }
+  if (!listen_flags.empty()) addresses.clear();  // flags override the environment
+  for (const auto& f : listen_flags) addresses.push_back({f, "--listen"});
+  for (const auto& [address, source] : addresses) {
+    const size_t colon = address.rfind(':');
+    int port = 0;
+    if (colon == std::string::npos || colon == 0 ||
+        !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
+      return absl::InvalidArgumentError(
+          StrCat(source, ": must be HOST:PORT (e.g. 0.0.0.0:7070, [::]:7070, 127.0.0.1:0), got \"",
+                 address, "\""));
+    }
+    config->listen.push_back(address);
   }
   auto level = spdlog::level::from_str(config->log_level);
   if (level == spdlog::level::off && config->log_level != "off") {
@@ -336,6 +390,20 @@ absl::Status RunDaemon(const DaemonConfig& config) {
                   std::string(disk.status().message()));
     cache_path = StrCat("(none: ", disk.status().message(), ")");
   }
+  RemoteCache* remote_tier = nullptr;
+  if (config.remote) {
+    auto remote = std::make_unique<RemoteCache>(config.remote_cache);
+    remote_tier = remote.get();
+    // Fail open from the start: a Redis that is down now is a tier that is down, not an error.
+    absl::Status ping = remote->Ping();
+    spdlog::info("remote cache: {}{} (ttl {} s, pool {}, write {}, lease ttl {} ms, wait {} ms){}",
+                 config.remote_cache.Redacted(), config.remote_cache.read_only ? " read-only" : "",
+                 config.remote_cache.ttl.count(), config.remote_cache.pool_size,
+                 config.remote_cache.write == RemoteWritePolicy::kSync ? "sync" : "async",
+                 config.remote_cache.lease_ttl.count(), config.remote_cache.lease_wait.count(),
+                 ping.ok() ? "" : StrCat("; not reachable yet: ", ping.message()));
+    cache->AddTier(std::move(remote), CacheOrigin::kRemote);
+  }
 
   WorkerPoolOptions pool_options;
   pool_options.workers = config.workers;
@@ -353,6 +421,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   options.compile.pch = config.pch;
   options.cache_path = cache_path;
   if (clang_workspace) options.clang_workspace = clang_workspace->path();
+  options.remote = remote_tier;
   Service service(std::move(*toolchain), std::move(cache), disk_tier, &pool, options);
   Executor executor(config.executor_threads);
   Executor maintenance(2);  // purge, verify, vacuum: never on the request threads
@@ -362,6 +431,10 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   unlink(config.socket_path.c_str());
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + config.socket_path, grpc::InsecureServerCredentials());
+  std::vector<int> tcp_ports(config.listen.size(), 0);
+  for (size_t i = 0; i < config.listen.size(); ++i) {
+    builder.AddListeningPort(config.listen[i], grpc::InsecureServerCredentials(), &tcp_ports[i]);
+  }
   builder.RegisterService(&grpc_service);
   builder.SetMaxReceiveMessageSize(64 << 20);
   builder.SetMaxSendMessageSize(256 << 20);
@@ -372,6 +445,16 @@ absl::Status RunDaemon(const DaemonConfig& config) {
     return absl::UnavailableError(StrCat("cannot listen on unix:", config.socket_path));
   }
   chmod(config.socket_path.c_str(), 0600);
+  for (size_t i = 0; i < config.listen.size(); ++i) {
+    if (tcp_ports[i] == 0) {
+      return absl::UnavailableError(StrCat("--listen: cannot listen on ", config.listen[i]));
+    }
+    const std::string host = config.listen[i].substr(0, config.listen[i].rfind(':'));
+    spdlog::warn(
+        "listening on tcp {}:{} WITHOUT TLS OR AUTHENTICATION: anyone who can reach it "
+        "can use this coopd; keep it on a private network",
+        host, tcp_ports[i]);
+  }
   spdlog::info("ready: listening on unix:{} (cache {})", config.socket_path, cache_path);
   if (!config.prewarm_archs.empty()) {
     for (const auto& arch : config.prewarm_archs) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "server/cache/remote_config.h"
 
 namespace coopd {
 
@@ -27,6 +28,12 @@ struct DaemonConfig {
   // are cancelled (they then fail with UNAVAILABLE).
   std::chrono::milliseconds shutdown_grace{5000};
   std::string log_level = "info";
+  // The farm tier (--remote-cache URL, COOPD_REMOTE_CACHE); none when `remote` is false.
+  bool remote = false;
+  RemoteCacheConfig remote_cache;
+  // Extra gRPC listening addresses (--listen HOST:PORT, COOPD_LISTEN): plaintext TCP, no
+  // authentication (the security issue adds TLS and tokens).
+  std::vector<std::string> listen;
 };
 
 // $COOPD_CACHE_DIR, else $XDG_CACHE_HOME/coopd, else $HOME/.cache/coopd, else

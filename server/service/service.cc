@@ -195,6 +195,7 @@ std::optional<Artifact> Service::LookupArtifact(const std::string& key,
       origin = coop::v1::ORIGIN_DISK;
       break;
     case CacheOrigin::kRemote:
+      ++remote_hits_;
       break;
   }
   artifact.set_origin(origin);
@@ -211,18 +212,40 @@ void Service::Fetch(const std::string& key, coop::v1::Format format, const std::
                     uint64_t request_id, ArtifactDone done, const std::function<void()>& start) {
   if (auto artifact = LookupArtifact(key, format)) {
     spdlog::info("[req {}] {} hit ({}) key {}", request_id, description,
-                 artifact->origin() == coop::v1::ORIGIN_MEMORY ? "memory" : "disk",
+                 artifact->origin() == coop::v1::ORIGIN_MEMORY ? "memory"
+                 : artifact->origin() == coop::v1::ORIGIN_DISK ? "disk"
+                                                               : "remote",
                  key.substr(0, 16));
     return done(std::move(*artifact));
   }
   ++misses_;
+  // The farm-wide lease this flight's leader holds, if any: released when the flight completes
+  // (after the store), so waiting replicas find the entry, or, after a failure, take over.
+  auto lease = std::make_shared<std::string>();
   auto joined = compiles_in_flight_.Join(
-      key, [done = std::move(done)](const absl::StatusOr<Artifact>& result) { done(result); },
+      key,
+      [this, key, lease, done = std::move(done)](const absl::StatusOr<Artifact>& result) {
+        if (!lease->empty()) options_.remote->Release(key, *lease);
+        done(result);
+      },
       [&]() { return LookupArtifact(key, format); });
   if (joined == SingleFlight<Artifact>::Joined::kWaiter) {
     spdlog::info("[req {}] joined the compile in flight for key {}", request_id, key.substr(0, 16));
   } else if (joined == SingleFlight<Artifact>::Joined::kLeader) {
-    start();
+    if (options_.remote == nullptr) return start();
+    // Across replicas: compile under the lease, or wait for the replica that holds it.
+    options_.remote->Coordinate(key, [this, key, format, lease, start, request_id](
+                                         RemoteCache::Turn turn, const std::string& token) {
+      if (turn == RemoteCache::Turn::kReady) {
+        if (auto artifact = LookupArtifact(key, format)) {
+          spdlog::info("[req {}] another replica compiled key {}; served from the farm tier",
+                       request_id, key.substr(0, 16));
+          return compiles_in_flight_.Complete(key, *artifact);
+        }
+      }
+      *lease = token;
+      start();
+    });
   }
 }
 
@@ -378,7 +401,9 @@ void Service::ResolveOperators(std::vector<PendingOperator> ops, bool bitcode, u
     Fetch(
         key.key, coop::v1::FORMAT_LTOIR, description, request_id,
         [finish, i](absl::StatusOr<Artifact> a) { finish(i, a); },
-        [&] { StartOperatorCompile(op, unit, options, key, request_id); });
+        [this, op, unit, options, key, request_id] {
+          StartOperatorCompile(op, unit, options, key, request_id);
+        });
     if (!bitcode) continue;
     const std::vector<std::string> clang_options = ClangSemanticOptions(toolchain_, op.arch);
     const KeyComponents bkey =
@@ -386,7 +411,9 @@ void Service::ResolveOperators(std::vector<PendingOperator> ops, bool bitcode, u
     Fetch(
         bkey.key, coop::v1::FORMAT_BITCODE, description + " (bitcode)", request_id,
         [finish, i](absl::StatusOr<Artifact> a) { finish(i, a); },
-        [&] { StartOperatorCompile(op, unit, clang_options, bkey, request_id); });
+        [this, op, unit, clang_options, bkey, request_id] {
+          StartOperatorCompile(op, unit, clang_options, bkey, request_id);
+        });
   }
 }
 
@@ -482,7 +509,9 @@ void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
   auto ltoir = [this, specs, unit, options, key, link_inputs, request_id,
                 description](ArtifactDone done) {
     Fetch(key.key, coop::v1::FORMAT_LTOIR, description, request_id, std::move(done),
-          [&] { StartCompile(specs, unit, options, key, link_inputs, request_id); });
+          [this, specs, unit, options, key, link_inputs, request_id] {
+            StartCompile(specs, unit, options, key, link_inputs, request_id);
+          });
   };
   if (!formats.bitcode) return ltoir(std::move(done));
 
@@ -492,7 +521,8 @@ void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
   auto bitcode = [this, specs, unit, clang_options, bkey, link_inputs, request_id, description,
                   ltoir](ArtifactDone done) {
     Fetch(bkey.key, coop::v1::FORMAT_BITCODE, description + " (bitcode)", request_id,
-          std::move(done), [&] {
+          std::move(done),
+          [this, specs, unit, clang_options, bkey, link_inputs, request_id, ltoir] {
             StartBitcodeCompile(specs, unit, clang_options, bkey, link_inputs, request_id, ltoir);
           });
   };
@@ -795,7 +825,8 @@ void Service::Link(const coop::v1::LinkRequest& request, uint64_t request_id, Li
       response.set_cubin(std::move(hit->value.blob));
       ++link_hits_;
       response.set_origin(hit->origin == CacheOrigin::kMemory ? coop::v1::ORIGIN_MEMORY
-                                                              : coop::v1::ORIGIN_DISK);
+                          : hit->origin == CacheOrigin::kDisk ? coop::v1::ORIGIN_DISK
+                                                              : coop::v1::ORIGIN_REMOTE);
       spdlog::info("[req {}] link hit key {}", request_id, key.substr(0, 16));
       return done(std::move(response));
     }
@@ -1137,6 +1168,33 @@ coop::v1::Stats Service::GetStats() {
   s.set_link_hits(link_hits_);
   s.set_bundles(bundles_);
   s.set_bitcode_compiles(bitcode_compiles_);
+  s.set_remote_hits(remote_hits_);
+  if (options_.remote != nullptr) {
+    const RemoteStats r = options_.remote->remote_stats();
+    auto* rs = s.mutable_remote();
+    rs->set_url(r.url);
+    rs->set_cluster(r.cluster);
+    rs->set_read_only(r.read_only);
+    rs->set_healthy(r.client.healthy);
+    rs->set_hits(r.hits);
+    rs->set_misses(r.misses);
+    rs->set_errors(r.client.errors);
+    rs->set_timeouts(r.client.timeouts);
+    rs->set_reconnects(r.client.reconnects);
+    rs->set_corruptions(r.corruptions);
+    rs->set_writes(r.writes);
+    rs->set_write_failures(r.write_failures);
+    rs->set_writes_skipped(r.writes_skipped);
+    rs->set_writes_dropped(r.writes_dropped);
+    rs->set_redirects(r.client.redirects);
+    rs->set_slot_refreshes(r.client.slot_refreshes);
+    rs->set_leases_acquired(r.leases_acquired);
+    rs->set_lease_waits(r.lease_waits);
+    rs->set_lease_wait_hits(r.lease_wait_hits);
+    rs->set_lease_wait_timeouts(r.lease_wait_timeouts);
+    rs->set_lease_takeovers(r.lease_takeovers);
+    rs->set_leases_lost(r.leases_lost);
+  }
   PoolStats pool = pool_->Stats();
   s.set_worker_restarts(pool.restarts);
   s.set_worker_crashes(pool.crashes);
@@ -1173,7 +1231,7 @@ coop::v1::Stats Service::ResetStats() {
   coop::v1::Stats before = GetStats();
   for (auto* c : {&requests_, &invalid_, &memory_hits_, &disk_hits_, &misses_, &compiles_,
                   &compile_failures_, &pch_warm_, &bitcode_compiles_, &links_, &link_failures_,
-                  &link_hits_, &bundles_, &compile_us_total_}) {
+                  &link_hits_, &bundles_, &compile_us_total_, &remote_hits_}) {
     *c = 0;
   }
   {

@@ -446,6 +446,33 @@ struct Catalog {
   std::string bitcode_unavailable;
 };
 
+// The farm tier (coopd --remote-cache): see coop.v1.RemoteTierStats for each counter.
+struct RemoteTierStats {
+  bool configured = false;  // false: coopd runs without a farm tier
+  std::string url;          // password redacted
+  bool cluster = false;
+  bool read_only = false;
+  bool healthy = false;
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  uint64_t errors = 0;
+  uint64_t timeouts = 0;
+  uint64_t reconnects = 0;
+  uint64_t corruptions = 0;
+  uint64_t writes = 0;
+  uint64_t write_failures = 0;
+  uint64_t writes_skipped = 0;
+  uint64_t writes_dropped = 0;
+  uint64_t redirects = 0;
+  uint64_t slot_refreshes = 0;
+  uint64_t leases_acquired = 0;
+  uint64_t lease_waits = 0;
+  uint64_t lease_wait_hits = 0;
+  uint64_t lease_wait_timeouts = 0;
+  uint64_t lease_takeovers = 0;
+  uint64_t leases_lost = 0;
+};
+
 struct Stats {
   uint64_t requests = 0;
   uint64_t invalid_requests = 0;
@@ -485,6 +512,8 @@ struct Stats {
   uint64_t evictions = 0;
   bool cache_degraded = false;
   uint64_t bitcode_compiles = 0;  // clang compiles (also counted in `compiles`)
+  uint64_t remote_hits = 0;       // served from the farm tier
+  RemoteTierStats remote;
 };
 
 struct ClientOptions {
@@ -499,6 +528,11 @@ struct ClientOptions {
   // Concurrent clients may each start one: exactly one daemon wins the socket's lock.
   bool autostart = true;
   std::string coopd_binary;
+  // A gRPC target instead of the Unix socket, for coopd replicas listening on TCP
+  // (`coopd --listen`): "dns:///coopd.farm:7070" (every address the name resolves to),
+  // "ipv4:10.0.0.1:7070,10.0.0.2:7070", ... Calls are spread over the addresses with gRPC's
+  // round_robin policy. Plaintext: no TLS or authentication yet. No auto-start for a target.
+  std::string target;
 };
 
 class Client {

@@ -265,13 +265,18 @@ class Client:
             deadline. Off when ``COOPD_NO_AUTOSTART`` is set (to anything but "0"). Several
             processes may start one at once: exactly one daemon wins the socket.
         coopd_binary: the daemon to start; default ``$COOPD_BIN``, else ``coopd`` on PATH.
+        target: a gRPC target instead of the socket, for replicas started with ``coopd --listen``
+            (``"dns:///coopd.farm:7070"``: every address of the name; ``"ipv4:10.0.0.1:7070,
+            10.0.0.2:7070"``); calls are spread over the addresses by gRPC's ``round_robin``.
+            Plaintext, no authentication (docs/farm.md); no auto-start.
     """
 
     def __init__(self, socket: Optional[str] = None, *, timeout: float = 120.0, retries: int = 5,
                  backoff: float = 0.05, client_name: str = "coopd-python", autostart: bool = True,
-                 coopd_binary: Optional[str] = None) -> None:
+                 coopd_binary: Optional[str] = None, target: Optional[str] = None) -> None:
         self.socket = socket or default_socket_path()
-        self.autostart = autostart
+        self.target = target
+        self.autostart = autostart and not target
         self.coopd_binary = coopd_binary
         self._autostart_lock = threading.Lock()
         self._autostart_tried = False  # one attempt per client
@@ -280,10 +285,11 @@ class Client:
         self.retries = retries
         self.backoff = backoff
         self.client_name = client_name
-        self._channel = grpc.insecure_channel(
-            "unix:" + self.socket,
-            options=[("grpc.max_receive_message_length", 256 << 20),
-                     ("grpc.max_send_message_length", 64 << 20)])
+        options = [("grpc.max_receive_message_length", 256 << 20),
+                   ("grpc.max_send_message_length", 64 << 20)]
+        if target:
+            options.append(("grpc.lb_policy_name", "round_robin"))
+        self._channel = grpc.insecure_channel(target or "unix:" + self.socket, options=options)
         self._stub = coop_pb2_grpc.CoopStub(self._channel)
 
     def close(self) -> None:
