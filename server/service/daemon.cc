@@ -23,6 +23,7 @@
 #include "server/engine/bitcode.h"
 #include "server/engine/worker_pool.h"
 #include "server/rpc/grpc_service.h"
+#include "server/service/log_format.h"
 #include "server/util/strings.h"
 
 namespace coopd {
@@ -263,7 +264,8 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
 
 absl::Status RunDaemon(const DaemonConfig& config) {
   spdlog::set_level(spdlog::level::from_str(config.log_level));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ coopd: %v");
+  // Every message escaped and bounded: requests' values cannot forge or flood log lines.
+  InstallSafeLogFormat("%Y-%m-%dT%H:%M:%S.%e %^%l%$ coopd: %v");
 
   // Block SIGINT/SIGTERM before any thread starts, so every thread inherits the mask and only
   // the sigwait below receives them.
