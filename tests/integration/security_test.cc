@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <cstdio>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -90,6 +91,129 @@ TEST(Hostile, ControlCharactersInValuesAreEscapedInErrorsAndLogs) {
     EXPECT_NE(line.rfind("2026-12-01T00:00:00.000 error coopd: FAKE", 0), 0u)
         << "forged line: " << line;
   }
+}
+
+// An operator whose compile by one backend (`guard`: a macro only that compiler defines) fails
+// with a log of about 3 MB: a static_assert whose message is a 3,000,000-byte string, which
+// both compilers quote whole.
+coop::UserOperator HugeLogOperator(const std::string& guard) {
+  std::string source = "#define S0 \"" + std::string(100, 'x') + "\"\n";
+  for (int i = 1; i <= 4; ++i) {
+    source += "#define S" + std::to_string(i);
+    for (int k = 0; k < 10; ++k) source += " S" + std::to_string(i - 1);
+    source += "\n";
+  }
+  source += "#if " + guard + "\nstatic_assert(sizeof(float) == 0, S4 S4 S4);\n#endif\n";
+  source += "__device__ float huge(float a, float b) { return a + b; }\n";
+  coop::UserOperator op;
+  op.name = "huge";
+  op.source = source;
+  return op;
+}
+
+coop::Spec HugeLogSpec(const std::string& guard) {
+  coop::Spec s = BlockReduceF32();
+  s.method = "reduce";
+  s.block = {128};
+  s.user_op = HugeLogOperator(guard);
+  return s;
+}
+
+coop::Client FullErrorClient(const TestDaemon& d) {
+  coop::ClientOptions options;
+  options.socket_path = d.process.socket_path();
+  options.autostart = false;
+  options.full_errors = true;
+  return coop::Client(options);
+}
+
+// A log of megabytes: the status message is a bounded summary that says how much it left out
+// (not RESOURCE_EXHAUSTED from gRPC's metadata limit), and a client that asks gets it whole.
+void ExpectHugeLogBoundedAndWhole(const TestDaemon& d, const coop::Spec& spec,
+                                  coop::Formats formats, const std::string& first_line,
+                                  const std::string& last_line) {
+  auto plain = d.Client().Specialize(spec, formats);
+  ASSERT_FALSE(plain.ok());
+  EXPECT_EQ(plain.error().code, coop::ErrorCode::kInvalidArgument) << plain.error().message;
+  EXPECT_LT(plain.error().message.size(), 4096u);
+  EXPECT_NE(plain.error().message.find(first_line), std::string::npos) << plain.error().message;
+  EXPECT_NE(plain.error().message.find("bytes not shown; the whole message is in the status "
+                                       "details"),
+            std::string::npos)
+      << plain.error().message;
+  EXPECT_TRUE(plain.error().details.empty()) << "details only when asked for";
+
+  auto whole = FullErrorClient(d).Specialize(spec, formats);
+  ASSERT_FALSE(whole.ok());
+  EXPECT_EQ(whole.error().code, coop::ErrorCode::kInvalidArgument);
+  EXPECT_EQ(whole.error().message, plain.error().message) << "the same summary";
+  const std::string& log = whole.error().details;
+  EXPECT_GT(log.size(), size_t{3000000});
+  EXPECT_NE(log.find(std::string(3000000, 'x')), std::string::npos) << "the whole message";
+  EXPECT_NE(log.find(first_line), std::string::npos);
+  EXPECT_NE(log.find(last_line), std::string::npos) << log.substr(log.size() - 300);
+  // The summary's count is the log's size.
+  EXPECT_NE(plain.error().message.find(" of " + std::to_string(log.size()) + " bytes not shown"),
+            std::string::npos)
+      << plain.error().message.substr(plain.error().message.size() - 300);
+}
+
+TEST(BigErrors, NvrtcLogOfMegabytesIsSummarizedAndSentWholeOnRequest) {
+  TestDaemon d;
+  ExpectHugeLogBoundedAndWhole(d, HugeLogSpec("defined(__CUDACC_RTC__)"), coop::Formats::kLtoIr,
+                               "huge.cu(7): error: static assertion failed",
+                               "1 error detected in the compilation of");
+  EXPECT_TRUE(d.Client().GetStats().ok()) << "the daemon keeps serving";
+}
+
+TEST(BigErrors, ClangLogOfMegabytesIsSummarizedAndSentWholeOnRequest) {
+  TestDaemon d;
+  coop::Client client = d.Client();
+  auto catalog = client.GetCatalog();
+  ASSERT_TRUE(catalog.ok()) << catalog.error().message;
+  if (catalog->bitcode_archs.empty()) GTEST_SKIP() << "no clang-22 on this machine";
+  ExpectHugeLogBoundedAndWhole(d, HugeLogSpec("defined(__clang__)"), coop::Formats::kBitcode,
+                               "huge.cu:7:15: error: static assertion failed", "1 error generated");
+}
+
+TEST(BigErrors, CoopctlFullErrorPrintsTheWholeLog) {
+  TestDaemon d;
+  TempDir dir;
+  const std::string op = dir.path() + "/huge.cu";
+  {
+    FILE* f = fopen(op.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    const std::string source = HugeLogOperator("defined(__CUDACC_RTC__)").source;
+    fwrite(source.data(), 1, source.size(), f);
+    fclose(f);
+  }
+  const std::vector<std::string> args = {COOPCTL_BINARY,
+                                         "--socket",
+                                         d.process.socket_path(),
+                                         "specialize",
+                                         "block_reduce",
+                                         "--method",
+                                         "reduce",
+                                         "--dtype",
+                                         "float32",
+                                         "--threads",
+                                         "128",
+                                         "--arch",
+                                         "sm_90",
+                                         "--op-name",
+                                         "huge",
+                                         "--op-source",
+                                         op};
+  std::string out, err;
+  EXPECT_EQ(RunCommand(args, &out, &err), 1);
+  EXPECT_LT(err.size(), 4096u);
+  EXPECT_NE(err.find("bytes not shown"), std::string::npos) << err;
+  std::vector<std::string> full = args;
+  full.insert(full.begin() + 1, "--full-error");
+  EXPECT_EQ(RunCommand(full, &out, &err), 1);
+  EXPECT_GT(err.size(), size_t{3000000});
+  EXPECT_NE(err.find("\n1 error detected in the compilation of"), std::string::npos)
+      << err.substr(err.size() - 300);
 }
 
 // gRPC's callback API answers a request it cannot parse itself, before coopd sees it:

@@ -63,6 +63,13 @@ struct Error {
   // never reached a running coopd (no socket, connection refused, deadline before an answer).
   // Only a kUnavailable that is not from the server says "coopd is not reachable".
   bool from_server = false;
+  // coopd bounds status messages (they travel in gRPC's metadata): an error whose message is
+  // longer, such as a compiler log of megabytes, has `message` = its first lines and how many
+  // bytes were left out. With ClientOptions::full_errors, `details` holds the whole message
+  // then; otherwise, and for every error that was not cut, it is empty.
+  std::string details;
+  // The whole message: `details` when set, else `message`.
+  const std::string& full_message() const { return details.empty() ? message : details; }
 };
 
 // A value or an Error. `if (r)` tests for a value; `*r` / `r->` reach it; `r.error()` the error.
@@ -499,6 +506,9 @@ struct ClientOptions {
   // Concurrent clients may each start one: exactly one daemon wins the socket's lock.
   bool autostart = true;
   std::string coopd_binary;
+  // Ask coopd for the whole message of errors whose status message it bounds (Error::details);
+  // this client then accepts metadata of up to 64 MiB.
+  bool full_errors = false;
 };
 
 class Client {
