@@ -34,6 +34,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "coop/v1/worker.pb.h"
+#include "server/engine/sandbox.h"
 
 namespace coopd {
 
@@ -42,6 +43,7 @@ struct WorkerPoolOptions {
   std::string executable;  // coopd itself; default /proc/self/exe
   std::chrono::milliseconds timeout{120000};
   uint64_t memory_limit_bytes = 0;  // RLIMIT_AS per worker; 0: unlimited
+  SandboxPolicy sandbox;            // what each worker confines itself to (sandbox.h)
 };
 
 struct WorkerInfo {

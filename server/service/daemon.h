@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "server/engine/sandbox.h"
 
 namespace coopd {
 
@@ -21,7 +22,10 @@ struct DaemonConfig {
   bool pch = true;
   int workers = 0;  // compile worker processes; 0: one per core
   std::chrono::milliseconds compile_timeout{120000};
-  uint64_t worker_memory_bytes = 0;        // RLIMIT_AS per worker; 0: unlimited
+  uint64_t worker_memory_bytes = 0;  // RLIMIT_AS per worker; 0: unlimited
+  // Compile workers' confinement (engine/sandbox.h): auto (Landlock when the kernel has it,
+  // else a warning and seccomp alone), require (refuse to start without Landlock), off.
+  SandboxMode sandbox = SandboxMode::kAuto;
   std::vector<std::string> prewarm_archs;  // build PCHs for these in the background at start
   // On SIGTERM/SIGINT: how long requests in flight may take to finish before their compiles
   // are cancelled (they then fail with UNAVAILABLE).
