@@ -39,11 +39,26 @@ void Fail(wv1::Reply* reply, const absl::Status& s) {
         "and the compiler's files; see docs/security.md)";
   }
   if (g_memory_limit_bytes > 0) {
-    // NVRTC and nvJitLink report a failed allocation in many guises (even "failed to open
-    // libnvrtc-builtins"); say that a limit was in force.
-    message += "\n(note: this worker's address space is limited to " +
-               std::to_string(g_memory_limit_bytes >> 20) +
-               " MiB by --worker-memory-mb; the failure may be that limit)";
+    const std::string limit = "this worker's address space is limited to " +
+                              std::to_string(g_memory_limit_bytes >> 20) +
+                              " MiB by --worker-memory-mb";
+    // What NVRTC ("unable to obtain mapped memory", a PCH heap it cannot map), clang and LLVM
+    // ("out of memory", "Allocation failed") and the C++ runtime say when an allocation fails.
+    bool out_of_memory = false;
+    for (const char* sign : {"unable to obtain mapped memory", "LLVM ERROR: out of memory",
+                             "Allocation failed", "std::bad_alloc", "PCH Heap initialization"}) {
+      if (message.find(sign) != std::string::npos) out_of_memory = true;
+    }
+    if (out_of_memory) {
+      // A limit, not a compiler bug; said first, so that the bounded status message keeps it.
+      reply->set_code(static_cast<int>(absl::StatusCode::kResourceExhausted));
+      message = "compile ran out of memory: " + limit +
+                " (raise it, or 0 for no limit; docs/security.md):\n" + message;
+    } else {
+      // NVRTC and nvJitLink report a failed allocation in many guises (even "failed to open
+      // libnvrtc-builtins"); say that a limit was in force.
+      message += "\n(note: " + limit + "; the failure may be that limit)";
+    }
   }
   reply->set_message(message);
 }

@@ -280,9 +280,13 @@ absl::StatusOr<WorkerPool::Reply> WorkerPool::Run(int index, const Job& job) {
       ++crashes_;
     }
     spdlog::error("worker {} (pid {}) died during {}: {}", index, pid, job.description, cause);
-    s = absl::UnavailableError(StrCat(job.description, ": compile worker (pid ", pid,
-                                      ") died while working on it (", cause,
-                                      "); it was restarted, retry"));
+    s = absl::UnavailableError(
+        StrCat(job.description, ": compile worker (pid ", pid, ") died while working on it (",
+               cause, "); it was restarted, retry",
+               options_.memory_limit_bytes > 0
+                   ? StrCat(" (its address space is limited to ", options_.memory_limit_bytes >> 20,
+                            " MiB by --worker-memory-mb; the death may be that limit)")
+                   : std::string()));
   }
   // Restart now, so the next request finds a live worker.
   if (absl::Status spawn = Spawn(index); !spawn.ok()) {

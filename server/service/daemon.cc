@@ -54,6 +54,8 @@ constexpr char kUsage[] =
     "256)\n"
     "  --cache-max-mb N     disk cache budget in MiB; least recently used entries are evicted\n"
     "                       beyond it (env COOPD_CACHE_MAX_MB; default 5120)\n"
+    "  --worker-memory-mb N address-space limit per compile worker and its clang, in MiB\n"
+    "                       (env COOPD_WORKER_MEMORY_MB; default 2048; 0: unlimited)\n"
     "  --no-pch             disable NVRTC automatic precompiled headers\n"
     "  --shutdown-grace S   on SIGTERM/SIGINT, seconds the requests in flight may take before\n"
     "                       their compiles are cancelled (env COOPD_SHUTDOWN_GRACE; default 5)\n"
