@@ -67,7 +67,11 @@ TEST(Engine, AKilledIdleWorkerNeitherKillsTheDaemonNorLeaksItsPch) {
   ASSERT_EQ(before.worker_status.size(), 1u);
   const int pid = before.worker_status[0].pid;
   ASSERT_GT(pid, 0);
-  const std::string pch = "/tmp/__nvrtc_auto_pch_" + std::to_string(pid) + "_0";
+  // NVRTC's PCH, in the worker's own temporary directory (its TMPDIR, the one it may write).
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string worker_tmp = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                                 "/coopd-worker-" + std::to_string(pid);
+  const std::string pch = worker_tmp + "/__nvrtc_auto_pch_" + std::to_string(pid) + "_0";
   ASSERT_TRUE(std::filesystem::exists(pch)) << "NVRTC's PCH directory moved? " << pch;
   ASSERT_EQ(kill(pid, SIGKILL), 0);
   coop::Spec other = BlockReduceF32();
@@ -79,6 +83,7 @@ TEST(Engine, AKilledIdleWorkerNeitherKillsTheDaemonNorLeaksItsPch) {
   auto second = client.Specialize(other);
   ASSERT_TRUE(second) << second.error().message;
   EXPECT_FALSE(std::filesystem::exists(pch)) << pch << " leaked";
+  EXPECT_FALSE(std::filesystem::exists(worker_tmp)) << worker_tmp << " leaked";
   EXPECT_NE(daemon.Stats().worker_status.at(0).pid, pid);
 }
 
