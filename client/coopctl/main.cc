@@ -110,11 +110,14 @@ constexpr CommandHelp kCommands[] = {
      "compact the disk cache's database file", "  coopctl vacuum\n"},
 };
 
-constexpr char kGlobalUsage[] = "usage: coopctl [--socket PATH] [--timeout SECONDS] COMMAND ...\n";
+constexpr char kGlobalUsage[] =
+    "usage: coopctl [--socket PATH] [--timeout SECONDS] [--full-error] COMMAND ...\n";
 
 constexpr char kUsageFooter[] =
     "The socket defaults to $COOPD_SOCKET, else $XDG_RUNTIME_DIR/coopd/coopd.sock, else\n"
-    "/tmp/coopd-$UID/coopd.sock. Exit status is 0 on success; otherwise one line on stderr.\n";
+    "/tmp/coopd-$UID/coopd.sock. Exit status is 0 on success; otherwise one line on stderr.\n"
+    "coopd bounds long error messages (a compiler log of megabytes: its first lines and how\n"
+    "many bytes were left out); --full-error asks for the whole one and prints it as it is.\n";
 
 // `coopctl --help`: every command's usage.
 std::string Usage() {
@@ -129,8 +132,8 @@ std::string Usage() {
 // `coopctl COMMAND --help`.
 std::string CommandUsage(const CommandHelp& c) {
   return "coopctl " + std::string(c.name) + ": " + c.summary +
-         "\n\nusage (after coopctl [--socket PATH] [--timeout SECONDS]):\n" + c.usage +
-         "\nexamples:\n" + c.examples + "\n" + kUsageFooter;
+         "\n\nusage (after coopctl [--socket PATH] [--timeout SECONDS] [--full-error]):\n" +
+         c.usage + "\nexamples:\n" + c.examples + "\n" + kUsageFooter;
 }
 
 // "specialize, link, ..." for error messages.
@@ -147,6 +150,17 @@ struct UsageError {
 [[noreturn]] void Fail(const std::string& message, int code = 1) {
   std::fprintf(stderr, "coopctl: %s\n", message.c_str());
   std::exit(code);
+}
+
+bool g_full_error = false;  // --full-error
+
+std::string OneLine(std::string s);
+
+// What coopctl prints of an error: one line, or with --full-error the whole message as coopd
+// sent it (Error::details: every line of a compiler log).
+std::string ErrorText(const coop::Error& e) {
+  if (g_full_error && !e.details.empty()) return e.details;
+  return OneLine(e.message);
 }
 
 std::string OneLine(std::string s) {
@@ -532,7 +546,7 @@ void RouteSortFlags(coop::Client& client, std::vector<coop::Spec>* specs) {
   auto catalog = client.GetCatalog();
   if (!catalog) {
     Fail(std::string(coop::ErrorCodeName(catalog.error().code)) + ": " +
-         OneLine(catalog.error().message));
+         ErrorText(catalog.error()));
   }
   for (auto& s : *specs) {
     std::string options;
@@ -569,7 +583,7 @@ int Specialize(coop::Client& client, const std::vector<std::string>& args) {
                                     : client.SpecializeBundle(specs, formats);
   if (!artifact) {
     Fail(std::string(coop::ErrorCodeName(artifact.error().code)) + ": " +
-         OneLine(artifact.error().message));
+         ErrorText(artifact.error()));
   }
   std::vector<std::string> files;
   if (!out_dir.empty()) {
@@ -636,8 +650,7 @@ int Link(coop::Client& client, const std::vector<std::string>& args) {
   if (out.empty()) Fail("link: give the output cubin path with --out FILE", 2);
   auto result = client.Link(request);
   if (!result) {
-    Fail(std::string(coop::ErrorCodeName(result.error().code)) + ": " +
-         OneLine(result.error().message));
+    Fail(std::string(coop::ErrorCodeName(result.error().code)) + ": " + ErrorText(result.error()));
   }
   WriteFile(out, result->cubin);
   if (json) {
@@ -673,8 +686,7 @@ int Stats(coop::Client& client, const std::vector<std::string>& args) {
   }
   // --zero prints the counters as they were, then zeroes them.
   auto s = zero ? client.ResetStats() : client.GetStats();
-  if (!s)
-    Fail(std::string(coop::ErrorCodeName(s.error().code)) + ": " + OneLine(s.error().message));
+  if (!s) Fail(std::string(coop::ErrorCodeName(s.error().code)) + ": " + ErrorText(s.error()));
   if (json) {
     coopctl::JsonWriter w;
     w.BeginObject();
@@ -851,7 +863,7 @@ std::vector<std::string> ParseFilter(const std::string& command,
 }
 
 [[noreturn]] void FailWith(const coop::Error& e) {
-  Fail(std::string(coop::ErrorCodeName(e.code)) + ": " + OneLine(e.message));
+  Fail(std::string(coop::ErrorCodeName(e.code)) + ": " + ErrorText(e));
 }
 
 // "NAME=BYTES[,ALIGN[,COUNT]]" of --reserve (align defaults to 1).
@@ -1332,6 +1344,9 @@ int main(int argc, char** argv) {
     } else if (a == "--socket") {
       if (i + 1 >= argc) Fail("--socket: missing value", 2);
       options.socket_path = argv[++i];
+    } else if (a == "--full-error") {
+      g_full_error = true;
+      options.full_errors = true;
     } else if (a == "--timeout") {
       if (i + 1 >= argc) Fail("--timeout: missing value", 2);
       options.timeout = std::chrono::seconds(ParseUint("--timeout", argv[++i]));

@@ -26,6 +26,10 @@ namespace {
 // grpc_service.cc); a status without it came from the client's gRPC library (the transport).
 constexpr char kStatusOriginKey[] = "coopd-status";
 constexpr char kStatusOriginServer[] = "server";
+// The request metadata that asks coopd for the whole message of a bounded error, and the type
+// of the detail that carries it (server/rpc/grpc_service.h).
+constexpr char kErrorDetailsKey[] = "coopd-error-details";
+constexpr char kErrorDetailTypeUrl[] = "type.googleapis.com/coop.v1.ErrorDetail";
 
 bool FromServer(const grpc::ClientContext& ctx) {
   const auto& trailers = ctx.GetServerTrailingMetadata();
@@ -41,6 +45,18 @@ Error FromGrpc(const grpc::Status& s, const grpc::ClientContext& ctx, const std:
   e.code = static_cast<ErrorCode>(s.error_code());
   e.message = s.error_message();
   e.from_server = FromServer(ctx);
+  // The whole message, when coopd summarized it and the call asked for it (coop.proto: Errors).
+  if (!s.error_details().empty()) {
+    v1::StatusDetails details;
+    if (details.ParseFromString(s.error_details())) {
+      for (const auto& any : details.details()) {
+        v1::ErrorDetail detail;
+        if (any.type_url() == kErrorDetailTypeUrl && detail.ParseFromString(any.value())) {
+          e.details = detail.message();
+        }
+      }
+    }
+  }
   if (s.error_code() == grpc::StatusCode::UNAVAILABLE && !e.from_server) {
     e.message = "coopd is not reachable on " + socket + " (is it running?): " + e.message;
   }
@@ -94,7 +110,7 @@ std::optional<Error> CheckFamilyOptions(const Spec& s, const std::string& where)
                where + ": family options set in " + names +
                    "; a spec takes one options message, the one its family's catalog entry "
                    "names (family_options)",
-               false};
+               false, ""};
 }
 
 v1::PrimitiveSpec ToProto(const Spec& s) {
@@ -339,6 +355,7 @@ struct Client::Impl {
     for (;;) {
       grpc::ClientContext ctx;
       ctx.set_deadline(deadline);
+      if (options.full_errors) ctx.AddMetadata(kErrorDetailsKey, "full");
       grpc::Status s = (stub.get()->*method)(&ctx, req, resp);
       if (s.ok()) return std::nullopt;
       Error e = FromGrpc(s, ctx, options.socket_path);
@@ -388,6 +405,8 @@ Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   args.SetMaxSendMessageSize(64 << 20);
+  // The whole message of an error travels in the trailing metadata (status details).
+  if (impl_->options.full_errors) args.SetInt(GRPC_ARG_MAX_METADATA_SIZE, 64 << 20);
   // coopd is local: reconnect quickly after it (re)starts instead of gRPC's default backoff of
   // up to two minutes.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);

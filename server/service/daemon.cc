@@ -1,6 +1,8 @@
 #include "server/service/daemon.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <nvrtc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -24,6 +26,8 @@
 #include "server/engine/bitcode.h"
 #include "server/engine/worker_pool.h"
 #include "server/rpc/grpc_service.h"
+#include "server/service/log_format.h"
+#include "server/util/escape.h"
 #include "server/util/strings.h"
 
 namespace coopd {
@@ -33,7 +37,7 @@ constexpr char kUsage[] =
     "usage: coopd [--socket PATH] [--cache-dir DIR] [--cccl-include DIR] [--clang PATH]\n"
     "             [--workers N] [--compile-timeout SECONDS] [--worker-memory-mb N]\n"
     "             [--prewarm ARCHS] [--memory-cache-mb N] [--cache-max-mb N] [--no-pch]\n"
-    "             [--shutdown-grace SECONDS] [--log-level LEVEL]\n"
+    "             [--shutdown-grace SECONDS] [--sandbox auto|require|off] [--log-level LEVEL]\n"
     "             [--remote-cache URL] [--remote-cache-password-file FILE]\n"
     "             [--listen HOST:PORT] [--version]\n"
     "\n"
@@ -52,9 +56,15 @@ constexpr char kUsage[] =
     "256)\n"
     "  --cache-max-mb N     disk cache budget in MiB; least recently used entries are evicted\n"
     "                       beyond it (env COOPD_CACHE_MAX_MB; default 5120)\n"
+    "  --worker-memory-mb N address-space limit per compile worker and its clang, in MiB\n"
+    "                       (env COOPD_WORKER_MEMORY_MB; default 2048; 0: unlimited)\n"
     "  --no-pch             disable NVRTC automatic precompiled headers\n"
     "  --shutdown-grace S   on SIGTERM/SIGINT, seconds the requests in flight may take before\n"
     "                       their compiles are cancelled (env COOPD_SHUTDOWN_GRACE; default 5)\n"
+    "  --sandbox MODE       compile workers' confinement (env COOPD_SANDBOX; default auto):\n"
+    "                       auto: Landlock + seccomp, or with a warning seccomp alone on a\n"
+    "                       kernel without Landlock; require: refuse to start without Landlock;\n"
+    "                       off: none (docs/security.md)\n"
     "  --log-level LEVEL    trace, debug, info, warn, error (env COOPD_LOG_LEVEL; default info)\n"
     "  --remote-cache URL   the farm tier shared by replicas (env COOPD_REMOTE_CACHE):\n"
     "                       redis://[USER:PASSWORD@]HOST:PORT[/PREFIX][?OPTIONS] or\n"
@@ -111,6 +121,75 @@ absl::Status MakePrivateDir(const std::string& dir) {
   return absl::OkStatus();
 }
 
+// What compile workers may reach (engine/sandbox.h, docs/security.md): read the header roots
+// and the toolchain's own files, write the clang workspace (and each worker its own temporary
+// directory), execute clang. Logs what it decided; FAILED_PRECONDITION for `require` on a
+// kernel without Landlock.
+absl::StatusOr<SandboxPolicy> WorkerSandbox(SandboxMode mode, const Toolchain& tc,
+                                            const ClangWorkspace* clang_workspace) {
+  namespace fs = std::filesystem;
+  SandboxPolicy policy;
+  policy.mode = mode;
+  if (mode == SandboxMode::kOff) {
+    spdlog::warn(
+        "compile sandbox OFF (--sandbox off): compiles can read every file coopd can, and a "
+        "user operator's #include quotes it back (docs/security.md)");
+    return policy;
+  }
+  auto real = [](const std::string& p) {
+    std::error_code ec;
+    fs::path r = fs::canonical(p, ec);
+    return ec ? p : r.string();
+  };
+  // The headers a compile may include.
+  policy.read.push_back(real(tc.cccl_include));
+  policy.read.push_back(real(tc.cuda_include));
+  // The CUDA toolkit (NVRTC's builtins library, clang's --cuda-path), and where libnvrtc lives.
+  policy.read.push_back(fs::path(real(tc.cuda_include)).parent_path().string());
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) != 0 && info.dli_fname != nullptr) {
+    policy.read.push_back(fs::path(real(info.dli_fname)).parent_path().string());
+  }
+  // Shared libraries (and the loader's cache), the host's C/C++ headers that clang's CUDA
+  // wrappers include, /dev/null for clang's stdin.
+  for (const char* p : {"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/include",
+                        "/etc/ld.so.cache", "/dev/null"}) {
+    policy.read.push_back(p);
+  }
+  if (tc.clang.available()) {
+    // clang, its program interpreter, and its installation (the resource dir's headers).
+    const std::string clang = real(tc.clang.path);
+    policy.exec.push_back(clang);
+    if (std::string interp = ProgramInterpreter(clang); !interp.empty()) {
+      policy.exec.push_back(real(interp));
+    }
+    policy.read.push_back(fs::path(clang).parent_path().parent_path().string());
+  }
+  if (clang_workspace != nullptr) policy.write.push_back(clang_workspace->path());
+  std::string why;
+  const int abi = LandlockAbi(&why);
+  if (abi == 0) {
+    if (mode == SandboxMode::kRequire) {
+      return absl::FailedPreconditionError(
+          StrCat("compile sandbox: --sandbox require, but Landlock is unavailable: ", why));
+    }
+    spdlog::warn(
+        "compile sandbox DEGRADED: Landlock is unavailable ({}); compiles can read every file "
+        "coopd can, and a user operator's #include quotes it back. Workers still create no "
+        "sockets (seccomp). Run on a kernel with Landlock, or give --sandbox require to refuse "
+        "to start without it (docs/security.md)",
+        why);
+    return policy;
+  }
+  spdlog::info(
+      "compile sandbox: Landlock ABI {} + seccomp; reads {}; writes {} and each "
+      "worker's temporary directory; executes {}",
+      abi, StrJoin(policy.read, ", "),
+      policy.write.empty() ? std::string("nothing else") : StrJoin(policy.write, ", "),
+      policy.exec.empty() ? std::string("nothing") : StrJoin(policy.exec, ", "));
+  return policy;
+}
+
 std::string EnvOr(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' ? v : fallback;
@@ -148,6 +227,7 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
   Setting remote_password_file = env_setting("COOPD_REMOTE_CACHE_PASSWORD_FILE");
   Setting listen = env_setting("COOPD_LISTEN");
   std::vector<std::string> listen_flags;
+  Setting sandbox = env_setting("COOPD_SANDBOX");
 
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -190,6 +270,9 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
                         : arg == "--shutdown-grace"   ? grace
                                                       : prewarm;
       target = Setting{*v, arg};
+    } else if (arg == "--sandbox") {
+      if (!(v = value("--sandbox")).ok()) return v.status();
+      sandbox = Setting{*v, "--sandbox"};
     } else if (arg == "--log-level") {
       if (!(v = value("--log-level")).ok()) return v.status();
       config->log_level = *v;
@@ -265,6 +348,18 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
   if (!grace.value.empty()) {
     if (absl::Status s = seconds_setting(grace, true, &config->shutdown_grace); !s.ok()) return s;
   }
+  if (!sandbox.value.empty()) {
+    if (sandbox.value == "auto") {
+      config->sandbox = SandboxMode::kAuto;
+    } else if (sandbox.value == "require") {
+      config->sandbox = SandboxMode::kRequire;
+    } else if (sandbox.value == "off") {
+      config->sandbox = SandboxMode::kOff;
+    } else {
+      return absl::InvalidArgumentError(StrCat(
+          sandbox.source, ": must be one of auto, require, off; got ", QuoteValue(sandbox.value)));
+    }
+  }
   config->prewarm_archs.clear();
   for (size_t start = 0; start < prewarm.value.size();) {
     size_t comma = prewarm.value.find(',', start);
@@ -317,7 +412,8 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
 
 absl::Status RunDaemon(const DaemonConfig& config) {
   spdlog::set_level(spdlog::level::from_str(config.log_level));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ coopd: %v");
+  // Every message escaped and bounded: requests' values cannot forge or flood log lines.
+  InstallSafeLogFormat("%Y-%m-%dT%H:%M:%S.%e %^%l%$ coopd: %v");
 
   // Block SIGINT/SIGTERM before any thread starts, so every thread inherits the mask and only
   // the sigwait below receives them.
@@ -405,7 +501,10 @@ absl::Status RunDaemon(const DaemonConfig& config) {
     cache->AddTier(std::move(remote), CacheOrigin::kRemote);
   }
 
+  auto sandbox = WorkerSandbox(config.sandbox, *toolchain, clang_workspace.get());
+  if (!sandbox.ok()) return sandbox.status();
   WorkerPoolOptions pool_options;
+  pool_options.sandbox = std::move(*sandbox);
   pool_options.workers = config.workers;
   pool_options.timeout = config.compile_timeout;
   pool_options.memory_limit_bytes = config.worker_memory_bytes;

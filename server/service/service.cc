@@ -10,6 +10,7 @@
 #include "server/catalog/user_op.h"
 #include "server/engine/bitcode.h"
 #include "server/plan/planner.h"
+#include "server/util/escape.h"
 #include "server/util/sha256.h"
 #include "server/util/strings.h"
 
@@ -156,7 +157,7 @@ absl::StatusOr<std::vector<PrimitiveSpec>> Service::Validate(const std::vector<P
     if (i > 0 && spec->arch() != out[0].arch()) {
       return absl::InvalidArgumentError(
           StrCat(where, "arch must match specs[0]'s \"", out[0].arch(),
-                 "\" (a bundle is one LTO-IR for one arch), got \"", spec->arch(), "\""));
+                 "\" (a bundle is one LTO-IR for one arch), got ", QuoteValue(spec->arch())));
     }
     std::string enc = CanonicalEncoding(*spec);
     auto dup = std::find(encodings.begin(), encodings.end(), enc);
@@ -284,8 +285,8 @@ absl::StatusOr<Service::Formats> Service::CheckFormats(const std::vector<int>& f
     if (std::find(archs.begin(), archs.end(), s.arch()) == archs.end()) {
       return absl::InvalidArgumentError(
           StrCat(where, "arch for FORMAT_BITCODE must be one of ", StrJoin(archs, ", "),
-                 " (the architectures both NVRTC and ", toolchain_.clang.version,
-                 " support); got \"", s.arch(), "\""));
+                 " (the architectures both NVRTC and ", toolchain_.clang.version, " support); got ",
+                 QuoteValue(s.arch())));
     }
     for (const auto& [field, op] :
          {std::pair<const char*, const coop::v1::UserOperator*>{
@@ -763,7 +764,7 @@ void Service::Link(const coop::v1::LinkRequest& request, uint64_t request_id, Li
   const std::string& arch = request.arch();
   if (std::find(archs.begin(), archs.end(), arch) == archs.end()) {
     return invalid(
-        StrCat("link: arch must be one of ", StrJoin(archs, ", "), "; got \"", arch, "\""));
+        StrCat("link: arch must be one of ", StrJoin(archs, ", "), "; got ", QuoteValue(arch)));
   }
   if (request.modules_size() < 1 || request.modules_size() > static_cast<int>(kMaxLinkModules)) {
     return invalid(StrCat("link: modules must hold 1..", kMaxLinkModules,
@@ -790,8 +791,8 @@ void Service::Link(const coop::v1::LinkRequest& request, uint64_t request_id, Li
     if (o.size() < 2 || o[0] != '-' || o.size() > 256) {
       return invalid(StrCat("link: options[", i,
                             "] must be an nvJitLink option starting with '-' "
-                            "(at most 256 characters), got \"",
-                            o.substr(0, 64), "\""));
+                            "(at most 256 characters), got ",
+                            QuoteValue(o)));
     }
     if (o.rfind("-arch", 0) == 0 || o == "-ptx" || o == "-lto") {
       return invalid(StrCat("link: options[", i, "] \"", o,
@@ -850,8 +851,8 @@ void Service::Link(const coop::v1::LinkRequest& request, uint64_t request_id, Li
     if (!IsHexKey(k)) {
       return invalid(StrCat("link: artifact_keys[", i,
                             "] must be a 64-digit lowercase hex key, "
-                            "got \"",
-                            k.substr(0, 80), "\""));
+                            "got ",
+                            QuoteValue(k)));
     }
     auto artifact = LookupArtifact(k, std::nullopt);
     if (artifact && artifact->has_bitcode()) {
@@ -972,9 +973,9 @@ void Service::Plan(const coop::v1::PlanRequest& request, uint64_t request_id, Pl
     const std::string& arch = request.uses(i).spec().arch();
     const std::string& first = request.uses(spec_uses[0]).spec().arch();
     if (arch != first) {
-      return invalid(absl::InvalidArgumentError(
-          StrCat(UseContext(i, request.uses(i).name()), "spec.arch must be uses[", spec_uses[0],
-                 "]'s \"", first, "\" (a plan is for one kernel), got \"", arch, "\"")));
+      return invalid(absl::InvalidArgumentError(StrCat(
+          UseContext(i, request.uses(i).name()), "spec.arch must be uses[", spec_uses[0], "]'s ",
+          QuoteValue(first), " (a plan is for one kernel), got ", QuoteValue(arch))));
     }
   }
 

@@ -63,6 +63,13 @@ struct Error {
   // never reached a running coopd (no socket, connection refused, deadline before an answer).
   // Only a kUnavailable that is not from the server says "coopd is not reachable".
   bool from_server = false;
+  // coopd bounds status messages (they travel in gRPC's metadata): an error whose message is
+  // longer, such as a compiler log of megabytes, has `message` = its first lines and how many
+  // bytes were left out. With ClientOptions::full_errors, `details` holds the whole message
+  // then; otherwise, and for every error that was not cut, it is empty.
+  std::string details;
+  // The whole message: `details` when set, else `message`.
+  const std::string& full_message() const { return details.empty() ? message : details; }
 };
 
 // A value or an Error. `if (r)` tests for a value; `*r` / `r->` reach it; `r.error()` the error.
@@ -533,6 +540,9 @@ struct ClientOptions {
   // "ipv4:10.0.0.1:7070,10.0.0.2:7070", ... Calls are spread over the addresses with gRPC's
   // round_robin policy. Plaintext: no TLS or authentication yet. No auto-start for a target.
   std::string target;
+  // Ask coopd for the whole message of errors whose status message it bounds (Error::details);
+  // this client then accepts metadata of up to 64 MiB.
+  bool full_errors = false;
 };
 
 class Client {

@@ -822,3 +822,27 @@ class PlanResponse(_message.Message):
     reserved_bytes: int
     no_reuse_bytes: int
     def __init__(self, reservations: _Optional[_Iterable[_Union[PlanRegion, _Mapping]]] = ..., uses: _Optional[_Iterable[_Union[PlanRegion, _Mapping]]] = ..., dynamic_shared_bytes: _Optional[int] = ..., base_align: _Optional[int] = ..., reserved_bytes: _Optional[int] = ..., no_reuse_bytes: _Optional[int] = ...) -> None: ...
+
+class ErrorDetail(_message.Message):
+    __slots__ = ("message",)
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    message: bytes
+    def __init__(self, message: _Optional[bytes] = ...) -> None: ...
+
+class AnyDetail(_message.Message):
+    __slots__ = ("type_url", "value")
+    TYPE_URL_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    type_url: str
+    value: bytes
+    def __init__(self, type_url: _Optional[str] = ..., value: _Optional[bytes] = ...) -> None: ...
+
+class StatusDetails(_message.Message):
+    __slots__ = ("code", "message", "details")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    DETAILS_FIELD_NUMBER: _ClassVar[int]
+    code: int
+    message: bytes
+    details: _containers.RepeatedCompositeFieldContainer[AnyDetail]
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[bytes] = ..., details: _Optional[_Iterable[_Union[AnyDetail, _Mapping]]] = ...) -> None: ...
