@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -26,6 +27,22 @@ namespace wv1 = coop::worker::v1;
 
 uint64_t g_memory_limit_bytes = 0;
 bool g_confined = false;
+
+// Whether a compiler log holds a diagnostic about a source position: NVRTC's
+// "file(12): error: ..." / "file(1): catastrophic error: ...", clang's "file:12:3: error: ..." /
+// "file:2:10: fatal error: ...".
+// Not "nvrtc: error: failed to open libnvrtc-builtins...", which has no position.
+bool HasSourceDiagnostic(const std::string& log) {
+  for (const char* nvrtc : {"): error", "): catastrophic error"}) {
+    if (log.find(nvrtc) != std::string::npos) return true;
+  }
+  for (const char* clang : {": error: ", ": fatal error: "}) {
+    for (size_t at = log.find(clang); at != std::string::npos; at = log.find(clang, at + 1)) {
+      if (at > 0 && std::isdigit(static_cast<unsigned char>(log[at - 1]))) return true;
+    }
+  }
+  return false;
+}
 
 void Fail(wv1::Reply* reply, const absl::Status& s) {
   reply->set_code(static_cast<int>(s.code()));
@@ -54,9 +71,10 @@ void Fail(wv1::Reply* reply, const absl::Status& s) {
       reply->set_code(static_cast<int>(absl::StatusCode::kResourceExhausted));
       message = "compile ran out of memory: " + limit +
                 " (raise it, or 0 for no limit; docs/security.md):\n" + message;
-    } else {
+    } else if (!HasSourceDiagnostic(message)) {
       // NVRTC and nvJitLink report a failed allocation in many guises (even "failed to open
-      // libnvrtc-builtins"); say that a limit was in force.
+      // libnvrtc-builtins"); say that a limit was in force. Not when the compiler printed a
+      // diagnostic ("error: "): that is the user's code, and the note would mislead.
       message += "\n(note: " + limit + "; the failure may be that limit)";
     }
   }

@@ -74,6 +74,8 @@ class Sandbox : public ::testing::Test {
       EXPECT_EQ(m.find("root:x:0:0"), std::string::npos) << m;
       EXPECT_EQ(m.find(kSecretEnv), std::string::npos) << m;
       EXPECT_EQ(m.find(kSecretContents), std::string::npos) << m;
+      // A compiler diagnostic is the user's error: no note blaming the worker memory limit.
+      EXPECT_EQ(m.find("the failure may be that limit"), std::string::npos) << m;
     }
   }
 
