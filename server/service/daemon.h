@@ -27,6 +27,8 @@ struct DaemonConfig {
   // are cancelled (they then fail with UNAVAILABLE).
   std::chrono::milliseconds shutdown_grace{5000};
   std::string log_level = "info";
+  // The Prometheus endpoint (--metrics HOST:PORT, COOPD_METRICS); empty: off.
+  std::string metrics_address;
 };
 
 // $COOPD_CACHE_DIR, else $XDG_CACHE_HOME/coopd, else $HOME/.cache/coopd, else
