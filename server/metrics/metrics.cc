@@ -183,16 +183,21 @@ int LogMessage(const mg_connection*, const char* message) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& address,
-                                                                    Service* service) {
+absl::Status CheckMetricsAddress(const std::string& address, const std::string& source) {
   const size_t colon = address.rfind(':');
   int port = -1;
   if (colon == std::string::npos || colon == 0 ||
       !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
     return absl::InvalidArgumentError(StrCat(
-        "--metrics: must be HOST:PORT (e.g. 127.0.0.1:9464, [::1]:9464, 0.0.0.0:9464), got \"",
+        source, ": must be HOST:PORT (e.g. 127.0.0.1:9464, [::1]:9464, 0.0.0.0:9464), got \"",
         address, "\""));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& address,
+                                                                    Service* service) {
+  if (absl::Status s = CheckMetricsAddress(address, "--metrics"); !s.ok()) return s;
   static std::once_flag init;
   std::call_once(init, [] { mg_init_library(0); });
   // civetweb names an IPv4 host as "HOST:PORT" and IPv6 as "[HOST]:PORT"; "+" would mean both.
@@ -212,7 +217,7 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::s
   mg_set_request_handler(server->ctx_, "/", HandleOther, nullptr);
   mg_server_port listening[4];
   const int n = mg_get_server_ports(server->ctx_, 4, listening);
-  server->port_ = n > 0 ? listening[0].port : port;
+  server->port_ = n > 0 ? listening[0].port : 0;
   return server;
 }
 

@@ -16,6 +16,10 @@ struct mg_context;
 
 namespace coopd {
 
+// OK when `address` is HOST:PORT with a port in 0..65535; else INVALID_ARGUMENT naming
+// `source` (the flag or variable it came from) and the form expected.
+absl::Status CheckMetricsAddress(const std::string& address, const std::string& source);
+
 // The metrics, in text exposition format (version 0.0.4). Documented in docs/operators.md.
 std::string RenderMetrics(Service& service);
 

@@ -133,6 +133,7 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
   config->clang = EnvOr("COOPD_CLANG", config->clang);
   config->log_level = EnvOr("COOPD_LOG_LEVEL", "info");
   config->metrics_address = EnvOr("COOPD_METRICS", "");
+  std::string metrics_source = "COOPD_METRICS";
   // Numeric settings: value and where it came from, for error messages.
   struct Setting {
     std::string value, source;
@@ -193,6 +194,7 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
     } else if (arg == "--metrics") {
       if (!(v = value("--metrics")).ok()) return v.status();
       config->metrics_address = *v;
+      metrics_source = "--metrics";
     } else if (arg == "--no-pch") {
       config->pch = false;
     } else {
@@ -263,6 +265,11 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
     std::string arch = prewarm.value.substr(start, comma - start);
     if (!arch.empty()) config->prewarm_archs.push_back(arch);
     start = comma + 1;
+  }
+  if (!config->metrics_address.empty()) {
+    if (absl::Status s = CheckMetricsAddress(config->metrics_address, metrics_source); !s.ok()) {
+      return s;
+    }
   }
   auto level = spdlog::level::from_str(config->log_level);
   if (level == spdlog::level::off && config->log_level != "off") {
