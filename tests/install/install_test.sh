@@ -32,6 +32,13 @@ for f in libcoop_client.a libcoop_paths.a libcoop_proto.a libcoop_c.so cmake/coo
          pkgconfig/coop_c.pc; do
   [[ -e $libdir/$f ]] || fail "not installed: ${libdir#"$prefix"/}/$f"
 done
+for f in share/coopd/systemd/system/coopd.service share/coopd/systemd/system/coopd.socket \
+         share/coopd/systemd/user/coopd.service share/coopd/systemd/user/coopd.socket \
+         share/coopd/coopd.env share/coopd/logrotate/coopd share/doc/coopd/operators.md; do
+  [[ -e $prefix/$f ]] || fail "not installed: $f"
+done
+grep -q '^ExecStart=/.*/coopd$' "$prefix/share/coopd/systemd/system/coopd.service" ||
+  fail "the installed system unit's ExecStart does not name coopd by an absolute path"
 echo "install_test: installed into $prefix"
 
 # find_package(coop): coop::client and coop::c.
