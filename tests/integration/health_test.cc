@@ -2,14 +2,19 @@
 // (Python's grpcio health and reflection clients: tests/python/test_ops.py; no daemon at all:
 // Autostart.NeverForHealthChecks).
 #include <gtest/gtest.h>
+#include <signal.h>
 
+#include <future>
 #include <string>
+#include <thread>
 
 #include "coop/client.h"
 #include "test_util.h"
 
 namespace coopd_test {
 namespace {
+
+using namespace std::chrono_literals;
 
 TEST(Health, ServingForTheDaemonAndItsServiceNotFoundForOthers) {
   TestDaemon d({"--workers", "1"});
@@ -50,6 +55,40 @@ TEST(Health, CoopctlHealthExitStatusAndOutput) {
   // Usage errors: exit status 2, naming the argument.
   EXPECT_EQ(RunCommand({COOPCTL_BINARY, "--socket", socket, "health", "--bogus"}, &out, &err), 2);
   EXPECT_NE(err.find("\"--bogus\""), std::string::npos) << err;
+}
+
+// From SIGTERM on, while the requests in flight finish, the health service says NOT_SERVING (a
+// load balancer stops sending work) and the request in flight still gets its artifact.
+TEST(Health, NotServingWhileDraining) {
+  TempDir dir;
+  std::string error;
+  // A grace no compile reaches, so the daemon drains for as long as the compile takes.
+  CoopdProcess d(dir.path() + "/coopd.sock", dir.path() + "/cache",
+                 {"--shutdown-grace", "600", "--workers", "1"});
+  ASSERT_TRUE(d.Start(&error) && d.WaitReady(120s, &error)) << error;
+  auto client = d.MakeClient();
+  // The first compile in a fresh daemon builds its PCH: seconds of work in flight.
+  auto pending =
+      std::async(std::launch::async, [&] { return client.Specialize(BlockReduceF32()); });
+  for (;;) {
+    auto s = client.GetStats();
+    ASSERT_TRUE(s);
+    if (s->requests >= 1) break;
+    std::this_thread::sleep_for(5ms);
+  }
+  d.Signal(SIGTERM);
+  // The signal is handled on coopd's own thread: ask until the answer changes.
+  coop::Result<coop::HealthStatus> h = coop::HealthStatus::kServing;
+  for (int i = 0; i < 6000 && h && *h == coop::HealthStatus::kServing; ++i) {
+    h = client.Health();
+    if (h && *h == coop::HealthStatus::kServing) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(h) << h.error().message << "\n" << d.Log();
+  EXPECT_EQ(*h, coop::HealthStatus::kNotServing);
+  auto a = pending.get();
+  ASSERT_TRUE(a) << a.error().message << "\n" << d.Log();
+  EXPECT_EQ(a->origin, coop::Origin::kCompiled);
+  EXPECT_EQ(d.WaitExit(120s), 0) << d.Log();
 }
 
 }  // namespace
