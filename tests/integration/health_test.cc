@@ -67,15 +67,7 @@ TEST(Health, NotServingWhileDraining) {
                  {"--shutdown-grace", "600", "--workers", "1"});
   ASSERT_TRUE(d.Start(&error) && d.WaitReady(120s, &error)) << error;
   auto client = d.MakeClient();
-  // The first compile in a fresh daemon builds its PCH: seconds of work in flight.
-  auto pending =
-      std::async(std::launch::async, [&] { return client.Specialize(BlockReduceF32()); });
-  for (;;) {
-    auto s = client.GetStats();
-    ASSERT_TRUE(s);
-    if (s->requests >= 1) break;
-    std::this_thread::sleep_for(5ms);
-  }
+  auto pending = StartFirstCompile(client);  // seconds of work in flight
   d.Signal(SIGTERM);
   // The signal is handled on coopd's own thread: ask until the answer changes.
   coop::Result<coop::HealthStatus> h = coop::HealthStatus::kServing;
