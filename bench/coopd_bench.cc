@@ -10,8 +10,12 @@
 //   E. LLVM bitcode (clang-22) vs LTO-IR (NVRTC): the warm compile of a new specialization by
 //      each backend on one warm worker (both precompiled headers built), and clang without its
 //      precompiled header.
+//   F. the farm tier (a real redis-server on loopback): a remote hit next to a memory hit, a
+//      disk hit and a warm compile, and 16 identical cold requests over two replicas with and
+//      without the tier (compiles in total, slowest reply vs one warm compile). Not in the
+//      default sections: --sections F (needs /usr/bin/redis-server).
 //
-// usage: coopd_bench [--rounds N] [--sections ABCE]   (binaries are found next to this one in
+// usage: coopd_bench [--rounds N] [--sections ABCEF]   (binaries are found next to this one in
 //        the build tree; D, the storage of B's artifacts, comes with B)
 #include <signal.h>
 
@@ -26,6 +30,7 @@
 
 #include "coop/client.h"
 #include "integration/coopd_process.h"
+#include "integration/redis_harness.h"
 
 namespace {
 
@@ -142,6 +147,103 @@ void BitcodeVsLtoIr(int rounds) {
               Median(clang_cold_ms), Median(clang_cold_ms) / base);
   std::printf("  %-48s %9.0f  %.2f\n", "bitcode request alone, both compiles (client wall)",
               Median(bitcode_wall), Median(bitcode_wall) / base);
+}
+
+// F: the farm tier, each latency a client's round trip, medians over distinct specs.
+void FarmTier(int rounds) {
+  TempDir redis_dir;
+  coopd_test::RedisServer redis(redis_dir.path());
+  std::string error;
+  if (!redis.Start(&error)) Die(error);
+  std::vector<double> compile_wall, memory_wall, remote_wall, disk_wall, flight_wall,
+      local_flight_wall, one_wall;
+  uint64_t flight_compiles = 0, local_flight_compiles = 0;
+  for (int r = 0; r < rounds; ++r) {
+    const std::string url = "redis://" + redis.Address() + "/bench" + std::to_string(r);
+    std::vector<coop::Spec> specs = DistinctSpecs(9, 600 + r);
+    {
+      // Writer: compiles every spec once (the first builds its PCH, not measured), then hits
+      // each in memory. Reader: memory tier off, so its first request for a spec is a remote
+      // hit (which backfills its disk) and the second a disk hit.
+      Daemon writer({"--workers", "1", "--remote-cache", url});
+      Daemon reader({"--workers", "1", "--memory-cache-mb", "0", "--remote-cache", url});
+      auto w = writer.process.MakeClient();
+      auto rd = reader.process.MakeClient();
+      MustSpecialize(w, specs[0]);
+      for (size_t i = 1; i < specs.size(); ++i) {
+        auto t0 = Clock::now();
+        MustSpecialize(w, specs[i]);
+        compile_wall.push_back(Ms(Clock::now() - t0));
+      }
+      for (size_t i = 1; i < specs.size(); ++i) {
+        auto t0 = Clock::now();
+        MustSpecialize(w, specs[i]);
+        memory_wall.push_back(Ms(Clock::now() - t0));
+        t0 = Clock::now();
+        coop::Artifact remote = MustSpecialize(rd, specs[i]);
+        remote_wall.push_back(Ms(Clock::now() - t0));
+        if (remote.origin != coop::Origin::kRemote) Die("expected a remote hit");
+        t0 = Clock::now();
+        coop::Artifact disk = MustSpecialize(rd, specs[i]);
+        disk_wall.push_back(Ms(Clock::now() - t0));
+        if (disk.origin != coop::Origin::kDisk) Die("expected a disk hit");
+      }
+    }
+    // 16 identical cold requests over two warm replicas, with the tier and without it.
+    for (bool farm : {true, false}) {
+      std::vector<std::string> args = {"--workers", "1"};
+      if (farm) args.insert(args.end(), {"--remote-cache", url + "f"});
+      Daemon a(args), b(args);
+      auto ca = a.process.MakeClient(), cb = b.process.MakeClient();
+      std::vector<coop::Spec> warm = DistinctSpecs(3, 700 + r);
+      MustSpecialize(ca, warm[0]);
+      MustSpecialize(cb, warm[1]);
+      if (farm) {
+        auto t0 = Clock::now();
+        MustSpecialize(ca, warm[2]);
+        one_wall.push_back(Ms(Clock::now() - t0));
+      }
+      const coop::Spec cold = DistinctSpecs(1, 750 + r)[0];
+      const uint64_t before = a.Stats().compiles + b.Stats().compiles;
+      std::vector<std::future<double>> calls;
+      auto t0 = Clock::now();
+      for (int i = 0; i < 16; ++i) {
+        Daemon* d = i % 2 ? &b : &a;
+        calls.push_back(std::async(std::launch::async, [d, cold, t0] {
+          auto c = d->process.MakeClient();
+          MustSpecialize(c, cold);
+          return Ms(Clock::now() - t0);
+        }));
+      }
+      double slowest = 0;
+      for (auto& c : calls) slowest = std::max(slowest, c.get());
+      const uint64_t compiles = a.Stats().compiles + b.Stats().compiles - before;
+      (farm ? flight_wall : local_flight_wall).push_back(slowest);
+      (farm ? flight_compiles : local_flight_compiles) += compiles;
+    }
+  }
+  const double base = Median(compile_wall);
+  std::printf(
+      "\nF. the farm tier, Redis on loopback (median client round trip, ms; ratio vs a warm "
+      "compile)\n");
+  std::printf("  %-48s %9.1f  1.00\n", "new specialization, warm worker (compile)", base);
+  std::printf("  %-48s %9.2f  %.4f\n", "memory hit", Median(memory_wall),
+              Median(memory_wall) / base);
+  std::printf("  %-48s %9.2f  %.4f\n", "disk hit (memory tier off)", Median(disk_wall),
+              Median(disk_wall) / base);
+  std::printf("  %-48s %9.2f  %.4f\n", "remote hit (Redis; backfills disk)", Median(remote_wall),
+              Median(remote_wall) / base);
+  const double one = Median(one_wall);
+  std::printf(
+      "  16 identical cold requests over 2 replicas (slowest reply; ratio vs one warm "
+      "compile request, %.0f ms):\n",
+      one);
+  std::printf("  %-48s %9.0f  %.2f  (%.1f compiles per run)\n", "with the farm tier (lease)",
+              Median(flight_wall), Median(flight_wall) / one,
+              static_cast<double>(flight_compiles) / rounds);
+  std::printf("  %-48s %9.0f  %.2f  (%.1f compiles per run)\n", "without it (local single-flight)",
+              Median(local_flight_wall), Median(local_flight_wall) / one,
+              static_cast<double>(local_flight_compiles) / rounds);
 }
 
 }  // namespace
@@ -302,5 +404,6 @@ int main(int argc, char** argv) {
 
   // ---- E: bitcode vs LTO-IR -------------------------------------------------------------------
   if (wanted('E')) BitcodeVsLtoIr(rounds);
+  if (wanted('F')) FarmTier(rounds);
   return 0;
 }

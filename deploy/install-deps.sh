@@ -16,6 +16,11 @@ PACKAGES=(
   # The bitcode backend (FORMAT_BITCODE): Debian 12's clang-22 (bookworm-security); llvm-22 for
   # the tests, which read the bitcode back with llvm-dis-22. coopd itself runs without either.
   clang-22 llvm-22
+  # The Redis farm tier (issue 15): hiredis for coopd; redis-server and redis-cli (Cluster
+  # included) for the tests, which start their own servers on loopback.
+  libhiredis-dev redis-server redis-tools
+  # deploy/validate-manifests.py (a ctest) parses the compose file and manifests.
+  python3-yaml
   # Operations (issue 16): the /metrics endpoint (civetweb's HTTP server, prometheus-cpp's
   # metric types and text format), socket activation and sd_notify (libsystemd), and
   # systemd-socket-activate for the socket-activation test.

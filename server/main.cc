@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "server/engine/worker.h"
 #include "server/service/daemon.h"
@@ -13,13 +14,22 @@ int main(int argc, char** argv) {
     int fd = std::atoi(argv[2]);
     pid_t parent = 0;
     uint64_t memory = 0;
+    coopd::SandboxPolicy sandbox;
     for (int i = 3; i + 1 < argc; i += 2) {
-      if (std::strcmp(argv[i], "--worker-parent") == 0) parent = std::atoi(argv[i + 1]);
-      if (std::strcmp(argv[i], "--worker-memory-bytes") == 0) {
-        memory = std::strtoull(argv[i + 1], nullptr, 10);
+      const char* v = argv[i + 1];
+      if (std::strcmp(argv[i], "--worker-parent") == 0) parent = std::atoi(v);
+      if (std::strcmp(argv[i], "--worker-memory-bytes") == 0)
+        memory = std::strtoull(v, nullptr, 10);
+      if (std::strcmp(argv[i], "--worker-sandbox") == 0) {
+        sandbox.mode = std::strcmp(v, "off") == 0       ? coopd::SandboxMode::kOff
+                       : std::strcmp(v, "require") == 0 ? coopd::SandboxMode::kRequire
+                                                        : coopd::SandboxMode::kAuto;
       }
+      if (std::strcmp(argv[i], "--worker-read") == 0) sandbox.read.push_back(v);
+      if (std::strcmp(argv[i], "--worker-write") == 0) sandbox.write.push_back(v);
+      if (std::strcmp(argv[i], "--worker-exec") == 0) sandbox.exec.push_back(v);
     }
-    return coopd::RunWorker(fd, parent, memory);
+    return coopd::RunWorker(fd, parent, memory, std::move(sandbox));
   }
   coopd::DaemonConfig config;
   bool exit_now = false;

@@ -118,11 +118,14 @@ constexpr CommandHelp kCommands[] = {
      "  coopctl --socket /run/coopd/coopd.sock health --json\n"},
 };
 
-constexpr char kGlobalUsage[] = "usage: coopctl [--socket PATH] [--timeout SECONDS] COMMAND ...\n";
+constexpr char kGlobalUsage[] =
+    "usage: coopctl [--socket PATH] [--timeout SECONDS] [--full-error] COMMAND ...\n";
 
 constexpr char kUsageFooter[] =
     "The socket defaults to $COOPD_SOCKET, else $XDG_RUNTIME_DIR/coopd/coopd.sock, else\n"
-    "/tmp/coopd-$UID/coopd.sock. Exit status is 0 on success; otherwise one line on stderr.\n";
+    "/tmp/coopd-$UID/coopd.sock. Exit status is 0 on success; otherwise one line on stderr.\n"
+    "coopd bounds long error messages (a compiler log of megabytes: its first lines and how\n"
+    "many bytes were left out); --full-error asks for the whole one and prints it as it is.\n";
 
 // `coopctl --help`: every command's usage.
 std::string Usage() {
@@ -137,8 +140,8 @@ std::string Usage() {
 // `coopctl COMMAND --help`.
 std::string CommandUsage(const CommandHelp& c) {
   return "coopctl " + std::string(c.name) + ": " + c.summary +
-         "\n\nusage (after coopctl [--socket PATH] [--timeout SECONDS]):\n" + c.usage +
-         "\nexamples:\n" + c.examples + "\n" + kUsageFooter;
+         "\n\nusage (after coopctl [--socket PATH] [--timeout SECONDS] [--full-error]):\n" +
+         c.usage + "\nexamples:\n" + c.examples + "\n" + kUsageFooter;
 }
 
 // "specialize, link, ..." for error messages.
@@ -155,6 +158,17 @@ struct UsageError {
 [[noreturn]] void Fail(const std::string& message, int code = 1) {
   std::fprintf(stderr, "coopctl: %s\n", message.c_str());
   std::exit(code);
+}
+
+bool g_full_error = false;  // --full-error
+
+std::string OneLine(std::string s);
+
+// What coopctl prints of an error: one line, or with --full-error the whole message as coopd
+// sent it (Error::details: every line of a compiler log).
+std::string ErrorText(const coop::Error& e) {
+  if (g_full_error && !e.details.empty()) return e.details;
+  return OneLine(e.message);
 }
 
 std::string OneLine(std::string s) {
@@ -540,7 +554,7 @@ void RouteSortFlags(coop::Client& client, std::vector<coop::Spec>* specs) {
   auto catalog = client.GetCatalog();
   if (!catalog) {
     Fail(std::string(coop::ErrorCodeName(catalog.error().code)) + ": " +
-         OneLine(catalog.error().message));
+         ErrorText(catalog.error()));
   }
   for (auto& s : *specs) {
     std::string options;
@@ -577,7 +591,7 @@ int Specialize(coop::Client& client, const std::vector<std::string>& args) {
                                     : client.SpecializeBundle(specs, formats);
   if (!artifact) {
     Fail(std::string(coop::ErrorCodeName(artifact.error().code)) + ": " +
-         OneLine(artifact.error().message));
+         ErrorText(artifact.error()));
   }
   std::vector<std::string> files;
   if (!out_dir.empty()) {
@@ -644,8 +658,7 @@ int Link(coop::Client& client, const std::vector<std::string>& args) {
   if (out.empty()) Fail("link: give the output cubin path with --out FILE", 2);
   auto result = client.Link(request);
   if (!result) {
-    Fail(std::string(coop::ErrorCodeName(result.error().code)) + ": " +
-         OneLine(result.error().message));
+    Fail(std::string(coop::ErrorCodeName(result.error().code)) + ": " + ErrorText(result.error()));
   }
   WriteFile(out, result->cubin);
   if (json) {
@@ -681,8 +694,7 @@ int Stats(coop::Client& client, const std::vector<std::string>& args) {
   }
   // --zero prints the counters as they were, then zeroes them.
   auto s = zero ? client.ResetStats() : client.GetStats();
-  if (!s)
-    Fail(std::string(coop::ErrorCodeName(s.error().code)) + ": " + OneLine(s.error().message));
+  if (!s) Fail(std::string(coop::ErrorCodeName(s.error().code)) + ": " + ErrorText(s.error()));
   if (json) {
     coopctl::JsonWriter w;
     w.BeginObject();
@@ -720,6 +732,34 @@ int Stats(coop::Client& client, const std::vector<std::string>& args) {
     w.Key("evictions").Uint(s->evictions);
     w.Key("cache_degraded").Bool(s->cache_degraded);
     w.Key("bitcode_compiles").Uint(s->bitcode_compiles);
+    w.Key("remote_hits").Uint(s->remote_hits);
+    if (s->remote.configured) {
+      const auto& r = s->remote;
+      w.Key("remote").BeginObject();
+      w.Key("url").String(r.url);
+      w.Key("cluster").Bool(r.cluster);
+      w.Key("read_only").Bool(r.read_only);
+      w.Key("healthy").Bool(r.healthy);
+      w.Key("hits").Uint(r.hits);
+      w.Key("misses").Uint(r.misses);
+      w.Key("errors").Uint(r.errors);
+      w.Key("timeouts").Uint(r.timeouts);
+      w.Key("reconnects").Uint(r.reconnects);
+      w.Key("corruptions").Uint(r.corruptions);
+      w.Key("writes").Uint(r.writes);
+      w.Key("write_failures").Uint(r.write_failures);
+      w.Key("writes_skipped").Uint(r.writes_skipped);
+      w.Key("writes_dropped").Uint(r.writes_dropped);
+      w.Key("redirects").Uint(r.redirects);
+      w.Key("slot_refreshes").Uint(r.slot_refreshes);
+      w.Key("leases_acquired").Uint(r.leases_acquired);
+      w.Key("lease_waits").Uint(r.lease_waits);
+      w.Key("lease_wait_hits").Uint(r.lease_wait_hits);
+      w.Key("lease_wait_timeouts").Uint(r.lease_wait_timeouts);
+      w.Key("lease_takeovers").Uint(r.lease_takeovers);
+      w.Key("leases_lost").Uint(r.leases_lost);
+      w.EndObject();
+    }
     w.Key("tiers").BeginArray();
     for (const auto& t : s->tiers) {
       w.BeginObject();
@@ -758,7 +798,8 @@ int Stats(coop::Client& client, const std::vector<std::string>& args) {
     std::cout << w.str() << "\n";
   } else {
     std::cout << "requests:        " << s->requests << " (" << s->invalid_requests << " invalid)\n"
-              << "hits:            " << s->memory_hits << " memory, " << s->disk_hits << " disk\n"
+              << "hits:            " << s->memory_hits << " memory, " << s->disk_hits << " disk, "
+              << s->remote_hits << " remote\n"
               << "misses:          " << s->misses << "\n"
               << "compiles:        " << s->compiles << " (" << s->compile_failures << " failed), "
               << s->compile_ms_total << " ms total; " << s->bitcode_compiles << " of them clang\n"
@@ -770,6 +811,17 @@ int Stats(coop::Client& client, const std::vector<std::string>& args) {
                 << " bytes stored (" << t.raw_bytes << " raw, budget " << t.budget_bytes << "), "
                 << t.hits << " hits, " << t.misses << " misses, " << t.evictions << " evictions, "
                 << t.corruptions << " corruptions, " << t.write_failures << " write failures\n";
+    }
+    if (s->remote.configured) {
+      const auto& r = s->remote;
+      std::cout << "farm tier:       " << r.url << (r.cluster ? " (cluster)" : "")
+                << (r.read_only ? " read-only" : "")
+                << (r.healthy ? "" : "  UNHEALTHY: reconnecting") << "\n  " << r.errors
+                << " errors, " << r.timeouts << " timeouts, " << r.reconnects << " reconnects, "
+                << r.writes << " writes (" << r.write_failures << " failed, " << r.writes_skipped
+                << " skipped), leases: " << r.leases_acquired << " taken, " << r.lease_waits
+                << " waits (" << r.lease_wait_hits << " served, " << r.lease_wait_timeouts
+                << " timed out)\n";
     }
     std::cout << "compile times:   p50 " << s->compile_ms_p50 << " ms, p90 " << s->compile_ms_p90
               << " ms, p99 " << s->compile_ms_p99 << " ms; " << s->pch_warm_compiles
@@ -819,7 +871,7 @@ std::vector<std::string> ParseFilter(const std::string& command,
 }
 
 [[noreturn]] void FailWith(const coop::Error& e) {
-  Fail(std::string(coop::ErrorCodeName(e.code)) + ": " + OneLine(e.message));
+  Fail(std::string(coop::ErrorCodeName(e.code)) + ": " + ErrorText(e));
 }
 
 // "NAME=BYTES[,ALIGN[,COUNT]]" of --reserve (align defaults to 1).
@@ -1341,6 +1393,9 @@ int main(int argc, char** argv) {
     } else if (a == "--socket") {
       if (i + 1 >= argc) Fail("--socket: missing value", 2);
       options.socket_path = argv[++i];
+    } else if (a == "--full-error") {
+      g_full_error = true;
+      options.full_errors = true;
     } else if (a == "--timeout") {
       if (i + 1 >= argc) Fail("--timeout: missing value", 2);
       options.timeout = std::chrono::seconds(ParseUint("--timeout", argv[++i]));

@@ -31,6 +31,10 @@ namespace {
 // grpc_service.cc); a status without it came from the client's gRPC library (the transport).
 constexpr char kStatusOriginKey[] = "coopd-status";
 constexpr char kStatusOriginServer[] = "server";
+// The request metadata that asks coopd for the whole message of a bounded error, and the type
+// of the detail that carries it (server/rpc/grpc_service.h).
+constexpr char kErrorDetailsKey[] = "coopd-error-details";
+constexpr char kErrorDetailTypeUrl[] = "type.googleapis.com/coop.v1.ErrorDetail";
 
 bool FromServer(const grpc::ClientContext& ctx) {
   const auto& trailers = ctx.GetServerTrailingMetadata();
@@ -46,6 +50,18 @@ Error FromGrpc(const grpc::Status& s, const grpc::ClientContext& ctx, const std:
   e.code = static_cast<ErrorCode>(s.error_code());
   e.message = s.error_message();
   e.from_server = FromServer(ctx);
+  // The whole message, when coopd summarized it and the call asked for it (coop.proto: Errors).
+  if (!s.error_details().empty()) {
+    v1::StatusDetails details;
+    if (details.ParseFromString(s.error_details())) {
+      for (const auto& any : details.details()) {
+        v1::ErrorDetail detail;
+        if (any.type_url() == kErrorDetailTypeUrl && detail.ParseFromString(any.value())) {
+          e.details = detail.message();
+        }
+      }
+    }
+  }
   if (s.error_code() == grpc::StatusCode::UNAVAILABLE && !e.from_server) {
     e.message = "coopd is not reachable on " + socket + " (is it running?): " + e.message;
   }
@@ -99,7 +115,7 @@ std::optional<Error> CheckFamilyOptions(const Spec& s, const std::string& where)
                where + ": family options set in " + names +
                    "; a spec takes one options message, the one its family's catalog entry "
                    "names (family_options)",
-               false};
+               false, ""};
 }
 
 v1::PrimitiveSpec ToProto(const Spec& s) {
@@ -344,6 +360,7 @@ struct Client::Impl {
     for (;;) {
       grpc::ClientContext ctx;
       ctx.set_deadline(deadline);
+      if (options.full_errors) ctx.AddMetadata(kErrorDetailsKey, "full");
       grpc::Status s = (stub.get()->*method)(&ctx, req, resp);
       if (s.ok()) return std::nullopt;
       Error e = FromGrpc(s, ctx, options.socket_path);
@@ -364,6 +381,7 @@ struct Client::Impl {
   // "" when a daemon was started (now or by an earlier call of this client): the caller then
   // waits for it. Otherwise why not, for the error message.
   std::string Autostart() {
+    if (!options.target.empty()) return "(auto-start is off for a gRPC target)";
     if (!options.autostart) return "(auto-start is off for this client)";
     if (const char* off = std::getenv("COOPD_NO_AUTOSTART");
         off != nullptr && *off != '\0' && std::string(off) != "0") {
@@ -392,12 +410,20 @@ Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   args.SetMaxSendMessageSize(64 << 20);
+  // The whole message of an error travels in the trailing metadata (status details).
+  if (impl_->options.full_errors) args.SetInt(GRPC_ARG_MAX_METADATA_SIZE, 64 << 20);
   // coopd is local: reconnect quickly after it (re)starts instead of gRPC's default backoff of
   // up to two minutes.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  impl_->channel = grpc::CreateCustomChannel("unix:" + impl_->options.socket_path,
-                                             grpc::InsecureChannelCredentials(), args);
+  std::string target = "unix:" + impl_->options.socket_path;
+  if (!impl_->options.target.empty()) {
+    // Replicas: every address the target resolves to (dns:/// gives all of a name's A records,
+    // a Kubernetes headless Service's pods), requests spread over them by gRPC's round_robin.
+    target = impl_->options.target;
+    args.SetLoadBalancingPolicyName("round_robin");
+  }
+  impl_->channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
   impl_->stub = v1::Coop::NewStub(impl_->channel);
 }
 
@@ -567,6 +593,33 @@ Stats FromProto(const v1::Stats& resp) {
   out.evictions = resp.evictions();
   out.cache_degraded = resp.cache_degraded();
   out.bitcode_compiles = resp.bitcode_compiles();
+  out.remote_hits = resp.remote_hits();
+  if (resp.has_remote()) {
+    const auto& r = resp.remote();
+    out.remote.configured = true;
+    out.remote.url = r.url();
+    out.remote.cluster = r.cluster();
+    out.remote.read_only = r.read_only();
+    out.remote.healthy = r.healthy();
+    out.remote.hits = r.hits();
+    out.remote.misses = r.misses();
+    out.remote.errors = r.errors();
+    out.remote.timeouts = r.timeouts();
+    out.remote.reconnects = r.reconnects();
+    out.remote.corruptions = r.corruptions();
+    out.remote.writes = r.writes();
+    out.remote.write_failures = r.write_failures();
+    out.remote.writes_skipped = r.writes_skipped();
+    out.remote.writes_dropped = r.writes_dropped();
+    out.remote.redirects = r.redirects();
+    out.remote.slot_refreshes = r.slot_refreshes();
+    out.remote.leases_acquired = r.leases_acquired();
+    out.remote.lease_waits = r.lease_waits();
+    out.remote.lease_wait_hits = r.lease_wait_hits();
+    out.remote.lease_wait_timeouts = r.lease_wait_timeouts();
+    out.remote.lease_takeovers = r.lease_takeovers();
+    out.remote.leases_lost = r.leases_lost();
+  }
   return out;
 }
 
@@ -768,8 +821,11 @@ Result<HealthStatus> Client::Health(const std::string& service) {
   }
   const std::optional<int> status = DecodeHealthStatus(bytes);
   if (!status || *status < 0 || *status > 3) {
-    return Error{ErrorCode::kInternal, "the health service's answer is not a HealthCheckResponse",
-                 true};
+    Error e;
+    e.code = ErrorCode::kInternal;
+    e.message = "the health service's answer is not a HealthCheckResponse";
+    e.from_server = true;
+    return e;
   }
   return static_cast<HealthStatus>(*status);
 }

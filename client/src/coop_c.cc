@@ -70,14 +70,17 @@ struct coop_stats_t {
 namespace {
 
 thread_local std::string last_error;
+thread_local std::string last_error_details;  // coop::Error::details of the last failure
 
 coop_status Fail(coop_status status, std::string message) {
   last_error = std::move(message);
+  last_error_details.clear();
   return status;
 }
 
 coop_status Ok() {
   last_error.clear();
+  last_error_details.clear();
   return COOP_OK;
 }
 
@@ -86,7 +89,10 @@ coop_status FromError(const coop::Error& e) {
     return Fail(COOP_NOT_REACHABLE, e.message);
   }
   const int code = static_cast<int>(e.code);
-  return Fail(code >= 1 && code <= 16 ? static_cast<coop_status>(code) : COOP_UNKNOWN, e.message);
+  const coop_status status =
+      Fail(code >= 1 && code <= 16 ? static_cast<coop_status>(code) : COOP_UNKNOWN, e.message);
+  last_error_details = e.details;
+  return status;
 }
 
 // Fail() for a caught exception: the message too may fail to allocate.
@@ -431,6 +437,10 @@ const char* coop_last_error(void) {
   return last_error.c_str();
 }
 
+const char* coop_last_error_details(void) {
+  return last_error_details.c_str();
+}
+
 // ---- Client ---------------------------------------------------------------------------------
 
 coop_options_t* coop_options_create(void) {
@@ -463,6 +473,10 @@ void coop_options_set_coopd_binary(coop_options_t* options, const char* path) {
     options->options.coopd_binary = path == nullptr ? "" : path;
   } catch (...) {
   }
+}
+
+void coop_options_set_full_errors(coop_options_t* options, int full_errors) {
+  if (options != nullptr) options->options.full_errors = full_errors != 0;
 }
 
 void coop_options_set_client_name(coop_options_t* options, const char* name) {

@@ -51,7 +51,12 @@ void TieredCache::Put(const std::string& key, const CacheValue& value, const Ent
 
 absl::StatusOr<uint64_t> TieredCache::Purge(const CacheFilter& filter) {
   uint64_t slowest = 0;
+  // The farm tier is shared by every replica: one replica's purge does not empty it (its
+  // entries age out by TTL and Redis eviction). The count is the slowest local tier's.
+  size_t last_local = tiers_.size();
   for (size_t i = tiers_.size(); i-- > 0;) {
+    if (tiers_[i].origin == CacheOrigin::kRemote) continue;
+    if (last_local == tiers_.size()) last_local = i;
     auto n = tiers_[i].tier->Purge(filter);
     if (!n.ok()) {
       spdlog::warn("cache: purge of the {} tier failed: {}", tiers_[i].tier->name(),
@@ -59,7 +64,7 @@ absl::StatusOr<uint64_t> TieredCache::Purge(const CacheFilter& filter) {
       return absl::Status(n.status().code(),
                           StrCat(tiers_[i].tier->name(), " tier: ", n.status().message()));
     }
-    if (i + 1 == tiers_.size()) slowest = *n;
+    if (i == last_local) slowest = *n;
   }
   return slowest;
 }

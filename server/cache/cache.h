@@ -5,10 +5,11 @@
 // content-hash key; the disk tier stores blobs once per content digest (deduplicated) and
 // zstd-compressed.
 //
-// Tiers: memory LRU (memory_cache.h), SQLite on local disk (sqlite_cache.h), later a shared tier
-// for build farms. TieredCache looks tiers up in order, promotes hits to the faster tiers, and
-// writes new entries to every tier. A tier that fails to store keeps serving reads: the failure
-// is counted and logged, never returned to the caller (who still gets the artifact).
+// Tiers: memory LRU (memory_cache.h), SQLite on local disk (sqlite_cache.h), and optionally the
+// farm tier shared by replicas, Redis (remote_cache.h). TieredCache looks tiers up in order,
+// promotes hits to the faster tiers, and writes new entries to every tier. A tier that fails to
+// store keeps serving reads: the failure is counted and logged, never returned to the caller (who
+// still gets the artifact).
 //
 // Thread safety: tiers and TieredCache are safe to call from any thread.
 #pragma once
@@ -100,7 +101,8 @@ class TieredCache {
   void Put(const std::string& key, const CacheValue& value, const EntryMeta& meta);
   // Purges the slowest tier first, then the faster ones (so a failure leaves every tier as it
   // was or serving only what the slower tier still holds). Returns the count of the slowest
-  // tier, which holds every entry the faster ones do; the first tier's error otherwise.
+  // local tier, which holds every entry the faster ones do; the first tier's error otherwise.
+  // The farm tier (kRemote) is shared by every replica and is not purged.
   absl::StatusOr<uint64_t> Purge(const CacheFilter& filter);
 
   struct NamedStats {

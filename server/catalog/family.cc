@@ -1,6 +1,7 @@
 #include "server/catalog/family.h"
 
 #include "server/catalog/user_op.h"
+#include "server/util/escape.h"
 #include "server/util/strings.h"
 
 namespace coopd {
@@ -17,7 +18,7 @@ absl::Status Invalid(std::string_view context, std::string_view detail) {
 }
 
 std::string Quote(std::string_view s) {
-  return StrCat("\"", s, "\"");
+  return QuoteValue(s);
 }
 
 std::string AllDTypeNames() {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "server/util/escape.h"
 #include "server/util/sha256.h"
 #include "server/util/strings.h"
 
@@ -48,13 +49,13 @@ absl::StatusOr<UserOperator> CanonicalUserOperator(const UserOperator& in, std::
                                                    const coop::v1::UserType& user_type) {
   if (!IsIdentifier(in.name())) {
     return Invalid(context, StrCat("op.user.name must be a C identifier of 1..128 characters "
-                                   "([A-Za-z_][A-Za-z0-9_]*); got \"",
-                                   in.name().substr(0, 140), "\""));
+                                   "([A-Za-z_][A-Za-z0-9_]*); got ",
+                                   QuoteValue(in.name())));
   }
   if (in.name().rfind("coop_", 0) == 0) {
     return Invalid(context, StrCat("op.user.name must not start with \"coop_\" (coopd's own "
-                                   "symbols); got \"",
-                                   in.name(), "\""));
+                                   "symbols); got ",
+                                   QuoteValue(in.name())));
   }
   if (in.source().empty() == in.ltoir().empty()) {
     return Invalid(context, "op.user: exactly one of source and ltoir must be set");
@@ -76,6 +77,14 @@ absl::StatusOr<UserOperator> CanonicalUserOperator(const UserOperator& in, std::
   if (in.operand_dtypes_size() != 0) {
     std::vector<std::string> got(in.operand_dtypes().begin(), in.operand_dtypes().end());
     if (StrJoin(got, ", ") != expected_operands) {
+      // Names of dtypes as they are; anything else quoted (bounded, escaped), and at most a few.
+      constexpr size_t kShown = 4;
+      const size_t count = got.size();
+      if (count > kShown) got.resize(kShown);
+      for (auto& g : got) {
+        if (FindDType(g) == nullptr) g = QuoteValue(g);
+      }
+      if (count > kShown) got.push_back(StrCat("... (", count, " in all)"));
       return Invalid(context,
                      StrCat("op.user.operand_dtypes must be (", expected_operands,
                             ") for this method and dtype; got (", StrJoin(got, ", "), ")"));
@@ -85,7 +94,7 @@ absl::StatusOr<UserOperator> CanonicalUserOperator(const UserOperator& in, std::
   if (!in.result_dtype().empty() && in.result_dtype() != expected_result) {
     return Invalid(context,
                    StrCat("op.user.result_dtype must be \"", expected_result,
-                          "\" for this method and dtype; got \"", in.result_dtype(), "\""));
+                          "\" for this method and dtype; got ", QuoteValue(in.result_dtype())));
   }
 
   UserOperator out;

@@ -49,13 +49,6 @@ absl::StatusOr<std::string> ReadFile(const fs::path& p) {
   return ss.str();
 }
 
-// The log, cut to kMaxClangLogInError with a note of what was left out.
-std::string Bounded(const std::string& log) {
-  if (log.size() <= kMaxClangLogInError) return log;
-  return StrCat(log.substr(0, kMaxClangLogInError), "\n... (", log.size() - kMaxClangLogInError,
-                " more bytes of clang's log not shown)");
-}
-
 // The semantic options with the placeholder replaced by the workspace's include directory,
 // relative to a work directory (so nothing of the daemon's paths reaches clang's output).
 std::vector<std::string> Resolve(const std::vector<std::string>& options) {
@@ -108,8 +101,7 @@ struct Clang {
     if (!r.ok()) return r.status();
     if (!r->ok()) {
       fs::remove(tmp, ec);
-      return absl::InternalError(
-          StrCat("clang ", r->Describe(), " building it: ", Bounded(r->err)));
+      return absl::InternalError(StrCat("clang ", r->Describe(), " building it: ", r->err));
     }
     fs::rename(tmp, pch, ec);
     if (ec) return absl::InternalError(StrCat("cannot rename ", tmp.string(), ": ", ec.message()));
@@ -283,8 +275,7 @@ absl::StatusOr<BitcodeOutput> CompileToBitcode(const BitcodeJob& job) {
     ir = std::move(plain);
   }
   if (!ir->ok()) {
-    return absl::InternalError(
-        StrCat("clang: compile failed (", ir->Describe(), "):\n", Bounded(ir->err)));
+    return absl::InternalError(StrCat("clang: compile failed (", ir->Describe(), "):\n", ir->err));
   }
   if (ir->truncated) return absl::InternalError("clang: the module's IR exceeds 64 MiB");
   out.log = ir->err;
@@ -300,8 +291,8 @@ absl::StatusOr<BitcodeOutput> CompileToBitcode(const BitcodeJob& job) {
   auto bc = clang.Run(args);
   if (!bc.ok()) return bc.status();
   if (!bc->ok()) {
-    return absl::InternalError(StrCat("clang: assembling the rewritten IR failed (", bc->Describe(),
-                                      "):\n", Bounded(bc->err)));
+    return absl::InternalError(
+        StrCat("clang: assembling the rewritten IR failed (", bc->Describe(), "):\n", bc->err));
   }
   auto bytes = ReadFile(work / "coop_unit.bc");
   if (!bytes.ok()) return bytes.status();

@@ -85,12 +85,8 @@ struct BitcodeOutput {
   std::vector<std::string> internalized;
 };
 
-// The longest stretch of a clang log an error message carries (the rest is counted): the
-// message travels in gRPC's trailing metadata, which clients cap at 8 KiB by default.
-inline constexpr size_t kMaxClangLogInError = 4000;
-
-// INTERNAL with clang's log (bounded) when the unit does not compile; FAILED_PRECONDITION when
-// clang cannot be run or the workspace is gone.
+// INTERNAL with clang's whole log (the RPC edge bounds what the status message carries) when the
+// unit does not compile; FAILED_PRECONDITION when clang cannot be run or the workspace is gone.
 absl::StatusOr<BitcodeOutput> CompileToBitcode(const BitcodeJob& job);
 
 }  // namespace coopd

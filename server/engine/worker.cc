@@ -3,9 +3,15 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 
 #include "coop/v1/worker.pb.h"
 #include "device/embedded_headers.h"
@@ -19,16 +25,40 @@ namespace {
 namespace wv1 = coop::worker::v1;
 
 uint64_t g_memory_limit_bytes = 0;
+bool g_confined = false;
 
 void Fail(wv1::Reply* reply, const absl::Status& s) {
   reply->set_code(static_cast<int>(s.code()));
   std::string message(s.message());
+  if (g_confined && (message.find("cannot open source file") != std::string::npos ||
+                     message.find("cannot open file '") != std::string::npos ||
+                     message.find("' file not found") != std::string::npos)) {
+    // The file may exist: the sandbox kept the compiler from opening it.
+    message +=
+        "\n(note: compiles are confined: they read only the CCCL and CUDA headers, coopd's own "
+        "and the compiler's files; see docs/security.md)";
+  }
   if (g_memory_limit_bytes > 0) {
-    // NVRTC and nvJitLink report a failed allocation in many guises (even "failed to open
-    // libnvrtc-builtins"); say that a limit was in force.
-    message += "\n(note: this worker's address space is limited to " +
-               std::to_string(g_memory_limit_bytes >> 20) +
-               " MiB by --worker-memory-mb; the failure may be that limit)";
+    const std::string limit = "this worker's address space is limited to " +
+                              std::to_string(g_memory_limit_bytes >> 20) +
+                              " MiB by --worker-memory-mb";
+    // What NVRTC ("unable to obtain mapped memory", a PCH heap it cannot map), clang and LLVM
+    // ("out of memory", "Allocation failed") and the C++ runtime say when an allocation fails.
+    bool out_of_memory = false;
+    for (const char* sign : {"unable to obtain mapped memory", "LLVM ERROR: out of memory",
+                             "Allocation failed", "std::bad_alloc", "PCH Heap initialization"}) {
+      if (message.find(sign) != std::string::npos) out_of_memory = true;
+    }
+    if (out_of_memory) {
+      // A limit, not a compiler bug; said first, so that the bounded status message keeps it.
+      reply->set_code(static_cast<int>(absl::StatusCode::kResourceExhausted));
+      message = "compile ran out of memory: " + limit +
+                " (raise it, or 0 for no limit; docs/security.md):\n" + message;
+    } else {
+      // NVRTC and nvJitLink report a failed allocation in many guises (even "failed to open
+      // libnvrtc-builtins"); say that a limit was in force.
+      message += "\n(note: " + limit + "; the failure may be that limit)";
+    }
   }
   reply->set_message(message);
 }
@@ -116,7 +146,7 @@ void Link(const wv1::LinkJob& job, wv1::Reply* reply) {
 
 }  // namespace
 
-int RunWorker(int fd, pid_t parent, uint64_t memory_limit_bytes) {
+int RunWorker(int fd, pid_t parent, uint64_t memory_limit_bytes, SandboxPolicy sandbox) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) return 1;  // the daemon died before we got here
   if (memory_limit_bytes > 0) {
@@ -126,6 +156,24 @@ int RunWorker(int fd, pid_t parent, uint64_t memory_limit_bytes) {
   }
   signal(SIGINT, SIG_IGN);  // the daemon decides when workers stop
   signal(SIGPIPE, SIG_IGN);
+  // Its own temporary directory: NVRTC's automatic PCH (written to $TMPDIR) and clang's
+  // scratch files go there, and it is the one place outside the clang workspace it may write.
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string temp = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/" +
+                           kWorkerTempPrefix + std::to_string(getpid());
+  if (mkdir(temp.c_str(), 0700) == 0 || errno == EEXIST) {
+    setenv("TMPDIR", temp.c_str(), 1);
+    sandbox.write.push_back(temp);
+  }
+  if (absl::Status s = ConfineSelf(sandbox); !s.ok()) {
+    // The daemon's log is this process's stderr.
+    std::fprintf(stderr, "coopd worker %d: %s%s\n", static_cast<int>(getpid()),
+                 std::string(s.message()).c_str(),
+                 sandbox.mode == SandboxMode::kRequire ? "; exiting" : "; running unconfined");
+    if (sandbox.mode == SandboxMode::kRequire) return 4;
+  } else {
+    g_confined = sandbox.mode != SandboxMode::kOff;
+  }
   std::vector<EmbeddedHeader> headers;
   for (const auto& f : coop_device::EmbeddedHeaders()) {
     headers.push_back({std::string(f.name), std::string(f.contents)});

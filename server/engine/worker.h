@@ -11,11 +11,20 @@
 
 #include <cstdint>
 
+#include "server/engine/sandbox.h"
+
 namespace coopd {
 
 // Serves requests on `fd` until it closes. Exits at once if the process's parent is no longer
 // `parent` (the daemon died while this worker started). A non-zero `memory_limit_bytes` caps
-// the address space (RLIMIT_AS). Returns the process exit status.
-int RunWorker(int fd, pid_t parent, uint64_t memory_limit_bytes);
+// the address space (RLIMIT_AS). Before its first job the worker makes its own temporary
+// directory, $TMPDIR/coopd-worker-<pid> (NVRTC's automatic PCH and clang's temporary files go
+// there: it becomes the worker's TMPDIR), and confines itself with `sandbox` plus that
+// directory as a write root (sandbox.h). A worker that cannot confine itself under
+// SandboxMode::kRequire exits with status 4. Returns the process exit status.
+int RunWorker(int fd, pid_t parent, uint64_t memory_limit_bytes, SandboxPolicy sandbox);
+
+// The prefix of a worker's temporary directory in $TMPDIR (the rest is its pid).
+inline constexpr char kWorkerTempPrefix[] = "coopd-worker-";
 
 }  // namespace coopd

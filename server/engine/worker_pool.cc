@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "server/engine/framing.h"
+#include "server/engine/worker.h"
 #include "server/util/strings.h"
 
 extern char** environ;
@@ -29,8 +30,9 @@ std::string DescribeExit(int status) {
   return "stopped";
 }
 
-// NVRTC's automatic PCH lives in $TMPDIR (else /tmp) as __nvrtc_auto_pch_<pid>_<n>, removed when
-// the process exits normally. A worker that is killed (timeout, crash, SIGKILL of the daemon,
+// NVRTC's automatic PCH lives in $TMPDIR as __nvrtc_auto_pch_<pid>_<n>, removed when the
+// process exits normally; a worker's TMPDIR is its own coopd-worker-<pid> (worker.h), removed
+// here too. A worker that is killed (timeout, crash, SIGKILL of the daemon,
 // whose workers die with it) leaves it behind: ~200 MB each. Removes those of `pid`, or with
 // pid 0 those of every process that no longer runs (only ours can be removed: they are 0700).
 size_t RemoveNvrtcPchDirs(pid_t pid) {
@@ -43,9 +45,14 @@ size_t RemoveNvrtcPchDirs(pid_t pid) {
     for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
          it.increment(ec)) {
       const std::string name = it->path().filename().string();
-      constexpr std::string_view kPrefix = "__nvrtc_auto_pch_";
-      if (name.rfind(kPrefix, 0) != 0) continue;
-      const pid_t owner = static_cast<pid_t>(std::atol(name.c_str() + kPrefix.size()));
+      // NVRTC's own directories, and the workers' temporary directories that hold them.
+      std::string_view prefix;
+      for (std::string_view p :
+           {std::string_view("__nvrtc_auto_pch_"), std::string_view(kWorkerTempPrefix)}) {
+        if (name.rfind(p, 0) == 0) prefix = p;
+      }
+      if (prefix.empty()) continue;
+      const pid_t owner = static_cast<pid_t>(std::atol(name.c_str() + prefix.size()));
       if (owner <= 0) continue;
       if (pid != 0 ? owner != pid : kill(owner, 0) == 0 || errno != ESRCH) continue;
       std::error_code rm;
@@ -105,6 +112,17 @@ absl::Status WorkerPool::Spawn(int index) {
   if (options_.memory_limit_bytes > 0) {
     args.push_back("--worker-memory-bytes");
     args.push_back(std::to_string(options_.memory_limit_bytes));
+  }
+  args.push_back("--worker-sandbox");
+  args.push_back(SandboxModeName(options_.sandbox.mode));
+  for (const auto& [flag, paths] : {std::pair<const char*, const std::vector<std::string>*>{
+                                        "--worker-read", &options_.sandbox.read},
+                                    {"--worker-write", &options_.sandbox.write},
+                                    {"--worker-exec", &options_.sandbox.exec}}) {
+    for (const auto& p : *paths) {
+      args.push_back(flag);
+      args.push_back(p);
+    }
   }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -262,9 +280,13 @@ absl::StatusOr<WorkerPool::Reply> WorkerPool::Run(int index, const Job& job) {
       ++crashes_;
     }
     spdlog::error("worker {} (pid {}) died during {}: {}", index, pid, job.description, cause);
-    s = absl::UnavailableError(StrCat(job.description, ": compile worker (pid ", pid,
-                                      ") died while working on it (", cause,
-                                      "); it was restarted, retry"));
+    s = absl::UnavailableError(
+        StrCat(job.description, ": compile worker (pid ", pid, ") died while working on it (",
+               cause, "); it was restarted, retry",
+               options_.memory_limit_bytes > 0
+                   ? StrCat(" (its address space is limited to ", options_.memory_limit_bytes >> 20,
+                            " MiB by --worker-memory-mb; the death may be that limit)")
+                   : std::string()));
   }
   // Restart now, so the next request finds a live worker.
   if (absl::Status spawn = Spawn(index); !spawn.ok()) {

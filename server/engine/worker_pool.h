@@ -34,6 +34,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "coop/v1/worker.pb.h"
+#include "server/engine/sandbox.h"
 
 namespace coopd {
 
@@ -41,7 +42,8 @@ struct WorkerPoolOptions {
   int workers = 0;         // 0: one per core
   std::string executable;  // coopd itself; default /proc/self/exe
   std::chrono::milliseconds timeout{120000};
-  uint64_t memory_limit_bytes = 0;  // RLIMIT_AS per worker; 0: unlimited
+  uint64_t memory_limit_bytes = 0;  // RLIMIT_AS per worker (and its clang); 0: unlimited
+  SandboxPolicy sandbox;            // what each worker confines itself to (sandbox.h)
 };
 
 struct WorkerInfo {

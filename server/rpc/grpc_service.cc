@@ -2,13 +2,76 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/util/strings.h"
+
 namespace coopd {
 
-grpc::Status ToGrpcStatus(const absl::Status& status) {
+namespace {
+
+// The bytes gRPC's percent-encoding of a status message makes of `c` (grpc-message: printable
+// ASCII but '%' stays one byte; anything else becomes %XX).
+size_t EncodedBytes(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u >= 0x20 && u <= 0x7E && u != '%' ? 1 : 3;
+}
+
+size_t EncodedBytes(std::string_view s) {
+  size_t n = 0;
+  for (char c : s) n += EncodedBytes(c);
+  return n;
+}
+
+bool WantsErrorDetails(const grpc::CallbackServerContext* context) {
+  const auto& metadata = context->client_metadata();
+  auto it = metadata.find(kErrorDetailsKey);
+  return it != metadata.end() &&
+         std::string_view(it->second.data(), it->second.size()) == kErrorDetailsFull;
+}
+
+}  // namespace
+
+std::string StatusSummary(std::string_view message) {
+  if (EncodedBytes(message) <= kMaxStatusMessageBytes) return std::string(message);
+  // Whole lines while they fit; a first line longer than the budget is cut (at a character
+  // boundary: never inside a UTF-8 sequence).
+  size_t end = 0, encoded = 0, last_line_end = 0;
+  while (end < message.size()) {
+    const size_t step = EncodedBytes(message[end]);
+    if (encoded + step > kStatusSummaryBytes) break;
+    encoded += step;
+    if (message[end] == '\n') last_line_end = end;
+    ++end;
+  }
+  if (last_line_end >= kStatusSummaryBytes / 2) {
+    end = last_line_end;  // whole lines fill at least half the summary
+  } else {
+    // A long line (a compiler error quoting a huge string): cut it, but never inside a UTF-8
+    // sequence.
+    while (end > 0 && (static_cast<unsigned char>(message[end]) & 0xC0) == 0x80) --end;
+  }
+  return StrCat(message.substr(0, end), "\n... (", message.size() - end, " of ", message.size(),
+                " bytes not shown; the whole message is in the status details for a call that "
+                "asks for them: coopctl --full-error, coop::ClientOptions::full_errors, "
+                "coop_options_set_full_errors, coopd.Client(full_errors=True))");
+}
+
+grpc::Status ToGrpcStatus(const absl::Status& status, bool with_details) {
   if (status.ok()) return grpc::Status::OK;
   // absl::StatusCode and grpc::StatusCode share their numeric values (both follow
   // google.rpc.Code), so the conversion is a cast.
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+  const auto code = static_cast<grpc::StatusCode>(status.code());
+  const std::string_view message(status.message().data(), status.message().size());
+  std::string summary = StatusSummary(message);
+  if (!with_details || summary.size() == message.size()) return grpc::Status(code, summary);
+  coop::v1::StatusDetails details;
+  details.set_code(static_cast<int>(code));
+  details.set_message(summary);
+  coop::v1::ErrorDetail whole;
+  whole.set_message(std::string(message));
+  auto* any = details.add_details();
+  any->set_type_url(kErrorDetailTypeUrl);
+  any->set_value(whole.SerializeAsString());
+  return grpc::Status(code, std::move(summary), details.SerializeAsString());
 }
 
 Executor::Executor(int threads) {
@@ -72,7 +135,7 @@ grpc::ServerUnaryReactor* CoopService::Accept(grpc::CallbackServerContext* conte
       --in_flight_;
       // The context stays valid until Finish: gRPC frees it only after the call completes.
       context->AddTrailingMetadata("coopd-status", "server");
-      reactor->Finish(ToGrpcStatus(status));
+      reactor->Finish(ToGrpcStatus(status, WantsErrorDetails(context)));
     });
   });
   return reactor;

@@ -24,9 +24,25 @@
 
 namespace coopd {
 
+// The status message travels in gRPC's trailing metadata, which clients cap (8 KiB by default,
+// counted after gRPC's percent-encoding, which writes a byte outside printable ASCII as 3).
+// A message of at most kMaxStatusMessageBytes (so counted) is sent as it is; a longer one is
+// summarized: its first lines, up to kStatusSummaryBytes, and how many bytes were left out.
+inline constexpr size_t kMaxStatusMessageBytes = 4096;
+inline constexpr size_t kStatusSummaryBytes = 3072;
+// The request metadata that asks for the whole message in the status details.
+inline constexpr char kErrorDetailsKey[] = "coopd-error-details";
+inline constexpr char kErrorDetailsFull[] = "full";
+// ErrorDetail's type URL in the status details.
+inline constexpr char kErrorDetailTypeUrl[] = "type.googleapis.com/coop.v1.ErrorDetail";
+
+// `message` when it fits the bound above; otherwise its summary.
+std::string StatusSummary(std::string_view message);
+
 // Converts an absl::Status to the grpc::Status a client sees. Codes map one to one; the message
-// is kept whole (compiler logs included).
-grpc::Status ToGrpcStatus(const absl::Status& status);
+// is StatusSummary()'s. With `with_details`, a summarized message also travels whole in the
+// status details (coop.v1.StatusDetails holding a coop.v1.ErrorDetail).
+grpc::Status ToGrpcStatus(const absl::Status& status, bool with_details = false);
 
 // A fixed pool of threads running queued tasks in FIFO order. Drain() runs every queued task,
 // then joins the threads.

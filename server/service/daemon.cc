@@ -1,8 +1,10 @@
 #include "server/service/daemon.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <nvrtc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -21,12 +23,15 @@
 #include "absl/strings/numbers.h"
 #include "coop/paths.h"
 #include "server/cache/memory_cache.h"
+#include "server/cache/remote_cache.h"
 #include "server/cache/sqlite_cache.h"
 #include "server/engine/bitcode.h"
 #include "server/engine/worker_pool.h"
 #include "server/metrics/metrics.h"
 #include "server/rpc/grpc_service.h"
 #include "server/rpc/inherited_listener.h"
+#include "server/service/log_format.h"
+#include "server/util/escape.h"
 #include "server/util/strings.h"
 
 namespace coopd {
@@ -39,8 +44,9 @@ constexpr char kUsage[] =
     "usage: coopd [--socket PATH] [--cache-dir DIR] [--cccl-include DIR] [--clang PATH]\n"
     "             [--workers N] [--compile-timeout SECONDS] [--worker-memory-mb N]\n"
     "             [--prewarm ARCHS] [--memory-cache-mb N] [--cache-max-mb N] [--no-pch]\n"
-    "             [--shutdown-grace SECONDS] [--log-level LEVEL]\n"
-    "             [--metrics HOST:PORT] [--version]\n"
+    "             [--shutdown-grace SECONDS] [--sandbox auto|require|off] [--log-level LEVEL]\n"
+    "             [--remote-cache URL] [--remote-cache-password-file FILE]\n"
+    "             [--listen HOST:PORT] [--metrics HOST:PORT] [--version]\n"
     "\n"
     "Serves CUB block/warp primitive specializations over gRPC on a Unix socket.\n"
     "  --socket PATH        Unix socket to listen on (env COOPD_SOCKET;\n"
@@ -57,10 +63,27 @@ constexpr char kUsage[] =
     "256)\n"
     "  --cache-max-mb N     disk cache budget in MiB; least recently used entries are evicted\n"
     "                       beyond it (env COOPD_CACHE_MAX_MB; default 5120)\n"
+    "  --worker-memory-mb N address-space limit per compile worker and its clang, in MiB\n"
+    "                       (env COOPD_WORKER_MEMORY_MB; default 2048; 0: unlimited)\n"
     "  --no-pch             disable NVRTC automatic precompiled headers\n"
     "  --shutdown-grace S   on SIGTERM/SIGINT, seconds the requests in flight may take before\n"
     "                       their compiles are cancelled (env COOPD_SHUTDOWN_GRACE; default 5)\n"
+    "  --sandbox MODE       compile workers' confinement (env COOPD_SANDBOX; default auto):\n"
+    "                       auto: Landlock + seccomp, or with a warning seccomp alone on a\n"
+    "                       kernel without Landlock; require: refuse to start without Landlock;\n"
+    "                       off: none (docs/security.md)\n"
     "  --log-level LEVEL    trace, debug, info, warn, error (env COOPD_LOG_LEVEL; default info)\n"
+    "  --remote-cache URL   the farm tier shared by replicas (env COOPD_REMOTE_CACHE):\n"
+    "                       redis://[USER:PASSWORD@]HOST:PORT[/PREFIX][?OPTIONS] or\n"
+    "                       redis-cluster://HOST:PORT,HOST:PORT[/PREFIX][?OPTIONS]; options ttl,\n"
+    "                       pool, write (sync|async), read_only, timeout_ms, connect_timeout_ms,\n"
+    "                       lease_ttl_ms, lease_wait_ms, password_file (docs/farm.md)\n"
+    "  --remote-cache-password-file FILE\n"
+    "                       the Redis password, first line of FILE (env\n"
+    "                       COOPD_REMOTE_CACHE_PASSWORD_FILE), so it is never on a command line\n"
+    "  --listen HOST:PORT   also serve gRPC on TCP (env COOPD_LISTEN, comma-separated; may be\n"
+    "                       repeated). INSECURE: plaintext, no authentication; bind a private\n"
+    "                       network only (docs/farm.md)\n"
     "  --metrics HOST:PORT  serve Prometheus metrics at http://HOST:PORT/metrics (env\n"
     "                       COOPD_METRICS; default off). Plain HTTP, no authentication\n"
     "\n"
@@ -111,6 +134,75 @@ absl::Status MakePrivateDir(const std::string& dir) {
   return absl::OkStatus();
 }
 
+// What compile workers may reach (engine/sandbox.h, docs/security.md): read the header roots
+// and the toolchain's own files, write the clang workspace (and each worker its own temporary
+// directory), execute clang. Logs what it decided; FAILED_PRECONDITION for `require` on a
+// kernel without Landlock.
+absl::StatusOr<SandboxPolicy> WorkerSandbox(SandboxMode mode, const Toolchain& tc,
+                                            const ClangWorkspace* clang_workspace) {
+  namespace fs = std::filesystem;
+  SandboxPolicy policy;
+  policy.mode = mode;
+  if (mode == SandboxMode::kOff) {
+    spdlog::warn(
+        "compile sandbox OFF (--sandbox off): compiles can read every file coopd can, and a "
+        "user operator's #include quotes it back (docs/security.md)");
+    return policy;
+  }
+  auto real = [](const std::string& p) {
+    std::error_code ec;
+    fs::path r = fs::canonical(p, ec);
+    return ec ? p : r.string();
+  };
+  // The headers a compile may include.
+  policy.read.push_back(real(tc.cccl_include));
+  policy.read.push_back(real(tc.cuda_include));
+  // The CUDA toolkit (NVRTC's builtins library, clang's --cuda-path), and where libnvrtc lives.
+  policy.read.push_back(fs::path(real(tc.cuda_include)).parent_path().string());
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) != 0 && info.dli_fname != nullptr) {
+    policy.read.push_back(fs::path(real(info.dli_fname)).parent_path().string());
+  }
+  // Shared libraries (and the loader's cache), the host's C/C++ headers that clang's CUDA
+  // wrappers include, /dev/null for clang's stdin.
+  for (const char* p : {"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/include",
+                        "/etc/ld.so.cache", "/dev/null"}) {
+    policy.read.push_back(p);
+  }
+  if (tc.clang.available()) {
+    // clang, its program interpreter, and its installation (the resource dir's headers).
+    const std::string clang = real(tc.clang.path);
+    policy.exec.push_back(clang);
+    if (std::string interp = ProgramInterpreter(clang); !interp.empty()) {
+      policy.exec.push_back(real(interp));
+    }
+    policy.read.push_back(fs::path(clang).parent_path().parent_path().string());
+  }
+  if (clang_workspace != nullptr) policy.write.push_back(clang_workspace->path());
+  std::string why;
+  const int abi = LandlockAbi(&why);
+  if (abi == 0) {
+    if (mode == SandboxMode::kRequire) {
+      return absl::FailedPreconditionError(
+          StrCat("compile sandbox: --sandbox require, but Landlock is unavailable: ", why));
+    }
+    spdlog::warn(
+        "compile sandbox DEGRADED: Landlock is unavailable ({}); compiles can read every file "
+        "coopd can, and a user operator's #include quotes it back. Workers still create no "
+        "sockets (seccomp). Run on a kernel with Landlock, or give --sandbox require to refuse "
+        "to start without it (docs/security.md)",
+        why);
+    return policy;
+  }
+  spdlog::info(
+      "compile sandbox: Landlock ABI {} + seccomp; reads {}; writes {} and each "
+      "worker's temporary directory; executes {}",
+      abi, StrJoin(policy.read, ", "),
+      policy.write.empty() ? std::string("nothing else") : StrJoin(policy.write, ", "),
+      policy.exec.empty() ? std::string("nothing") : StrJoin(policy.exec, ", "));
+  return policy;
+}
+
 std::string EnvOr(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' ? v : fallback;
@@ -146,6 +238,11 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
   Setting worker_mem = env_setting("COOPD_WORKER_MEMORY_MB");
   Setting prewarm = env_setting("COOPD_PREWARM");
   Setting grace = env_setting("COOPD_SHUTDOWN_GRACE");
+  Setting remote = env_setting("COOPD_REMOTE_CACHE");
+  Setting remote_password_file = env_setting("COOPD_REMOTE_CACHE_PASSWORD_FILE");
+  Setting listen = env_setting("COOPD_LISTEN");
+  std::vector<std::string> listen_flags;
+  Setting sandbox = env_setting("COOPD_SANDBOX");
 
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -188,9 +285,21 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
                         : arg == "--shutdown-grace"   ? grace
                                                       : prewarm;
       target = Setting{*v, arg};
+    } else if (arg == "--sandbox") {
+      if (!(v = value("--sandbox")).ok()) return v.status();
+      sandbox = Setting{*v, "--sandbox"};
     } else if (arg == "--log-level") {
       if (!(v = value("--log-level")).ok()) return v.status();
       config->log_level = *v;
+    } else if (arg == "--remote-cache") {
+      if (!(v = value("--remote-cache")).ok()) return v.status();
+      remote = Setting{*v, "--remote-cache"};
+    } else if (arg == "--remote-cache-password-file") {
+      if (!(v = value("--remote-cache-password-file")).ok()) return v.status();
+      remote_password_file = Setting{*v, "--remote-cache-password-file"};
+    } else if (arg == "--listen") {
+      if (!(v = value("--listen")).ok()) return v.status();
+      listen_flags.push_back(*v);
     } else if (arg == "--metrics") {
       if (!(v = value("--metrics")).ok()) return v.status();
       config->metrics_address = *v;
@@ -258,6 +367,18 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
   if (!grace.value.empty()) {
     if (absl::Status s = seconds_setting(grace, true, &config->shutdown_grace); !s.ok()) return s;
   }
+  if (!sandbox.value.empty()) {
+    if (sandbox.value == "auto") {
+      config->sandbox = SandboxMode::kAuto;
+    } else if (sandbox.value == "require") {
+      config->sandbox = SandboxMode::kRequire;
+    } else if (sandbox.value == "off") {
+      config->sandbox = SandboxMode::kOff;
+    } else {
+      return absl::InvalidArgumentError(StrCat(
+          sandbox.source, ": must be one of auto, require, off; got ", QuoteValue(sandbox.value)));
+    }
+  }
   config->prewarm_archs.clear();
   for (size_t start = 0; start < prewarm.value.size();) {
     size_t comma = prewarm.value.find(',', start);
@@ -265,6 +386,34 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
     std::string arch = prewarm.value.substr(start, comma - start);
     if (!arch.empty()) config->prewarm_archs.push_back(arch);
     start = comma + 1;
+  }
+  config->remote = !remote.value.empty();
+  if (config->remote) {
+    auto parsed = ParseRemoteCacheUrl(remote.value, remote.source, remote_password_file.value);
+    if (!parsed.ok()) return parsed.status();
+    config->remote_cache = std::move(*parsed);
+  }
+  config->listen.clear();
+  std::vector<std::pair<std::string, std::string>> addresses;  // address, source
+  for (size_t start = 0; start < listen.value.size();) {
+    size_t comma = listen.value.find(',', start);
+    if (comma == std::string::npos) comma = listen.value.size();
+    if (comma > start)
+      addresses.push_back({listen.value.substr(start, comma - start), listen.source});
+    start = comma + 1;
+  }
+  if (!listen_flags.empty()) addresses.clear();  // flags override the environment
+  for (const auto& f : listen_flags) addresses.push_back({f, "--listen"});
+  for (const auto& [address, source] : addresses) {
+    const size_t colon = address.rfind(':');
+    int port = 0;
+    if (colon == std::string::npos || colon == 0 ||
+        !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
+      return absl::InvalidArgumentError(
+          StrCat(source, ": must be HOST:PORT (e.g. 0.0.0.0:7070, [::]:7070, 127.0.0.1:0), got \"",
+                 address, "\""));
+    }
+    config->listen.push_back(address);
   }
   if (!config->metrics_address.empty()) {
     if (absl::Status s = CheckMetricsAddress(config->metrics_address, metrics_source); !s.ok()) {
@@ -287,7 +436,8 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
 
 absl::Status RunDaemon(const DaemonConfig& config) {
   spdlog::set_level(spdlog::level::from_str(config.log_level));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ coopd: %v");
+  // Every message escaped and bounded: requests' values cannot forge or flood log lines.
+  InstallSafeLogFormat("%Y-%m-%dT%H:%M:%S.%e %^%l%$ coopd: %v");
 
   // Block SIGINT/SIGTERM before any thread starts, so every thread inherits the mask and only
   // the sigwait below receives them.
@@ -370,8 +520,25 @@ absl::Status RunDaemon(const DaemonConfig& config) {
                   std::string(disk.status().message()));
     cache_path = StrCat("(none: ", disk.status().message(), ")");
   }
+  RemoteCache* remote_tier = nullptr;
+  if (config.remote) {
+    auto remote = std::make_unique<RemoteCache>(config.remote_cache);
+    remote_tier = remote.get();
+    // Fail open from the start: a Redis that is down now is a tier that is down, not an error.
+    absl::Status ping = remote->Ping();
+    spdlog::info("remote cache: {}{} (ttl {} s, pool {}, write {}, lease ttl {} ms, wait {} ms){}",
+                 config.remote_cache.Redacted(), config.remote_cache.read_only ? " read-only" : "",
+                 config.remote_cache.ttl.count(), config.remote_cache.pool_size,
+                 config.remote_cache.write == RemoteWritePolicy::kSync ? "sync" : "async",
+                 config.remote_cache.lease_ttl.count(), config.remote_cache.lease_wait.count(),
+                 ping.ok() ? "" : StrCat("; not reachable yet: ", ping.message()));
+    cache->AddTier(std::move(remote), CacheOrigin::kRemote);
+  }
 
+  auto sandbox = WorkerSandbox(config.sandbox, *toolchain, clang_workspace.get());
+  if (!sandbox.ok()) return sandbox.status();
   WorkerPoolOptions pool_options;
+  pool_options.sandbox = std::move(*sandbox);
   pool_options.workers = config.workers;
   pool_options.timeout = config.compile_timeout;
   pool_options.memory_limit_bytes = config.worker_memory_bytes;
@@ -387,6 +554,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   options.compile.pch = config.pch;
   options.cache_path = cache_path;
   if (clang_workspace) options.clang_workspace = clang_workspace->path();
+  options.remote = remote_tier;
   Service service(std::move(*toolchain), std::move(cache), disk_tier, &pool, options);
   Executor executor(config.executor_threads);
   Executor maintenance(2);  // purge, verify, vacuum: never on the request threads
@@ -402,6 +570,10 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   if (!activated) {
     builder.AddListeningPort("unix:" + config.socket_path, grpc::InsecureServerCredentials());
   }
+  std::vector<int> tcp_ports(config.listen.size(), 0);
+  for (size_t i = 0; i < config.listen.size(); ++i) {
+    builder.AddListeningPort(config.listen[i], grpc::InsecureServerCredentials(), &tcp_ports[i]);
+  }
   builder.RegisterService(&grpc_service);
   builder.SetMaxReceiveMessageSize(64 << 20);
   builder.SetMaxSendMessageSize(256 << 20);
@@ -415,6 +587,16 @@ absl::Status RunDaemon(const DaemonConfig& config) {
     auto l = InheritedListener::Start(*inherited, server.get());
     if (!l.ok()) return l.status();
     inherited_listener = std::move(*l);
+  }
+  for (size_t i = 0; i < config.listen.size(); ++i) {
+    if (tcp_ports[i] == 0) {
+      return absl::UnavailableError(StrCat("--listen: cannot listen on ", config.listen[i]));
+    }
+    const std::string host = config.listen[i].substr(0, config.listen[i].rfind(':'));
+    spdlog::warn(
+        "listening on tcp {}:{} WITHOUT TLS OR AUTHENTICATION: anyone who can reach it "
+        "can use this coopd; keep it on a private network",
+        host, tcp_ports[i]);
   }
   server->GetHealthCheckService()->SetServingStatus(kCoopServiceName, true);
   std::unique_ptr<MetricsServer> metrics;

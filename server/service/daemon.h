@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "server/cache/remote_config.h"
+#include "server/engine/sandbox.h"
 
 namespace coopd {
 
@@ -21,12 +23,24 @@ struct DaemonConfig {
   bool pch = true;
   int workers = 0;  // compile worker processes; 0: one per core
   std::chrono::milliseconds compile_timeout{120000};
-  uint64_t worker_memory_bytes = 0;        // RLIMIT_AS per worker; 0: unlimited
+  // RLIMIT_AS per worker and its clang (0: unlimited). Measured (CUDA 13.0, CCCL 3.0.1): a
+  // worker with a warm PCH peaks at ~500 MiB of address space (~290 MiB resident, of it the
+  // ~200 MB PCH heap), a clang child at ~330 MiB; 2 GiB leaves room for bundles and large specs.
+  uint64_t worker_memory_bytes = uint64_t{2048} << 20;
+  // Compile workers' confinement (engine/sandbox.h): auto (Landlock when the kernel has it,
+  // else a warning and seccomp alone), require (refuse to start without Landlock), off.
+  SandboxMode sandbox = SandboxMode::kAuto;
   std::vector<std::string> prewarm_archs;  // build PCHs for these in the background at start
   // On SIGTERM/SIGINT: how long requests in flight may take to finish before their compiles
   // are cancelled (they then fail with UNAVAILABLE).
   std::chrono::milliseconds shutdown_grace{5000};
   std::string log_level = "info";
+  // The farm tier (--remote-cache URL, COOPD_REMOTE_CACHE); none when `remote` is false.
+  bool remote = false;
+  RemoteCacheConfig remote_cache;
+  // Extra gRPC listening addresses (--listen HOST:PORT, COOPD_LISTEN): plaintext TCP, no
+  // authentication (the security issue adds TLS and tokens).
+  std::vector<std::string> listen;
   // The Prometheus endpoint (--metrics HOST:PORT, COOPD_METRICS); empty: off.
   std::string metrics_address;
 };

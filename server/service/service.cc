@@ -10,6 +10,7 @@
 #include "server/catalog/user_op.h"
 #include "server/engine/bitcode.h"
 #include "server/plan/planner.h"
+#include "server/util/escape.h"
 #include "server/util/sha256.h"
 #include "server/util/strings.h"
 
@@ -156,7 +157,7 @@ absl::StatusOr<std::vector<PrimitiveSpec>> Service::Validate(const std::vector<P
     if (i > 0 && spec->arch() != out[0].arch()) {
       return absl::InvalidArgumentError(
           StrCat(where, "arch must match specs[0]'s \"", out[0].arch(),
-                 "\" (a bundle is one LTO-IR for one arch), got \"", spec->arch(), "\""));
+                 "\" (a bundle is one LTO-IR for one arch), got ", QuoteValue(spec->arch())));
     }
     std::string enc = CanonicalEncoding(*spec);
     auto dup = std::find(encodings.begin(), encodings.end(), enc);
@@ -196,6 +197,7 @@ std::optional<Artifact> Service::LookupArtifact(const std::string& key,
       origin = coop::v1::ORIGIN_DISK;
       break;
     case CacheOrigin::kRemote:
+      ++remote_hits_;
       break;
   }
   artifact.set_origin(origin);
@@ -214,18 +216,40 @@ void Service::Fetch(const std::string& key, coop::v1::Format format, const std::
                     uint64_t request_id, ArtifactDone done, const std::function<void()>& start) {
   if (auto artifact = LookupArtifact(key, format)) {
     spdlog::info("[req {}] {} hit ({}) key {}", request_id, description,
-                 artifact->origin() == coop::v1::ORIGIN_MEMORY ? "memory" : "disk",
+                 artifact->origin() == coop::v1::ORIGIN_MEMORY ? "memory"
+                 : artifact->origin() == coop::v1::ORIGIN_DISK ? "disk"
+                                                               : "remote",
                  key.substr(0, 16));
     return done(std::move(*artifact));
   }
   ++misses_;
+  // The farm-wide lease this flight's leader holds, if any: released when the flight completes
+  // (after the store), so waiting replicas find the entry, or, after a failure, take over.
+  auto lease = std::make_shared<std::string>();
   auto joined = compiles_in_flight_.Join(
-      key, [done = std::move(done)](const absl::StatusOr<Artifact>& result) { done(result); },
+      key,
+      [this, key, lease, done = std::move(done)](const absl::StatusOr<Artifact>& result) {
+        if (!lease->empty()) options_.remote->Release(key, *lease);
+        done(result);
+      },
       [&]() { return LookupArtifact(key, format); });
   if (joined == SingleFlight<Artifact>::Joined::kWaiter) {
     spdlog::info("[req {}] joined the compile in flight for key {}", request_id, key.substr(0, 16));
   } else if (joined == SingleFlight<Artifact>::Joined::kLeader) {
-    start();
+    if (options_.remote == nullptr) return start();
+    // Across replicas: compile under the lease, or wait for the replica that holds it.
+    options_.remote->Coordinate(key, [this, key, format, lease, start, request_id](
+                                         RemoteCache::Turn turn, const std::string& token) {
+      if (turn == RemoteCache::Turn::kReady) {
+        if (auto artifact = LookupArtifact(key, format)) {
+          spdlog::info("[req {}] another replica compiled key {}; served from the farm tier",
+                       request_id, key.substr(0, 16));
+          return compiles_in_flight_.Complete(key, *artifact);
+        }
+      }
+      *lease = token;
+      start();
+    });
   }
 }
 
@@ -264,8 +288,8 @@ absl::StatusOr<Service::Formats> Service::CheckFormats(const std::vector<int>& f
     if (std::find(archs.begin(), archs.end(), s.arch()) == archs.end()) {
       return absl::InvalidArgumentError(
           StrCat(where, "arch for FORMAT_BITCODE must be one of ", StrJoin(archs, ", "),
-                 " (the architectures both NVRTC and ", toolchain_.clang.version,
-                 " support); got \"", s.arch(), "\""));
+                 " (the architectures both NVRTC and ", toolchain_.clang.version, " support); got ",
+                 QuoteValue(s.arch())));
     }
     for (const auto& [field, op] :
          {std::pair<const char*, const coop::v1::UserOperator*>{
@@ -381,7 +405,9 @@ void Service::ResolveOperators(std::vector<PendingOperator> ops, bool bitcode, u
     Fetch(
         key.key, coop::v1::FORMAT_LTOIR, description, request_id,
         [finish, i](absl::StatusOr<Artifact> a) { finish(i, a); },
-        [&] { StartOperatorCompile(op, unit, options, key, request_id); });
+        [this, op, unit, options, key, request_id] {
+          StartOperatorCompile(op, unit, options, key, request_id);
+        });
     if (!bitcode) continue;
     const std::vector<std::string> clang_options = ClangSemanticOptions(toolchain_, op.arch);
     const KeyComponents bkey =
@@ -389,7 +415,9 @@ void Service::ResolveOperators(std::vector<PendingOperator> ops, bool bitcode, u
     Fetch(
         bkey.key, coop::v1::FORMAT_BITCODE, description + " (bitcode)", request_id,
         [finish, i](absl::StatusOr<Artifact> a) { finish(i, a); },
-        [&] { StartOperatorCompile(op, unit, clang_options, bkey, request_id); });
+        [this, op, unit, clang_options, bkey, request_id] {
+          StartOperatorCompile(op, unit, clang_options, bkey, request_id);
+        });
   }
 }
 
@@ -486,7 +514,9 @@ void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
   auto ltoir = [this, specs, unit, options, key, link_inputs, request_id,
                 description](ArtifactDone done) {
     Fetch(key.key, coop::v1::FORMAT_LTOIR, description, request_id, std::move(done),
-          [&] { StartCompile(specs, unit, options, key, link_inputs, request_id); });
+          [this, specs, unit, options, key, link_inputs, request_id] {
+            StartCompile(specs, unit, options, key, link_inputs, request_id);
+          });
   };
   if (!formats.bitcode) return ltoir(std::move(done));
 
@@ -496,7 +526,8 @@ void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
   auto bitcode = [this, specs, unit, clang_options, bkey, link_inputs, request_id, description,
                   ltoir](ArtifactDone done) {
     Fetch(bkey.key, coop::v1::FORMAT_BITCODE, description + " (bitcode)", request_id,
-          std::move(done), [&] {
+          std::move(done),
+          [this, specs, unit, clang_options, bkey, link_inputs, request_id, ltoir] {
             StartBitcodeCompile(specs, unit, clang_options, bkey, link_inputs, request_id, ltoir);
           });
   };
@@ -738,7 +769,7 @@ void Service::Link(const coop::v1::LinkRequest& request, uint64_t request_id, Li
   const std::string& arch = request.arch();
   if (std::find(archs.begin(), archs.end(), arch) == archs.end()) {
     return invalid(
-        StrCat("link: arch must be one of ", StrJoin(archs, ", "), "; got \"", arch, "\""));
+        StrCat("link: arch must be one of ", StrJoin(archs, ", "), "; got ", QuoteValue(arch)));
   }
   if (request.modules_size() < 1 || request.modules_size() > static_cast<int>(kMaxLinkModules)) {
     return invalid(StrCat("link: modules must hold 1..", kMaxLinkModules,
@@ -765,8 +796,8 @@ void Service::Link(const coop::v1::LinkRequest& request, uint64_t request_id, Li
     if (o.size() < 2 || o[0] != '-' || o.size() > 256) {
       return invalid(StrCat("link: options[", i,
                             "] must be an nvJitLink option starting with '-' "
-                            "(at most 256 characters), got \"",
-                            o.substr(0, 64), "\""));
+                            "(at most 256 characters), got ",
+                            QuoteValue(o)));
     }
     if (o.rfind("-arch", 0) == 0 || o == "-ptx" || o == "-lto") {
       return invalid(StrCat("link: options[", i, "] \"", o,
@@ -800,7 +831,8 @@ void Service::Link(const coop::v1::LinkRequest& request, uint64_t request_id, Li
       response.set_cubin(std::move(hit->value.blob));
       ++link_hits_;
       response.set_origin(hit->origin == CacheOrigin::kMemory ? coop::v1::ORIGIN_MEMORY
-                                                              : coop::v1::ORIGIN_DISK);
+                          : hit->origin == CacheOrigin::kDisk ? coop::v1::ORIGIN_DISK
+                                                              : coop::v1::ORIGIN_REMOTE);
       spdlog::info("[req {}] link hit key {}", request_id, key.substr(0, 16));
       return done(std::move(response));
     }
@@ -824,8 +856,8 @@ void Service::Link(const coop::v1::LinkRequest& request, uint64_t request_id, Li
     if (!IsHexKey(k)) {
       return invalid(StrCat("link: artifact_keys[", i,
                             "] must be a 64-digit lowercase hex key, "
-                            "got \"",
-                            k.substr(0, 80), "\""));
+                            "got ",
+                            QuoteValue(k)));
     }
     auto artifact = LookupArtifact(k, std::nullopt);
     if (artifact && artifact->has_bitcode()) {
@@ -946,9 +978,9 @@ void Service::Plan(const coop::v1::PlanRequest& request, uint64_t request_id, Pl
     const std::string& arch = request.uses(i).spec().arch();
     const std::string& first = request.uses(spec_uses[0]).spec().arch();
     if (arch != first) {
-      return invalid(absl::InvalidArgumentError(
-          StrCat(UseContext(i, request.uses(i).name()), "spec.arch must be uses[", spec_uses[0],
-                 "]'s \"", first, "\" (a plan is for one kernel), got \"", arch, "\"")));
+      return invalid(absl::InvalidArgumentError(StrCat(
+          UseContext(i, request.uses(i).name()), "spec.arch must be uses[", spec_uses[0], "]'s ",
+          QuoteValue(first), " (a plan is for one kernel), got ", QuoteValue(arch))));
     }
   }
 
@@ -1142,6 +1174,33 @@ coop::v1::Stats Service::GetStats() {
   s.set_link_hits(link_hits_);
   s.set_bundles(bundles_);
   s.set_bitcode_compiles(bitcode_compiles_);
+  s.set_remote_hits(remote_hits_);
+  if (options_.remote != nullptr) {
+    const RemoteStats r = options_.remote->remote_stats();
+    auto* rs = s.mutable_remote();
+    rs->set_url(r.url);
+    rs->set_cluster(r.cluster);
+    rs->set_read_only(r.read_only);
+    rs->set_healthy(r.client.healthy);
+    rs->set_hits(r.hits);
+    rs->set_misses(r.misses);
+    rs->set_errors(r.client.errors);
+    rs->set_timeouts(r.client.timeouts);
+    rs->set_reconnects(r.client.reconnects);
+    rs->set_corruptions(r.corruptions);
+    rs->set_writes(r.writes);
+    rs->set_write_failures(r.write_failures);
+    rs->set_writes_skipped(r.writes_skipped);
+    rs->set_writes_dropped(r.writes_dropped);
+    rs->set_redirects(r.client.redirects);
+    rs->set_slot_refreshes(r.client.slot_refreshes);
+    rs->set_leases_acquired(r.leases_acquired);
+    rs->set_lease_waits(r.lease_waits);
+    rs->set_lease_wait_hits(r.lease_wait_hits);
+    rs->set_lease_wait_timeouts(r.lease_wait_timeouts);
+    rs->set_lease_takeovers(r.lease_takeovers);
+    rs->set_leases_lost(r.leases_lost);
+  }
   PoolStats pool = pool_->Stats();
   s.set_worker_restarts(pool.restarts);
   s.set_worker_crashes(pool.crashes);
@@ -1178,7 +1237,7 @@ coop::v1::Stats Service::ResetStats() {
   coop::v1::Stats before = GetStats();
   for (auto* c : {&requests_, &invalid_, &memory_hits_, &disk_hits_, &misses_, &compiles_,
                   &compile_failures_, &pch_warm_, &bitcode_compiles_, &links_, &link_failures_,
-                  &link_hits_, &bundles_, &compile_us_total_}) {
+                  &link_hits_, &bundles_, &compile_us_total_, &remote_hits_}) {
     *c = 0;
   }
   {

@@ -31,6 +31,7 @@
 #include "prometheus/histogram.h"
 #include "server/cache/cache.h"
 #include "server/cache/cache_key.h"
+#include "server/cache/remote_cache.h"
 #include "server/cache/sqlite_cache.h"
 #include "server/engine/compiler.h"
 #include "server/engine/worker_pool.h"
@@ -44,6 +45,9 @@ struct ServiceOptions {
   std::string cache_path;   // reported in stats
   // The daemon's ClangWorkspace (engine/bitcode.h); empty when it has none (no clang).
   std::string clang_workspace;
+  // The farm tier (also in the TieredCache), for its distributed single-flight and stats; null
+  // without --remote-cache. Must outlive the service's requests (it lives in the cache).
+  RemoteCache* remote = nullptr;
 };
 
 class Service {
@@ -81,9 +85,11 @@ class Service {
   absl::StatusOr<coop::v1::VacuumResponse> Vacuum();
 
   // Shutdown, first step: stops disk eviction and interrupts long maintenance (which then
-  // returns UNAVAILABLE). Requests still get answers.
+  // returns UNAVAILABLE); requests waiting for another replica's compile compile here. Requests
+  // still get answers.
   void BeginShutdown() {
     if (disk_ != nullptr) disk_->BeginShutdown();
+    if (options_.remote != nullptr) options_.remote->AbandonWaits();
   }
 
   // Queues a background PCH build for each arch on every worker (never delays requests).
@@ -171,7 +177,7 @@ class Service {
 
   std::atomic<uint64_t> requests_{0}, invalid_{0}, memory_hits_{0}, disk_hits_{0}, misses_{0},
       compiles_{0}, compile_failures_{0}, pch_warm_{0}, links_{0}, link_failures_{0}, link_hits_{0},
-      bundles_{0}, bitcode_compiles_{0};
+      bundles_{0}, bitcode_compiles_{0}, remote_hits_{0};
   std::atomic<uint64_t> compile_us_total_{0};
   std::mutex times_mu_;
   std::deque<double> recent_compile_ms_ ABSL_GUARDED_BY(times_mu_);  // last 1024

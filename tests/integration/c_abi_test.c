@@ -605,6 +605,51 @@ static void test_stats(coop_client_t* client) {
   coop_stats_destroy(stats);
 }
 
+/* A compile log of megabytes (a static_assert quoting a 3,000,000-byte string): the message is
+ * a bounded summary; with coop_options_set_full_errors, coop_last_error_details is the whole. */
+static void test_huge_error(const char* socket) {
+  static const char kX100[] =
+      "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+      "xxxxxxxx";
+  char source[2048];
+  int full;
+  snprintf(source, sizeof(source),
+           "#define S0 \"%s\"\n"
+           "#define S1 S0 S0 S0 S0 S0 S0 S0 S0 S0 S0\n"
+           "#define S2 S1 S1 S1 S1 S1 S1 S1 S1 S1 S1\n"
+           "#define S3 S2 S2 S2 S2 S2 S2 S2 S2 S2 S2\n"
+           "#define S4 S3 S3 S3 S3 S3 S3 S3 S3 S3 S3\n"
+           "static_assert(sizeof(float) == 0, S4 S4 S4);\n"
+           "__device__ float huge(float a, float b) { return a + b; }\n",
+           kX100);
+  for (full = 0; full <= 1; ++full) {
+    coop_client_t* client = NULL;
+    coop_options_t* options = coop_options_create();
+    coop_spec_t* spec = block_reduce_spec();
+    coop_artifact_t* artifact = NULL;
+    coop_options_set_autostart(options, 0);
+    coop_options_set_full_errors(options, full);
+    EXPECT_STATUS(coop_client_open(socket, options, &client), COOP_OK, "coop_client_open");
+    coop_options_destroy(options);
+    coop_spec_set_string(spec, "method", "reduce");
+    coop_spec_set_string(spec, "op.user.name", "huge");
+    coop_spec_set_string(spec, "op.user.source", source);
+    EXPECT_STATUS(coop_client_specialize(client, spec, &artifact), COOP_INVALID_ARGUMENT,
+                  "an operator with a log of megabytes");
+    CHECK(strlen(coop_last_error()) < 4096, "the message is bounded");
+    CHECK(contains(coop_last_error(), "bytes not shown"), "and says what it left out");
+    if (full) {
+      CHECK(strlen(coop_last_error_details()) > 3000000, "the whole log on request");
+      CHECK(contains(coop_last_error_details(), "1 error detected in the compilation of"),
+            "to its end");
+    } else {
+      CHECK(strcmp(coop_last_error_details(), "") == 0, "details only on request");
+    }
+    coop_spec_destroy(spec);
+    coop_client_destroy(client);
+  }
+}
+
 static int run_against_daemon(const char* dir) {
   char socket[PATH_MAX], cache[PATH_MAX], log[PATH_MAX];
   coop_client_t* client;
@@ -630,6 +675,7 @@ static int run_against_daemon(const char* dir) {
   with_op = test_user_operator(client);
   if (reduce != NULL) test_link(client, reduce, with_op);
   test_stats(client);
+  test_huge_error(socket);
   coop_artifact_destroy(reduce);
   coop_artifact_destroy(with_op);
   coop_client_destroy(client);

@@ -50,6 +50,10 @@ class CoopdProcess {
   const std::string& socket_path() const { return socket_path_; }
   pid_t pid() const { return pid_; }
 
+  // Set before Start(): the daemon runs under a seccomp filter that answers Landlock's system
+  // calls with ENOSYS, as a kernel without Landlock does (its workers inherit it).
+  bool without_landlock = false;
+
  private:
   std::string socket_path_, cache_dir_, log_path_;
   std::vector<std::string> extra_args_;

@@ -67,7 +67,11 @@ TEST(Engine, AKilledIdleWorkerNeitherKillsTheDaemonNorLeaksItsPch) {
   ASSERT_EQ(before.worker_status.size(), 1u);
   const int pid = before.worker_status[0].pid;
   ASSERT_GT(pid, 0);
-  const std::string pch = "/tmp/__nvrtc_auto_pch_" + std::to_string(pid) + "_0";
+  // NVRTC's PCH, in the worker's own temporary directory (its TMPDIR, the one it may write).
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string worker_tmp = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                                 "/coopd-worker-" + std::to_string(pid);
+  const std::string pch = worker_tmp + "/__nvrtc_auto_pch_" + std::to_string(pid) + "_0";
   ASSERT_TRUE(std::filesystem::exists(pch)) << "NVRTC's PCH directory moved? " << pch;
   ASSERT_EQ(kill(pid, SIGKILL), 0);
   coop::Spec other = BlockReduceF32();
@@ -79,6 +83,7 @@ TEST(Engine, AKilledIdleWorkerNeitherKillsTheDaemonNorLeaksItsPch) {
   auto second = client.Specialize(other);
   ASSERT_TRUE(second) << second.error().message;
   EXPECT_FALSE(std::filesystem::exists(pch)) << pch << " leaked";
+  EXPECT_FALSE(std::filesystem::exists(worker_tmp)) << worker_tmp << " leaked";
   EXPECT_NE(daemon.Stats().worker_status.at(0).pid, pid);
 }
 
@@ -436,15 +441,50 @@ TEST(Engine, WorkerMemoryLimitFailsCleanly) {
   ASSERT_TRUE(d.started);
   auto a = d.process.MakeClient().Specialize(BlockReduceF32());
   ASSERT_FALSE(a) << "a 64 MiB address space cannot hold NVRTC's work";
+  // A clean error (RESOURCE_EXHAUSTED) or a worker that died (UNAVAILABLE, restarted): both
+  // name the limit.
   EXPECT_TRUE(a.error().code == coop::ErrorCode::kUnavailable ||
+              a.error().code == coop::ErrorCode::kResourceExhausted ||
               a.error().code == coop::ErrorCode::kInternal)
       << coop::ErrorCodeName(a.error().code) << ": " << a.error().message;
-  if (a.error().code == coop::ErrorCode::kInternal) {
-    EXPECT_NE(a.error().message.find("limited to 64 MiB by --worker-memory-mb"), std::string::npos)
-        << a.error().message;
-  }
+  EXPECT_NE(a.error().message.find("limited to 64 MiB by --worker-memory-mb"), std::string::npos)
+      << a.error().message;
   // The daemon is still up and serving.
   EXPECT_GT(d.Stats().workers, 0u);
+}
+
+// Below a warm worker's measured peak (~500 MiB of address space for NVRTC, ~330 MiB for a
+// clang compile): both backends answer RESOURCE_EXHAUSTED, the limit said first.
+TEST(Engine, CompilesPastTheWorkerMemoryLimitAreResourceExhausted) {
+  Daemon d({"--workers", "1", "--worker-memory-mb", "300"});
+  ASSERT_TRUE(d.started);
+  coop::Client client = d.process.MakeClient();
+  auto catalog = client.GetCatalog();
+  ASSERT_TRUE(catalog.ok()) << catalog.error().message;
+  std::vector<coop::Formats> formats = {coop::Formats::kLtoIr};
+  if (!catalog->bitcode_archs.empty()) formats.push_back(coop::Formats::kBitcode);
+  for (coop::Formats f : formats) {
+    auto a = client.Specialize(BlockReduceF32(), f);
+    ASSERT_FALSE(a);
+    EXPECT_EQ(a.error().code, coop::ErrorCode::kResourceExhausted) << a.error().message;
+    EXPECT_NE(a.error().message.find("compile ran out of memory: this worker's address space is "
+                                     "limited to 300 MiB by --worker-memory-mb"),
+              std::string::npos)
+        << a.error().message;
+  }
+  // The daemon keeps serving.
+  auto stats = client.GetStats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->workers, 1u);
+}
+
+// The default limit (2048 MiB) serves both formats (the rest of the suite runs under it too).
+TEST(Engine, DefaultWorkerMemoryLimitIsSetAndServes) {
+  Daemon d({"--workers", "1"});
+  ASSERT_TRUE(d.started);
+  EXPECT_NE(d.process.Log().find("memory limit 2048 MiB"), std::string::npos) << d.process.Log();
+  auto a = d.process.MakeClient().Specialize(BlockReduceF32());
+  EXPECT_TRUE(a.ok()) << a.error().message;
 }
 
 }  // namespace

@@ -67,6 +67,37 @@ def test_a_bad_request_raises_invalid_argument_naming_the_field(daemon):
         c.stats()  # the daemon stays up
 
 
+def _huge_log_operator() -> coopd.UserOperator:
+    """An operator whose NVRTC compile fails with a log of about 3 MB (a static_assert quoting a
+    3,000,000-byte string)."""
+    source = '#define S0 "' + "x" * 100 + '"\n'
+    for i in range(1, 5):
+        source += f"#define S{i} " + " ".join([f"S{i - 1}"] * 10) + "\n"
+    source += "static_assert(sizeof(float) == 0, S4 S4 S4);\n"
+    source += "__device__ float huge(float a, float b) { return a + b; }\n"
+    return coopd.UserOperator(name="huge", source=source)
+
+
+def test_an_error_of_megabytes_is_summarized_and_whole_on_request(daemon):
+    spec = dict(family="block_reduce", method="reduce", dtype="float32", threads=128,
+                arch="sm_90", user_op=_huge_log_operator())
+    with daemon.client() as c:
+        with pytest.raises(coopd.CoopdError) as e:
+            c.specialize(**spec)
+    assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert len(e.value.message) < 4096
+    assert "bytes not shown" in e.value.message
+    assert e.value.details == "" and e.value.full_message == e.value.message
+    with daemon.client(full_errors=True) as c:
+        with pytest.raises(coopd.CoopdError) as e:
+            c.specialize(**spec)
+    assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert "bytes not shown" in e.value.message
+    assert "x" * 3000000 in e.value.details
+    assert "1 error detected in the compilation of" in e.value.details
+    assert e.value.full_message == e.value.details
+
+
 def test_client_side_mistakes_are_value_errors():
     with pytest.raises(ValueError, match="abi"):
         coopd.Spec(family="block_reduce", abi="fortran").to_proto()

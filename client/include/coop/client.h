@@ -63,6 +63,13 @@ struct Error {
   // never reached a running coopd (no socket, connection refused, deadline before an answer).
   // Only a kUnavailable that is not from the server says "coopd is not reachable".
   bool from_server = false;
+  // coopd bounds status messages (they travel in gRPC's metadata): an error whose message is
+  // longer, such as a compiler log of megabytes, has `message` = its first lines and how many
+  // bytes were left out. With ClientOptions::full_errors, `details` holds the whole message
+  // then; otherwise, and for every error that was not cut, it is empty.
+  std::string details;
+  // The whole message: `details` when set, else `message`.
+  const std::string& full_message() const { return details.empty() ? message : details; }
 };
 
 // A value or an Error. `if (r)` tests for a value; `*r` / `r->` reach it; `r.error()` the error.
@@ -446,6 +453,33 @@ struct Catalog {
   std::string bitcode_unavailable;
 };
 
+// The farm tier (coopd --remote-cache): see coop.v1.RemoteTierStats for each counter.
+struct RemoteTierStats {
+  bool configured = false;  // false: coopd runs without a farm tier
+  std::string url;          // password redacted
+  bool cluster = false;
+  bool read_only = false;
+  bool healthy = false;
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  uint64_t errors = 0;
+  uint64_t timeouts = 0;
+  uint64_t reconnects = 0;
+  uint64_t corruptions = 0;
+  uint64_t writes = 0;
+  uint64_t write_failures = 0;
+  uint64_t writes_skipped = 0;
+  uint64_t writes_dropped = 0;
+  uint64_t redirects = 0;
+  uint64_t slot_refreshes = 0;
+  uint64_t leases_acquired = 0;
+  uint64_t lease_waits = 0;
+  uint64_t lease_wait_hits = 0;
+  uint64_t lease_wait_timeouts = 0;
+  uint64_t lease_takeovers = 0;
+  uint64_t leases_lost = 0;
+};
+
 struct Stats {
   uint64_t requests = 0;
   uint64_t invalid_requests = 0;
@@ -485,6 +519,8 @@ struct Stats {
   uint64_t evictions = 0;
   bool cache_degraded = false;
   uint64_t bitcode_compiles = 0;  // clang compiles (also counted in `compiles`)
+  uint64_t remote_hits = 0;       // served from the farm tier
+  RemoteTierStats remote;
 };
 
 // A status of the standard gRPC health service (grpc.health.v1.HealthCheckResponse's values).
@@ -505,6 +541,14 @@ struct ClientOptions {
   // Concurrent clients may each start one: exactly one daemon wins the socket's lock.
   bool autostart = true;
   std::string coopd_binary;
+  // A gRPC target instead of the Unix socket, for coopd replicas listening on TCP
+  // (`coopd --listen`): "dns:///coopd.farm:7070" (every address the name resolves to),
+  // "ipv4:10.0.0.1:7070,10.0.0.2:7070", ... Calls are spread over the addresses with gRPC's
+  // round_robin policy. Plaintext: no TLS or authentication yet. No auto-start for a target.
+  std::string target;
+  // Ask coopd for the whole message of errors whose status message it bounds (Error::details);
+  // this client then accepts metadata of up to 64 MiB.
+  bool full_errors = false;
 };
 
 class Client {

@@ -57,7 +57,7 @@ extern "C" {
 
 /* The version of this interface. It grows when functions are added; a function's signature and
  * meaning never change under the same library name. */
-#define COOP_C_ABI_VERSION 2
+#define COOP_C_ABI_VERSION 3
 
 /* COOP_C_ABI_VERSION of the loaded library; a frontend built against a header of version N
  * needs a library of version N or newer. */
@@ -99,6 +99,12 @@ const char* coop_status_name(coop_status status);
  * before anything else can run on the thread: in Go, under runtime.LockOSThread.) */
 const char* coop_last_error(void);
 
+/* The whole message of the last failed call on this thread, when coopd bounded its status
+ * message (a compiler log of megabytes: coop_last_error() then holds its first lines and how
+ * many bytes were left out) and the client asked for it (coop_options_set_full_errors); ""
+ * otherwise. Never NULL; owned and valid as coop_last_error()'s. Since ABI version 3. */
+const char* coop_last_error_details(void);
+
 /* ---- Client ------------------------------------------------------------------------------ */
 
 typedef struct coop_options_t coop_options_t;
@@ -116,6 +122,10 @@ void coop_options_set_autostart(coop_options_t* options, int autostart);
 void coop_options_set_coopd_binary(coop_options_t* options, const char* path);
 /* A name for coopd's logs ("my-jit 1.2"); NULL or "" for none. */
 void coop_options_set_client_name(coop_options_t* options, const char* name);
+/* Non-zero: ask coopd for the whole message of errors whose status message it bounds
+ * (coop_last_error_details); the client then accepts metadata of up to 64 MiB. Default 0.
+ * Since ABI version 3. */
+void coop_options_set_full_errors(coop_options_t* options, int full_errors);
 
 /* Opens a client of the coopd on `socket_path` (NULL or "": the default socket, the one coopd
  * and coopctl use: $COOPD_SOCKET, else $XDG_RUNTIME_DIR/coopd/coopd.sock, else

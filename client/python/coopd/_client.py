@@ -29,6 +29,11 @@ __all__ = ["Spec", "UserOperator", "Entry", "Part", "Artifact", "LinkResult", "C
 # came from the transport (no daemon on the socket, connection lost).
 _STATUS_ORIGIN_KEY = "coopd-status"
 _STATUS_ORIGIN_SERVER = "server"
+# Asks coopd for the whole message of an error whose status message it bounds; it comes in the
+# status details (a coop.v1.StatusDetails holding a coop.v1.ErrorDetail).
+_ERROR_DETAILS_METADATA = (("coopd-error-details", "full"),)
+_STATUS_DETAILS_KEY = "grpc-status-details-bin"
+_ERROR_DETAIL_TYPE_URL = "type.googleapis.com/coop.v1.ErrorDetail"
 
 _ORIGINS = {
     coop_pb2.ORIGIN_COMPILED: "compiled",
@@ -265,13 +270,22 @@ class Client:
             deadline. Off when ``COOPD_NO_AUTOSTART`` is set (to anything but "0"). Several
             processes may start one at once: exactly one daemon wins the socket.
         coopd_binary: the daemon to start; default ``$COOPD_BIN``, else ``coopd`` on PATH.
+        target: a gRPC target instead of the socket, for replicas started with ``coopd --listen``
+            (``"dns:///coopd.farm:7070"``: every address of the name; ``"ipv4:10.0.0.1:7070,
+            10.0.0.2:7070"``); calls are spread over the addresses by gRPC's ``round_robin``.
+            Plaintext, no authentication (docs/farm.md); no auto-start.
+        full_errors: ask coopd for the whole message of errors whose status message it bounds
+            (a compiler log of megabytes): ``CoopdError.details``. The channel then accepts
+            metadata of up to 64 MiB.
     """
 
     def __init__(self, socket: Optional[str] = None, *, timeout: float = 120.0, retries: int = 5,
                  backoff: float = 0.05, client_name: str = "coopd-python", autostart: bool = True,
-                 coopd_binary: Optional[str] = None) -> None:
+                 coopd_binary: Optional[str] = None, target: Optional[str] = None,
+                 full_errors: bool = False) -> None:
         self.socket = socket or default_socket_path()
-        self.autostart = autostart
+        self.target = target
+        self.autostart = autostart and not target
         self.coopd_binary = coopd_binary
         self._autostart_lock = threading.Lock()
         self._autostart_tried = False  # one attempt per client
@@ -280,10 +294,14 @@ class Client:
         self.retries = retries
         self.backoff = backoff
         self.client_name = client_name
-        self._channel = grpc.insecure_channel(
-            "unix:" + self.socket,
-            options=[("grpc.max_receive_message_length", 256 << 20),
-                     ("grpc.max_send_message_length", 64 << 20)])
+        self.full_errors = full_errors
+        options = [("grpc.max_receive_message_length", 256 << 20),
+                   ("grpc.max_send_message_length", 64 << 20)]
+        if target:
+            options.append(("grpc.lb_policy_name", "round_robin"))
+        if full_errors:
+            options.append(("grpc.max_metadata_size", 64 << 20))
+        self._channel = grpc.insecure_channel(target or "unix:" + self.socket, options=options)
         self._stub = coop_pb2_grpc.CoopStub(self._channel)
 
     def close(self) -> None:
@@ -375,7 +393,9 @@ class Client:
         while True:
             remaining = deadline - time.monotonic()
             try:
-                return getattr(self._stub, method)(request, timeout=max(remaining, 0.001))
+                return getattr(self._stub, method)(
+                    request, timeout=max(remaining, 0.001),
+                    metadata=_ERROR_DETAILS_METADATA if self.full_errors else None)
             except grpc.RpcError as e:
                 error = self._error(e)
             attempt += 1
@@ -426,7 +446,21 @@ class Client:
                           for k, v in (trailers or ()))
         if code == grpc.StatusCode.UNAVAILABLE and not from_server:
             details = f"coopd is not reachable on {self.socket} (is it running?): {details}"
-        return CoopdError(code, details, from_server)
+        whole = ""
+        for k, v in trailers or ():
+            if k != _STATUS_DETAILS_KEY:
+                continue
+            status = coop_pb2.StatusDetails()
+            try:
+                status.ParseFromString(v)
+            except Exception:  # a malformed detail is ignored, never raised over the error
+                continue
+            for any_detail in status.details:
+                if any_detail.type_url == _ERROR_DETAIL_TYPE_URL:
+                    detail = coop_pb2.ErrorDetail()
+                    detail.ParseFromString(any_detail.value)
+                    whole = detail.message.decode("utf-8", errors="replace")
+        return CoopdError(code, details, from_server, whole)
 
 
 # -- shared-memory planning -------------------------------------------------------------------

@@ -16,10 +16,21 @@ class CoopdError(Exception):
             whole: compiler and linker logs included.
         from_server: True when the daemon itself answered with this status; False when the
             transport failed (no daemon on the socket, connection lost).
+        details: coopd bounds status messages (they travel in gRPC's metadata): when a message
+            was longer (a compiler log of megabytes), ``message`` holds its first lines and how
+            many bytes were left out, and a client made with ``full_errors=True`` gets the
+            whole message here. Otherwise "".
     """
 
-    def __init__(self, code: grpc.StatusCode, message: str, from_server: bool) -> None:
+    def __init__(self, code: grpc.StatusCode, message: str, from_server: bool,
+                 details: str = "") -> None:
         super().__init__(f"{code.name}: {message}")
         self.code = code
         self.message = message
         self.from_server = from_server
+        self.details = details
+
+    @property
+    def full_message(self) -> str:
+        """The whole message: ``details`` when set, else ``message``."""
+        return self.details or self.message

@@ -50,6 +50,47 @@ TEST(DaemonArgs, BadDurationsNameTheSettingAndTheAllowedRange) {
   EXPECT_EQ(Parse({"--shutdown-grace"}, &c).message(), "--shutdown-grace: missing value");
 }
 
+TEST(DaemonArgs, RemoteCacheComesFromTheFlagOverTheEnvironmentAndBadUrlsNameTheirSource) {
+  unsetenv("COOPD_REMOTE_CACHE");
+  DaemonConfig c;
+  ASSERT_TRUE(Parse({}, &c).ok());
+  EXPECT_FALSE(c.remote);
+  setenv("COOPD_REMOTE_CACHE", "redis://10.0.0.1:6379/env", 1);
+  ASSERT_TRUE(Parse({}, &c).ok());
+  ASSERT_TRUE(c.remote);
+  EXPECT_EQ(c.remote_cache.prefix, "env");
+  ASSERT_TRUE(Parse({"--remote-cache", "redis-cluster://h1:7000,h2:7001/flag"}, &c).ok());
+  EXPECT_TRUE(c.remote_cache.cluster);
+  EXPECT_EQ(c.remote_cache.prefix, "flag") << "the flag wins over the environment";
+  setenv("COOPD_REMOTE_CACHE", "memcached://h:1", 1);
+  auto s = Parse({}, &c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(std::string(s.message())
+                .rfind("COOPD_REMOTE_CACHE: scheme must be redis or "
+                       "redis-cluster, got \"memcached\"",
+                       0),
+            0u)
+      << s;
+  unsetenv("COOPD_REMOTE_CACHE");
+}
+
+TEST(DaemonArgs, ListenTakesHostPortAndRefusesAnythingElse) {
+  unsetenv("COOPD_LISTEN");
+  DaemonConfig c;
+  ASSERT_TRUE(Parse({"--listen", "127.0.0.1:7070", "--listen", "[::]:0"}, &c).ok());
+  EXPECT_EQ(c.listen, (std::vector<std::string>{"127.0.0.1:7070", "[::]:0"}));
+  auto s = Parse({"--listen", "7070"}, &c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      s.message(),
+      "--listen: must be HOST:PORT (e.g. 0.0.0.0:7070, [::]:7070, 127.0.0.1:0), got \"7070\"");
+  setenv("COOPD_LISTEN", "0.0.0.0:1,bad", 1);
+  s = Parse({}, &c);
+  EXPECT_NE(std::string(s.message()).find("COOPD_LISTEN: must be HOST:PORT"), std::string::npos)
+      << s;
+  unsetenv("COOPD_LISTEN");
+}
+
 TEST(DaemonArgs, MetricsIsOffByDefaultAndABadAddressNamesItsSource) {
   unsetenv("COOPD_METRICS");
   DaemonConfig c;

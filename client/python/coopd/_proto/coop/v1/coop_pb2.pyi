@@ -602,7 +602,7 @@ class TierStats(_message.Message):
     def __init__(self, name: _Optional[str] = ..., hits: _Optional[int] = ..., misses: _Optional[int] = ..., entries: _Optional[int] = ..., bytes: _Optional[int] = ..., raw_bytes: _Optional[int] = ..., budget_bytes: _Optional[int] = ..., evictions: _Optional[int] = ..., corruptions: _Optional[int] = ..., write_failures: _Optional[int] = ..., degraded: bool = ..., evicting: bool = ...) -> None: ...
 
 class Stats(_message.Message):
-    __slots__ = ("requests", "invalid_requests", "memory_hits", "disk_hits", "misses", "compiles", "compile_failures", "compile_ms_total", "memory_entries", "memory_bytes", "disk_entries", "disk_bytes", "disk_write_failures", "uptime_s", "toolchain", "cache_path", "pch_warm_compiles", "joined_requests", "worker_restarts", "worker_crashes", "compile_timeouts", "queue_depth", "workers", "workers_busy", "compile_ms_p50", "compile_ms_p90", "compile_ms_p99", "worker_status", "links", "link_failures", "link_hits", "bundles", "tiers", "corruptions", "evictions", "cache_degraded", "bitcode_compiles")
+    __slots__ = ("requests", "invalid_requests", "memory_hits", "disk_hits", "misses", "compiles", "compile_failures", "compile_ms_total", "memory_entries", "memory_bytes", "disk_entries", "disk_bytes", "disk_write_failures", "uptime_s", "toolchain", "cache_path", "pch_warm_compiles", "joined_requests", "worker_restarts", "worker_crashes", "compile_timeouts", "queue_depth", "workers", "workers_busy", "compile_ms_p50", "compile_ms_p90", "compile_ms_p99", "worker_status", "links", "link_failures", "link_hits", "bundles", "tiers", "corruptions", "evictions", "cache_degraded", "bitcode_compiles", "remote_hits", "remote")
     REQUESTS_FIELD_NUMBER: _ClassVar[int]
     INVALID_REQUESTS_FIELD_NUMBER: _ClassVar[int]
     MEMORY_HITS_FIELD_NUMBER: _ClassVar[int]
@@ -640,6 +640,8 @@ class Stats(_message.Message):
     EVICTIONS_FIELD_NUMBER: _ClassVar[int]
     CACHE_DEGRADED_FIELD_NUMBER: _ClassVar[int]
     BITCODE_COMPILES_FIELD_NUMBER: _ClassVar[int]
+    REMOTE_HITS_FIELD_NUMBER: _ClassVar[int]
+    REMOTE_FIELD_NUMBER: _ClassVar[int]
     requests: int
     invalid_requests: int
     memory_hits: int
@@ -677,7 +679,57 @@ class Stats(_message.Message):
     evictions: int
     cache_degraded: bool
     bitcode_compiles: int
-    def __init__(self, requests: _Optional[int] = ..., invalid_requests: _Optional[int] = ..., memory_hits: _Optional[int] = ..., disk_hits: _Optional[int] = ..., misses: _Optional[int] = ..., compiles: _Optional[int] = ..., compile_failures: _Optional[int] = ..., compile_ms_total: _Optional[float] = ..., memory_entries: _Optional[int] = ..., memory_bytes: _Optional[int] = ..., disk_entries: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., disk_write_failures: _Optional[int] = ..., uptime_s: _Optional[float] = ..., toolchain: _Optional[_Union[Toolchain, _Mapping]] = ..., cache_path: _Optional[str] = ..., pch_warm_compiles: _Optional[int] = ..., joined_requests: _Optional[int] = ..., worker_restarts: _Optional[int] = ..., worker_crashes: _Optional[int] = ..., compile_timeouts: _Optional[int] = ..., queue_depth: _Optional[int] = ..., workers: _Optional[int] = ..., workers_busy: _Optional[int] = ..., compile_ms_p50: _Optional[float] = ..., compile_ms_p90: _Optional[float] = ..., compile_ms_p99: _Optional[float] = ..., worker_status: _Optional[_Iterable[_Union[WorkerStatus, _Mapping]]] = ..., links: _Optional[int] = ..., link_failures: _Optional[int] = ..., link_hits: _Optional[int] = ..., bundles: _Optional[int] = ..., tiers: _Optional[_Iterable[_Union[TierStats, _Mapping]]] = ..., corruptions: _Optional[int] = ..., evictions: _Optional[int] = ..., cache_degraded: bool = ..., bitcode_compiles: _Optional[int] = ...) -> None: ...
+    remote_hits: int
+    remote: RemoteTierStats
+    def __init__(self, requests: _Optional[int] = ..., invalid_requests: _Optional[int] = ..., memory_hits: _Optional[int] = ..., disk_hits: _Optional[int] = ..., misses: _Optional[int] = ..., compiles: _Optional[int] = ..., compile_failures: _Optional[int] = ..., compile_ms_total: _Optional[float] = ..., memory_entries: _Optional[int] = ..., memory_bytes: _Optional[int] = ..., disk_entries: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., disk_write_failures: _Optional[int] = ..., uptime_s: _Optional[float] = ..., toolchain: _Optional[_Union[Toolchain, _Mapping]] = ..., cache_path: _Optional[str] = ..., pch_warm_compiles: _Optional[int] = ..., joined_requests: _Optional[int] = ..., worker_restarts: _Optional[int] = ..., worker_crashes: _Optional[int] = ..., compile_timeouts: _Optional[int] = ..., queue_depth: _Optional[int] = ..., workers: _Optional[int] = ..., workers_busy: _Optional[int] = ..., compile_ms_p50: _Optional[float] = ..., compile_ms_p90: _Optional[float] = ..., compile_ms_p99: _Optional[float] = ..., worker_status: _Optional[_Iterable[_Union[WorkerStatus, _Mapping]]] = ..., links: _Optional[int] = ..., link_failures: _Optional[int] = ..., link_hits: _Optional[int] = ..., bundles: _Optional[int] = ..., tiers: _Optional[_Iterable[_Union[TierStats, _Mapping]]] = ..., corruptions: _Optional[int] = ..., evictions: _Optional[int] = ..., cache_degraded: bool = ..., bitcode_compiles: _Optional[int] = ..., remote_hits: _Optional[int] = ..., remote: _Optional[_Union[RemoteTierStats, _Mapping]] = ...) -> None: ...
+
+class RemoteTierStats(_message.Message):
+    __slots__ = ("url", "cluster", "read_only", "healthy", "hits", "misses", "errors", "timeouts", "reconnects", "corruptions", "writes", "write_failures", "writes_skipped", "writes_dropped", "redirects", "slot_refreshes", "leases_acquired", "lease_waits", "lease_wait_hits", "lease_wait_timeouts", "lease_takeovers", "leases_lost")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    READ_ONLY_FIELD_NUMBER: _ClassVar[int]
+    HEALTHY_FIELD_NUMBER: _ClassVar[int]
+    HITS_FIELD_NUMBER: _ClassVar[int]
+    MISSES_FIELD_NUMBER: _ClassVar[int]
+    ERRORS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUTS_FIELD_NUMBER: _ClassVar[int]
+    RECONNECTS_FIELD_NUMBER: _ClassVar[int]
+    CORRUPTIONS_FIELD_NUMBER: _ClassVar[int]
+    WRITES_FIELD_NUMBER: _ClassVar[int]
+    WRITE_FAILURES_FIELD_NUMBER: _ClassVar[int]
+    WRITES_SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    WRITES_DROPPED_FIELD_NUMBER: _ClassVar[int]
+    REDIRECTS_FIELD_NUMBER: _ClassVar[int]
+    SLOT_REFRESHES_FIELD_NUMBER: _ClassVar[int]
+    LEASES_ACQUIRED_FIELD_NUMBER: _ClassVar[int]
+    LEASE_WAITS_FIELD_NUMBER: _ClassVar[int]
+    LEASE_WAIT_HITS_FIELD_NUMBER: _ClassVar[int]
+    LEASE_WAIT_TIMEOUTS_FIELD_NUMBER: _ClassVar[int]
+    LEASE_TAKEOVERS_FIELD_NUMBER: _ClassVar[int]
+    LEASES_LOST_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    cluster: bool
+    read_only: bool
+    healthy: bool
+    hits: int
+    misses: int
+    errors: int
+    timeouts: int
+    reconnects: int
+    corruptions: int
+    writes: int
+    write_failures: int
+    writes_skipped: int
+    writes_dropped: int
+    redirects: int
+    slot_refreshes: int
+    leases_acquired: int
+    lease_waits: int
+    lease_wait_hits: int
+    lease_wait_timeouts: int
+    lease_takeovers: int
+    leases_lost: int
+    def __init__(self, url: _Optional[str] = ..., cluster: bool = ..., read_only: bool = ..., healthy: bool = ..., hits: _Optional[int] = ..., misses: _Optional[int] = ..., errors: _Optional[int] = ..., timeouts: _Optional[int] = ..., reconnects: _Optional[int] = ..., corruptions: _Optional[int] = ..., writes: _Optional[int] = ..., write_failures: _Optional[int] = ..., writes_skipped: _Optional[int] = ..., writes_dropped: _Optional[int] = ..., redirects: _Optional[int] = ..., slot_refreshes: _Optional[int] = ..., leases_acquired: _Optional[int] = ..., lease_waits: _Optional[int] = ..., lease_wait_hits: _Optional[int] = ..., lease_wait_timeouts: _Optional[int] = ..., lease_takeovers: _Optional[int] = ..., leases_lost: _Optional[int] = ...) -> None: ...
 
 class WorkerStatus(_message.Message):
     __slots__ = ("pid", "busy", "jobs", "header_set")
@@ -770,3 +822,27 @@ class PlanResponse(_message.Message):
     reserved_bytes: int
     no_reuse_bytes: int
     def __init__(self, reservations: _Optional[_Iterable[_Union[PlanRegion, _Mapping]]] = ..., uses: _Optional[_Iterable[_Union[PlanRegion, _Mapping]]] = ..., dynamic_shared_bytes: _Optional[int] = ..., base_align: _Optional[int] = ..., reserved_bytes: _Optional[int] = ..., no_reuse_bytes: _Optional[int] = ...) -> None: ...
+
+class ErrorDetail(_message.Message):
+    __slots__ = ("message",)
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    message: bytes
+    def __init__(self, message: _Optional[bytes] = ...) -> None: ...
+
+class AnyDetail(_message.Message):
+    __slots__ = ("type_url", "value")
+    TYPE_URL_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    type_url: str
+    value: bytes
+    def __init__(self, type_url: _Optional[str] = ..., value: _Optional[bytes] = ...) -> None: ...
+
+class StatusDetails(_message.Message):
+    __slots__ = ("code", "message", "details")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    DETAILS_FIELD_NUMBER: _ClassVar[int]
+    code: int
+    message: bytes
+    details: _containers.RepeatedCompositeFieldContainer[AnyDetail]
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[bytes] = ..., details: _Optional[_Iterable[_Union[AnyDetail, _Mapping]]] = ...) -> None: ...

@@ -1,0 +1,66 @@
+// remote_config.h: the farm tier's configuration, parsed from one URL.
+//
+//   redis://[USER:PASSWORD@]HOST:PORT[/PREFIX][?OPTION=VALUE&...]
+//   redis://[:PASSWORD@]HOST:PORT[/PREFIX][?...]             (password only, no ACL user)
+//   redis://USER@HOST:PORT[/PREFIX]?password_file=FILE       (ACL user, password from a file)
+//   redis-cluster://[USER:PASSWORD@]HOST:PORT,HOST:PORT[/PREFIX][?...]
+//
+// Options (all optional): ttl (seconds, 0 = entries never expire; default 604800, 7 days),
+// pool (connections per Redis node, 1..256; default 4), write (sync | async; default sync),
+// read_only (0 | 1; default 0), timeout_ms (every command, 1..60000; default 200),
+// connect_timeout_ms (1..60000; default 200), lease_ttl_ms (100..600000; default 10000),
+// lease_wait_ms (how long a replica waits for another's compile, 0..3600000; default 60000;
+// 0 turns the distributed single-flight off), password_file (a file whose first line is the
+// password, so it never appears on a command line or in the environment).
+//
+// Errors are INVALID_ARGUMENT, prefixed by `source` (the flag or variable the URL came from),
+// naming the part that is wrong and the accepted forms. The password never appears in an
+// error or in Redacted().
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace coopd {
+
+struct RedisNode {
+  std::string host;
+  int port = 0;
+  std::string Name() const;  // "host:port"
+};
+
+enum class RemoteWritePolicy {
+  kSync,   // the write completes before the compile's reply (and before its lease is released)
+  kAsync,  // a background writer stores it after the reply (a bounded queue; overflow counted)
+};
+
+struct RemoteCacheConfig {
+  bool cluster = false;
+  std::vector<RedisNode> nodes;  // standalone: exactly one; cluster: the seed nodes
+  std::string user;              // ACL user ("" = the default user)
+  std::string password;          // "" = no AUTH
+  std::string prefix = "coopd";  // key namespace: "<prefix>:{<key>}:e"
+  std::chrono::seconds ttl{604800};
+  int pool_size = 4;
+  RemoteWritePolicy write = RemoteWritePolicy::kSync;
+  bool read_only = false;
+  std::chrono::milliseconds command_timeout{200};
+  std::chrono::milliseconds connect_timeout{200};
+  std::chrono::milliseconds lease_ttl{10000};
+  std::chrono::milliseconds lease_wait{60000};
+
+  // The URL with the password replaced by "***", for logs and stats.
+  std::string Redacted() const;
+};
+
+// Parses `url`. `password_file`, when not empty, is read for the password (its first line,
+// without the newline); a password in the URL and a password file together are an error.
+absl::StatusOr<RemoteCacheConfig> ParseRemoteCacheUrl(const std::string& url,
+                                                      const std::string& source,
+                                                      const std::string& password_file = "");
+
+}  // namespace coopd

@@ -1,0 +1,54 @@
+// sandbox.h: the confinement a compile worker puts itself under before it takes a job.
+//
+// User operator source is other people's code, and a compile reads whatever its #include lines
+// name. A worker therefore confines itself, for the rest of its life and that of its children
+// (clang), with:
+//   * Landlock (raw syscalls; ABI 1 and later): it may read only SandboxPolicy::read (the
+//     header roots, the toolchain's own files, the shared libraries), write only
+//     SandboxPolicy::write (its PCH and scratch directories), and execute only
+//     SandboxPolicy::exec (the clang binary and its program interpreter). With ABI 4 and later
+//     it may neither bind nor connect TCP sockets; with ABI 6 it may not signal processes
+//     outside its domain (the daemon) nor reach abstract Unix sockets.
+//   * seccomp: socket(2) fails with EACCES (no network of any family, no new Unix sockets; the
+//     worker keeps the socket to the daemon it was given), and ptrace(2) with EPERM.
+// docs/security.md says what a compile can and cannot reach.
+//
+// Without Landlock (an old kernel, or one built without it) the mode decides: kAuto goes on
+// with seccomp alone (the daemon has logged a warning at start), kRequire refuses (the daemon
+// does not start), kOff confines nothing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace coopd {
+
+enum class SandboxMode { kOff, kAuto, kRequire };
+
+// "off", "auto", "require".
+const char* SandboxModeName(SandboxMode mode);
+
+struct SandboxPolicy {
+  SandboxMode mode = SandboxMode::kAuto;
+  std::vector<std::string> read;   // directories or files: read (and list) beneath
+  std::vector<std::string> write;  // directories: read, create, write, remove beneath
+  std::vector<std::string> exec;   // files that may be executed (and read)
+};
+
+// The highest Landlock ABI the running kernel offers, or 0 without Landlock (with *why set to
+// the reason: "the kernel has no Landlock (ENOSYS)", "Landlock is disabled at boot ...").
+int LandlockAbi(std::string* why);
+
+// Confines the calling process (and its future children) as described above. Paths that do not
+// exist are skipped. With kAuto, a kernel without Landlock leaves only the seccomp layer (OK);
+// with kRequire it is FAILED_PRECONDITION. Any other failure is INTERNAL.
+absl::Status ConfineSelf(const SandboxPolicy& policy);
+
+// The program interpreter (PT_INTERP, e.g. /lib64/ld-linux-x86-64.so.2) an ELF executable
+// names, or "" when it names none or cannot be read. Executing a dynamic program executes it
+// too, so the policy's exec list needs it.
+std::string ProgramInterpreter(const std::string& path);
+
+}  // namespace coopd

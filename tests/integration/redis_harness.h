@@ -1,0 +1,78 @@
+// redis_harness.h: real redis-server processes on loopback for the farm-tier tests.
+//
+// RedisServer runs /usr/bin/redis-server (no persistence) on a free 127.0.0.1 port, in a
+// directory of the caller's; RedisCluster makes three of them a 3-master Cluster with
+// `redis-cli --cluster create`. Start-up waits are liveness deadlines (a failing test, never a
+// timing assertion). Processes are killed on destruction.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace coopd_test {
+
+// A free TCP port on 127.0.0.1 (and, for a cluster node, its bus port + 10000 free too).
+int FreeLoopbackPort(bool with_bus_port = false);
+
+class RedisServer {
+ public:
+  // `port` 0: a free one. `cluster`: cluster-enabled (nodes file in `dir`).
+  RedisServer(std::string dir, bool cluster = false, int port = 0,
+              std::vector<std::string> extra_args = {});
+  ~RedisServer();
+  RedisServer(const RedisServer&) = delete;
+  RedisServer& operator=(const RedisServer&) = delete;
+
+  // Starts it (again, on the same port, after Stop) and waits for PONG; false with a reason.
+  bool Start(std::string* error);
+  void Stop();    // SIGTERM, then wait
+  void Pause();   // SIGSTOP: connections hang (a slow Redis)
+  void Resume();  // SIGCONT
+  int port() const { return port_; }
+  std::string Address() const;  // "127.0.0.1:PORT"
+  // redis-cli -p PORT ARGS...: stdout without trailing newlines ("" when it fails).
+  std::string Cli(const std::vector<std::string>& args) const;
+  uint64_t DbSize() const;
+  std::string Log() const;
+
+ private:
+  std::string dir_;
+  bool cluster_;
+  int port_;
+  std::vector<std::string> extra_args_;
+  pid_t pid_ = -1;
+};
+
+class RedisCluster {
+ public:
+  explicit RedisCluster(const std::string& dir);
+  // Starts three nodes, creates the cluster, waits for cluster_state:ok on each.
+  bool Start(std::string* error);
+  std::vector<std::unique_ptr<RedisServer>>& nodes() { return nodes_; }
+  // "redis-cluster://127.0.0.1:P1,127.0.0.1:P2/PREFIX?OPTIONS"
+  std::string Url(const std::string& prefix, const std::string& options = "") const;
+  std::string NodeId(size_t i) const;  // CLUSTER MYID
+
+ private:
+  std::string dir_;
+  std::vector<std::unique_ptr<RedisServer>> nodes_;
+};
+
+// `redis-cli -p PORT monitor` while alive; Stop() returns what it printed.
+class RedisMonitor {
+ public:
+  explicit RedisMonitor(int port);
+  ~RedisMonitor();
+  bool started() const { return started_; }
+  std::string Stop();
+
+ private:
+  pid_t pid_ = -1;
+  std::string path_;
+  bool started_ = false;
+};
+
+}  // namespace coopd_test
