@@ -21,6 +21,10 @@ PACKAGES=(
   libhiredis-dev redis-server redis-tools
   # deploy/validate-manifests.py (a ctest) parses the compose file and manifests.
   python3-yaml
+  # Operations (issue 16): the /metrics endpoint (civetweb's HTTP server, prometheus-cpp's
+  # metric types and text format), socket activation and sd_notify (libsystemd), and
+  # systemd-socket-activate for the socket-activation test.
+  libcivetweb-dev prometheus-cpp-dev libsystemd-dev systemd
 )
 
 missing=()
@@ -120,6 +124,12 @@ assert m.version('nvidia-cutlass-dsl') == '$CUTLASS_DSL_VERSION'; import cutlass
 pip_ensure "Python test packages" "import grpc, google.protobuf, pytest, wheel; \
 assert grpc.__version__ == '1.85.3'" "the Python package's tests will fail" \
   grpcio==1.85.3 protobuf==7.36.2 pytest==9.2.0 wheel==0.48.0
+# Generic gRPC and Prometheus clients for the operations tests (tests/python/test_ops.py): the
+# standard health-checking stub, the server-reflection client, and prometheus_client's parser.
+pip_ensure "grpcio health, reflection and prometheus_client" "import grpc_health.v1.health_pb2_grpc, \
+grpc_reflection.v1alpha.proto_reflection_descriptor_database, prometheus_client.parser" \
+  "the operations tests will fail" grpcio-health-checking==1.85.1 grpcio-reflection==1.85.1 \
+  prometheus_client==0.26.0
 protoc_venv="$(cd "$(dirname "$0")/.." && pwd)/.deps/protoc-venv"
 if [[ ! -x $protoc_venv/bin/python ]] || ! "$protoc_venv/bin/python" -c "import grpc_tools" 2>/dev/null; then
   echo "install-deps: creating $protoc_venv with grpcio-tools==1.62.3" >&2

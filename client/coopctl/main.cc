@@ -108,6 +108,14 @@ constexpr CommandHelp kCommands[] = {
      "  vacuum [--json]\n"
      "      Compact the database file.\n",
      "compact the disk cache's database file", "  coopctl vacuum\n"},
+    {"health",
+     "  health [--service NAME] [--json]\n"
+     "      Ask coopd's gRPC health service (grpc.health.v1) whether it serves; never starts\n"
+     "      coopd. NAME: \"\" (the daemon, default) or coop.v1.Coop. Exit status: 0 SERVING,\n"
+     "      1 NOT_SERVING (shutting down) or another answer, 3 no coopd is running.\n",
+     "check whether coopd is running and serving (for scripts and probes)",
+     "  coopctl health\n"
+     "  coopctl --socket /run/coopd/coopd.sock health --json\n"},
 };
 
 constexpr char kGlobalUsage[] =
@@ -1209,6 +1217,47 @@ int Vacuum(coop::Client& client, const std::vector<std::string>& args) {
   return 0;
 }
 
+// Exit status 3: no daemon answered (health only, for now; issue 16 item 2 extends it).
+constexpr int kExitNotRunning = 3;
+
+int Health(coop::Client& client, const std::vector<std::string>& args) {
+  bool json = false;
+  std::string service;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--json") {
+      json = true;
+    } else if (args[i] == "--service" && i + 1 < args.size()) {
+      service = args[++i];
+    } else if (args[i] == "--service") {
+      Fail("health: --service: missing value", 2);
+    } else {
+      Fail("health: unknown argument \"" + args[i] + "\" (--service, --json)", 2);
+    }
+  }
+  auto print_json = [&client](const char* status) {
+    coopctl::JsonWriter w;
+    w.BeginObject();
+    w.Key("status").String(status);
+    w.Key("socket").String(client.socket_path());
+    w.EndObject();
+    std::cout << w.str() << "\n";
+  };
+  auto h = client.Health(service);
+  if (!h && h.error().code == coop::ErrorCode::kUnavailable && !h.error().from_server) {
+    if (json) print_json("NOT_RUNNING");
+    Fail("coopd is not running on " + client.socket_path() + " (coopctl health never starts it)",
+         kExitNotRunning);
+  }
+  if (!h) FailWith(h.error());
+  const char* name = coop::HealthStatusName(*h);
+  if (json) {
+    print_json(name);
+  } else {
+    std::cout << name << " (" << client.socket_path() << ")\n";
+  }
+  return *h == coop::HealthStatus::kServing ? 0 : 1;
+}
+
 int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
   bool json = !args.empty() && args[0] == "--json";
   if (args.size() > (json ? 1u : 0u)) Fail("catalog: takes only --json", 2);
@@ -1370,7 +1419,7 @@ int main(int argc, char** argv) {
   }
   // Commands that report on the daemon itself say it is not running rather than start one;
   // the others start it when it is not (coop::ClientOptions::autostart).
-  if (command == "stats") options.autostart = false;
+  if (command == "stats" || command == "health") options.autostart = false;
   coop::Client client(options);
   if (command == "specialize") return Specialize(client, rest);
   if (command == "stats") return Stats(client, rest);
@@ -1382,5 +1431,6 @@ int main(int argc, char** argv) {
   if (command == "purge") return Purge(client, rest);
   if (command == "verify") return Verify(client, rest);
   if (command == "vacuum") return Vacuum(client, rest);
+  if (command == "health") return Health(client, rest);
   Fail("unknown command \"" + command + "\" (" + CommandNames() + "); see coopctl --help", 2);
 }

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -10,6 +11,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -18,6 +20,9 @@
 #include "client_internal.h"
 #include "coop/paths.h"
 #include "coop/v1/coop.grpc.pb.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/wire_format_lite.h"
 
 namespace coop {
 namespace {
@@ -735,6 +740,94 @@ Result<VacuumReport> Client::Vacuum() {
   v1::VacuumResponse resp;
   if (auto e = impl_->Unary(&v1::Coop::Stub::Vacuum, v1::VacuumRequest(), &resp)) return *e;
   return VacuumReport{resp.file_bytes_before(), resp.file_bytes_after()};
+}
+
+const char* HealthStatusName(HealthStatus status) {
+  switch (status) {
+    case HealthStatus::kServing:
+      return "SERVING";
+    case HealthStatus::kNotServing:
+      return "NOT_SERVING";
+    case HealthStatus::kServiceUnknown:
+      return "SERVICE_UNKNOWN";
+    case HealthStatus::kUnknown:
+      break;
+  }
+  return "UNKNOWN";
+}
+
+namespace {
+
+// grpc.health.v1's two messages on the wire. The client encodes them itself rather than linking
+// generated code for health.proto: a frontend that embeds this library may link its own copy
+// of that code, and protobuf aborts a process that registers one .proto file twice.
+//   HealthCheckRequest  { string service = 1; }   HealthCheckResponse { ServingStatus status = 1; }
+std::string EncodeHealthRequest(const std::string& service) {
+  std::string out;
+  if (service.empty()) return out;  // proto3: the default is not written
+  google::protobuf::io::StringOutputStream stream(&out);
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  google::protobuf::internal::WireFormatLite::WriteString(1, service, &coded);
+  coded.Trim();
+  return out;
+}
+
+// The status field of a HealthCheckResponse; nullopt when the bytes are not one.
+std::optional<int> DecodeHealthStatus(const std::string& in) {
+  using google::protobuf::internal::WireFormatLite;
+  google::protobuf::io::CodedInputStream coded(reinterpret_cast<const uint8_t*>(in.data()),
+                                               static_cast<int>(in.size()));
+  int status = 0;  // proto3: an absent field is UNKNOWN
+  while (const uint32_t tag = coded.ReadTag()) {
+    if (tag == WireFormatLite::MakeTag(1, WireFormatLite::WIRETYPE_VARINT)) {
+      uint32_t v = 0;
+      if (!coded.ReadVarint32(&v)) return std::nullopt;
+      status = static_cast<int>(v);
+    } else if (!WireFormatLite::SkipField(&coded, tag)) {
+      return std::nullopt;
+    }
+  }
+  if (!coded.ConsumedEntireMessage()) return std::nullopt;
+  return status;
+}
+
+}  // namespace
+
+Result<HealthStatus> Client::Health(const std::string& service) {
+  grpc::GenericStub stub(impl_->channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + impl_->options.timeout);
+  const std::string request = EncodeHealthRequest(service);
+  grpc::Slice slice(request);
+  grpc::ByteBuffer request_buffer(&slice, 1), response_buffer;
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request_buffer,
+                 &response_buffer, [&done](grpc::Status s) { done.set_value(std::move(s)); });
+  const grpc::Status s = done.get_future().get();
+  if (!s.ok()) {
+    Error e = FromGrpc(s, ctx, impl_->options.socket_path);
+    // The health service is gRPC's own: its answers carry no coopd trailer.
+    if (e.code != ErrorCode::kUnavailable) e.from_server = true;
+    if (e.code == ErrorCode::kNotFound) {
+      e.message = "coopd has no service \"" + service + "\" (ask for \"\" or \"coop.v1.Coop\")";
+    }
+    return e;
+  }
+  std::vector<grpc::Slice> slices;
+  std::string bytes;
+  if (response_buffer.Dump(&slices).ok()) {
+    for (const auto& sl : slices)
+      bytes.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+  }
+  const std::optional<int> status = DecodeHealthStatus(bytes);
+  if (!status || *status < 0 || *status > 3) {
+    Error e;
+    e.code = ErrorCode::kInternal;
+    e.message = "the health service's answer is not a HealthCheckResponse";
+    e.from_server = true;
+    return e;
+  }
+  return static_cast<HealthStatus>(*status);
 }
 
 std::optional<Error> ClientAccess::Specialize(Client& client, v1::SpecializeRequest request,

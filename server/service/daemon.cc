@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
 #include <nvrtc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -25,7 +27,9 @@
 #include "server/cache/sqlite_cache.h"
 #include "server/engine/bitcode.h"
 #include "server/engine/worker_pool.h"
+#include "server/metrics/metrics.h"
 #include "server/rpc/grpc_service.h"
+#include "server/rpc/inherited_listener.h"
 #include "server/service/log_format.h"
 #include "server/util/escape.h"
 #include "server/util/strings.h"
@@ -33,13 +37,16 @@
 namespace coopd {
 namespace {
 
+// The name of coopd's gRPC service, for health checks (proto/coop/v1/coop.proto).
+constexpr char kCoopServiceName[] = "coop.v1.Coop";
+
 constexpr char kUsage[] =
     "usage: coopd [--socket PATH] [--cache-dir DIR] [--cccl-include DIR] [--clang PATH]\n"
     "             [--workers N] [--compile-timeout SECONDS] [--worker-memory-mb N]\n"
     "             [--prewarm ARCHS] [--memory-cache-mb N] [--cache-max-mb N] [--no-pch]\n"
     "             [--shutdown-grace SECONDS] [--sandbox auto|require|off] [--log-level LEVEL]\n"
     "             [--remote-cache URL] [--remote-cache-password-file FILE]\n"
-    "             [--listen HOST:PORT] [--version]\n"
+    "             [--listen HOST:PORT] [--metrics HOST:PORT] [--version]\n"
     "\n"
     "Serves CUB block/warp primitive specializations over gRPC on a Unix socket.\n"
     "  --socket PATH        Unix socket to listen on (env COOPD_SOCKET;\n"
@@ -76,7 +83,13 @@ constexpr char kUsage[] =
     "                       COOPD_REMOTE_CACHE_PASSWORD_FILE), so it is never on a command line\n"
     "  --listen HOST:PORT   also serve gRPC on TCP (env COOPD_LISTEN, comma-separated; may be\n"
     "                       repeated). INSECURE: plaintext, no authentication; bind a private\n"
-    "                       network only (docs/farm.md)\n";
+    "                       network only (docs/farm.md)\n"
+    "  --metrics HOST:PORT  serve Prometheus metrics at http://HOST:PORT/metrics (env\n"
+    "                       COOPD_METRICS; default off). Plain HTTP, no authentication\n"
+    "\n"
+    "Started by systemd socket activation (LISTEN_FDS), coopd serves on the inherited socket\n"
+    "and ignores --socket. Health: grpc.health.v1.Health (service \"\" or coop.v1.Coop);\n"
+    "server reflection is on.\n";
 
 // An fd holding an exclusive flock on "<socket>.lock" for the daemon's lifetime.
 class SocketLock {
@@ -211,6 +224,8 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
   config->cccl_include = EnvOr("COOPD_CCCL_INCLUDE", "");
   config->clang = EnvOr("COOPD_CLANG", config->clang);
   config->log_level = EnvOr("COOPD_LOG_LEVEL", "info");
+  config->metrics_address = EnvOr("COOPD_METRICS", "");
+  std::string metrics_source = "COOPD_METRICS";
   // Numeric settings: value and where it came from, for error messages.
   struct Setting {
     std::string value, source;
@@ -285,6 +300,10 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
     } else if (arg == "--listen") {
       if (!(v = value("--listen")).ok()) return v.status();
       listen_flags.push_back(*v);
+    } else if (arg == "--metrics") {
+      if (!(v = value("--metrics")).ok()) return v.status();
+      config->metrics_address = *v;
+      metrics_source = "--metrics";
     } else if (arg == "--no-pch") {
       config->pch = false;
     } else {
@@ -396,6 +415,11 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
     }
     config->listen.push_back(address);
   }
+  if (!config->metrics_address.empty()) {
+    if (absl::Status s = CheckMetricsAddress(config->metrics_address, metrics_source); !s.ok()) {
+      return s;
+    }
+  }
   auto level = spdlog::level::from_str(config->log_level);
   if (level == spdlog::level::off && config->log_level != "off") {
     return absl::InvalidArgumentError(
@@ -423,12 +447,22 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  const std::string socket_dir = std::filesystem::path(config.socket_path).parent_path().string();
-  if (!socket_dir.empty()) {
-    if (absl::Status s = MakePrivateDir(socket_dir); !s.ok()) return s;
-  }
+  // Socket activation: systemd owns the socket (and starts one coopd per socket unit), so
+  // there is no lock to take and no file to create or remove.
+  auto inherited = TakeInheritedSocket();
+  if (!inherited.ok()) return inherited.status();
+  const bool activated = inherited->fd >= 0;
+  const std::string listen_name =
+      activated ? StrCat("inherited fd ", inherited->fd, " (unix:", inherited->path, ")")
+                : StrCat("unix:", config.socket_path);
   SocketLock lock;
-  if (absl::Status s = lock.Acquire(config.socket_path); !s.ok()) return s;
+  if (!activated) {
+    const std::string socket_dir = std::filesystem::path(config.socket_path).parent_path().string();
+    if (!socket_dir.empty()) {
+      if (absl::Status s = MakePrivateDir(socket_dir); !s.ok()) return s;
+    }
+    if (absl::Status s = lock.Acquire(config.socket_path); !s.ok()) return s;
+  }
 
   ToolchainOptions tc_options;
   tc_options.cccl_include = config.cccl_include;
@@ -527,9 +561,15 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   CoopService grpc_service(&service, &executor, &maintenance);
 
   // We hold the lock, so a socket file left here belongs to a coopd that is gone.
-  unlink(config.socket_path.c_str());
+  if (!activated) unlink(config.socket_path.c_str());
+  // grpc.health.v1 and server reflection, for grpcurl, grpc_health_probe and other generic
+  // clients; both must be switched on before the builder exists.
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix:" + config.socket_path, grpc::InsecureServerCredentials());
+  if (!activated) {
+    builder.AddListeningPort("unix:" + config.socket_path, grpc::InsecureServerCredentials());
+  }
   std::vector<int> tcp_ports(config.listen.size(), 0);
   for (size_t i = 0; i < config.listen.size(); ++i) {
     builder.AddListeningPort(config.listen[i], grpc::InsecureServerCredentials(), &tcp_ports[i]);
@@ -540,10 +580,14 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   const mode_t old_umask = umask(0177);  // the socket is created 0600
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   umask(old_umask);
-  if (!server) {
-    return absl::UnavailableError(StrCat("cannot listen on unix:", config.socket_path));
+  if (!server) return absl::UnavailableError(StrCat("cannot listen on ", listen_name));
+  if (!activated) chmod(config.socket_path.c_str(), 0600);
+  std::unique_ptr<InheritedListener> inherited_listener;
+  if (activated) {
+    auto l = InheritedListener::Start(*inherited, server.get());
+    if (!l.ok()) return l.status();
+    inherited_listener = std::move(*l);
   }
-  chmod(config.socket_path.c_str(), 0600);
   for (size_t i = 0; i < config.listen.size(); ++i) {
     if (tcp_ports[i] == 0) {
       return absl::UnavailableError(StrCat("--listen: cannot listen on ", config.listen[i]));
@@ -554,7 +598,18 @@ absl::Status RunDaemon(const DaemonConfig& config) {
         "can use this coopd; keep it on a private network",
         host, tcp_ports[i]);
   }
-  spdlog::info("ready: listening on unix:{} (cache {})", config.socket_path, cache_path);
+  server->GetHealthCheckService()->SetServingStatus(kCoopServiceName, true);
+  std::unique_ptr<MetricsServer> metrics;
+  if (!config.metrics_address.empty()) {
+    auto m = MetricsServer::Start(config.metrics_address, &service);
+    if (!m.ok()) return m.status();
+    metrics = std::move(*m);
+    spdlog::info("metrics: http://{}:{}/metrics",
+                 config.metrics_address.substr(0, config.metrics_address.rfind(':')),
+                 metrics->port());
+  }
+  spdlog::info("ready: listening on {} (cache {})", listen_name, cache_path);
+  NotifyReady(StrCat("serving on ", listen_name));
   if (!config.prewarm_archs.empty()) {
     for (const auto& arch : config.prewarm_archs) {
       TargetInfo target = service.toolchain().Target();
@@ -581,6 +636,10 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   // is left with UNAVAILABLE by killing its compile workers. SIGTERM thus stops coopd within
   // seconds whatever it was doing. gRPC's Shutdown(deadline) alone would also wait for idle
   // connections to go away, which a connected but quiet client never does.
+  NotifyStopping();
+  // Health checks say NOT_SERVING from now on, for load balancers and probes.
+  server->GetHealthCheckService()->Shutdown();
+  if (inherited_listener) inherited_listener->Stop();
   grpc_service.BeginDrain();
   service.BeginShutdown();
   if (!grpc_service.WaitIdle(std::chrono::steady_clock::now() + config.shutdown_grace)) {
@@ -593,10 +652,11 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   }
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   server->Wait();
+  metrics.reset();
   executor.Drain();
   maintenance.Drain();
   pool.Shutdown();
-  unlink(config.socket_path.c_str());
+  if (!activated) unlink(config.socket_path.c_str());
   spdlog::info("stopped");
   return absl::OkStatus();
 }

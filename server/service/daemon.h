@@ -41,6 +41,8 @@ struct DaemonConfig {
   // Extra gRPC listening addresses (--listen HOST:PORT, COOPD_LISTEN): plaintext TCP, no
   // authentication (the security issue adds TLS and tokens).
   std::vector<std::string> listen;
+  // The Prometheus endpoint (--metrics HOST:PORT, COOPD_METRICS); empty: off.
+  std::string metrics_address;
 };
 
 // $COOPD_CACHE_DIR, else $XDG_CACHE_HOME/coopd, else $HOME/.cache/coopd, else

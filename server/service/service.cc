@@ -173,6 +173,7 @@ absl::StatusOr<std::vector<PrimitiveSpec>> Service::Validate(const std::vector<P
 
 std::optional<Artifact> Service::LookupArtifact(const std::string& key,
                                                 std::optional<coop::v1::Format> expected) {
+  const auto lookup_start = std::chrono::steady_clock::now();
   auto hit = cache_->Get(key);
   if (!hit) return std::nullopt;
   Artifact artifact;
@@ -206,6 +207,8 @@ std::optional<Artifact> Service::LookupArtifact(const std::string& key,
   } else {
     artifact.set_ltoir(std::move(hit->value.blob));
   }
+  hit_seconds_[static_cast<int>(hit->origin)].Observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - lookup_start).count());
   return artifact;
 }
 
@@ -466,6 +469,7 @@ void Service::StartOperatorCompile(const PendingOperator& op, const std::string&
         ++compiles_;
         if (bitcode) ++bitcode_compiles_;
         compile_us_total_ += static_cast<uint64_t>(reply->compile_ms() * 1000);
+        compile_seconds_.Observe(reply->compile_ms() / 1000.0);  // operators: not in percentiles
         spdlog::info("[req {}] compiled {} in {:.0f} ms ({} bytes {})", request_id, description,
                      reply->compile_ms(), bitcode ? reply->bitcode().size() : reply->ltoir().size(),
                      bitcode ? "bitcode" : "LTO-IR");
@@ -748,6 +752,7 @@ void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const Render
 }
 
 void Service::RecordCompileTime(double ms) {
+  compile_seconds_.Observe(ms / 1000.0);
   std::lock_guard<std::mutex> lock(times_mu_);
   recent_compile_ms_.push_back(ms);
   if (recent_compile_ms_.size() > 1024) recent_compile_ms_.pop_front();

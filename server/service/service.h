@@ -28,6 +28,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "coop/v1/coop.pb.h"
+#include "prometheus/histogram.h"
 #include "server/cache/cache.h"
 #include "server/cache/cache_key.h"
 #include "server/cache/remote_cache.h"
@@ -95,6 +96,14 @@ class Service {
   void Prewarm(const std::vector<std::string>& archs);
 
   const Toolchain& toolchain() const { return toolchain_; }
+
+  // Latency histograms for the /metrics endpoint (server/metrics/); ResetStats leaves them.
+  // Compile time: each successful compile's NVRTC or clang time as the worker measured it.
+  const prometheus::Histogram& compile_seconds() const { return compile_seconds_; }
+  // Hit latency: a cache lookup that hit `tier`, until its artifact is decoded and checked.
+  const prometheus::Histogram& hit_seconds(CacheOrigin tier) const {
+    return hit_seconds_[static_cast<int>(tier)];
+  }
   // The catalogue, with the archs bitcode requests may name (or why there are none).
   coop::v1::CatalogResponse Catalog() const;
 
@@ -172,6 +181,12 @@ class Service {
   std::atomic<uint64_t> compile_us_total_{0};
   std::mutex times_mu_;
   std::deque<double> recent_compile_ms_ ABSL_GUARDED_BY(times_mu_);  // last 1024
+  prometheus::Histogram compile_seconds_{{0.05, 0.1, 0.2, 0.3, 0.5, 1, 2, 4, 8, 16, 32, 64, 128}};
+  prometheus::Histogram hit_seconds_[3] = {  // by CacheOrigin
+      prometheus::Histogram{kHitBuckets}, prometheus::Histogram{kHitBuckets},
+      prometheus::Histogram{kHitBuckets}};
+  static inline const prometheus::Histogram::BucketBoundaries kHitBuckets = {
+      1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 1e-1};
 };
 
 }  // namespace coopd

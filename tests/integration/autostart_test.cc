@@ -1,6 +1,7 @@
 // Integration tests of auto-start: a client (coop::Client, coopctl) with no daemon on its socket
-// starts one; COOPD_NO_AUTOSTART turns that off; `coopctl stats` never starts one; 20 processes
-// started at once end up talking to exactly one daemon. Real coopd binaries, real processes.
+// starts one; COOPD_NO_AUTOSTART turns that off; `coopctl stats` and `coopctl health` never start
+// one; 20 processes started at once end up talking to exactly one daemon. Real coopd binaries, real
+// processes.
 #include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -127,6 +128,32 @@ TEST(Autostart, OffWithCoopdNoAutostartAndForCoopctlStats) {
   EXPECT_EQ(RunCommand({COOPCTL_BINARY, "--socket", socket, "catalog"}, &out, &err), 0) << err;
   EXPECT_NE(out.find("block_reduce"), std::string::npos);
   EXPECT_EQ(AutostartScope::DaemonsOn(socket).size(), 1u);
+}
+
+// coopctl health says "not running" with exit status 3, and neither it nor Client::Health
+// starts a daemon, even with auto-start on and a coopd binary at hand.
+TEST(Autostart, NeverForHealthChecks) {
+  TempDir dir;
+  const std::string socket = dir.path() + "/coopd.sock";
+  AutostartScope scope(dir.path(), socket);
+  std::string out, err;
+  EXPECT_EQ(
+      RunCommand({COOPCTL_BINARY, "--socket", socket, "--timeout", "10", "health"}, &out, &err), 3);
+  EXPECT_NE(err.find("coopd is not running on " + socket), std::string::npos) << err;
+  EXPECT_EQ(RunCommand({COOPCTL_BINARY, "--socket", socket, "--timeout", "10", "health", "--json"},
+                       &out, &err),
+            3);
+  EXPECT_NE(out.find("\"status\":\"NOT_RUNNING\""), std::string::npos) << out;
+  coop::ClientOptions options;
+  options.socket_path = socket;
+  options.timeout = 10s;
+  options.autostart = true;
+  auto h = coop::Client(options).Health();
+  ASSERT_FALSE(h);
+  EXPECT_EQ(h.error().code, coop::ErrorCode::kUnavailable);
+  EXPECT_FALSE(h.error().from_server);
+  EXPECT_TRUE(AutostartScope::DaemonsOn(socket).empty());
+  EXPECT_FALSE(fs::exists(socket));
 }
 
 TEST(Autostart, TwentyProcessesAtOnceEndUpWithExactlyOneDaemon) {

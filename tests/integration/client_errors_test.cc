@@ -41,6 +41,7 @@ const std::vector<CommandUsage>& Commands() {
       {"purge", "  purge (--all | [--family F] [--dtype T] [--arch A]) [--json]\n"},
       {"verify", "  verify [--json]\n"},
       {"vacuum", "  vacuum [--json]\n"},
+      {"health", "  health [--service NAME] [--json]\n"},
   };
   return kCommands;
 }

@@ -1172,16 +1172,7 @@ TEST(Daemon, SigtermFinishesRequestsInFlight) {
     CoopdProcess d(dir.path() + "/coopd.sock", dir.path() + "/cache", {"--shutdown-grace", "600"});
     ASSERT_TRUE(d.Start(&error) && d.WaitReady(120s, &error)) << error;
     auto client = d.MakeClient();
-    // The first compile in a fresh daemon builds its PCH: seconds of work in flight.
-    auto pending =
-        std::async(std::launch::async, [&] { return client.Specialize(BlockReduceF32()); });
-    // Wait until the daemon has accepted the request, then signal it.
-    for (;;) {
-      auto s = client.GetStats();
-      ASSERT_TRUE(s);
-      if (s->requests >= 1) break;
-      std::this_thread::sleep_for(5ms);
-    }
+    auto pending = StartFirstCompile(client);  // seconds of work in flight
     d.Signal(sig);
     auto a = pending.get();
     ASSERT_TRUE(a) << strsignal(sig) << ": " << a.error().message << "\n" << d.Log();

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include "server/engine/compiler.h"
 
@@ -136,6 +137,21 @@ coop::Spec BlockSpec(const std::string& family, const std::string& method, const
   s.items_per_thread = items;
   s.arch = "sm_90";
   return s;
+}
+
+std::future<coop::Result<coop::Artifact>> StartFirstCompile(coop::Client& client) {
+  auto pending =
+      std::async(std::launch::async, [&client] { return client.Specialize(BlockReduceF32()); });
+  for (;;) {
+    auto s = client.GetStats();
+    if (!s) {
+      ADD_FAILURE() << "GetStats: " << s.error().message;
+      break;
+    }
+    if (s->requests >= 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return pending;
 }
 
 coop::Spec BlockReduceF32() {

@@ -1,6 +1,7 @@
 // test_util.h: helpers shared by the integration tests.
 #pragma once
 
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -74,6 +75,12 @@ coop::Spec BlockSpec(const std::string& family, const std::string& method, const
 
 // block_reduce sum float32, 256 threads, sm_90: the README's example.
 coop::Spec BlockReduceF32();
+
+// Requests BlockReduceF32() through `client` in the background and returns once the daemon has
+// counted the request: in a fresh daemon the first compile builds its PCH, so the request is
+// then seconds of work in flight (to signal the daemon during). Fails the calling test if the
+// daemon does not answer GetStats.
+std::future<coop::Result<coop::Artifact>> StartFirstCompile(coop::Client& client);
 
 // Compiles CUDA source to LTO-IR (or, with `ptx`, relocatable PTX) for `arch` with NVRTC; fails
 // the calling test (with NVRTC's log) if it does not compile.

@@ -523,6 +523,12 @@ struct Stats {
   RemoteTierStats remote;
 };
 
+// A status of the standard gRPC health service (grpc.health.v1.HealthCheckResponse's values).
+enum class HealthStatus { kUnknown = 0, kServing = 1, kNotServing = 2, kServiceUnknown = 3 };
+
+// "SERVING", "NOT_SERVING", ...
+const char* HealthStatusName(HealthStatus status);
+
 struct ClientOptions {
   std::string socket_path;  // empty: coop::DefaultSocketPath()
   // Per-call deadline. A first compile takes about a second; a cold daemon a few.
@@ -576,6 +582,13 @@ class Client {
   Result<VacuumReport> Vacuum();
 
   Result<Catalog> GetCatalog();
+
+  // Asks the daemon's grpc.health.v1.Health service (what grpcurl and grpc_health_probe ask)
+  // about `service`: "" (the whole daemon) or "coop.v1.Coop". kNotServing once coopd is
+  // shutting down. Never starts a daemon, whatever ClientOptions::autostart says: a check must
+  // not create what it checks. An unknown service is an Error with kNotFound; no daemon, a
+  // kUnavailable Error that is not from_server.
+  Result<HealthStatus> Health(const std::string& service = "");
 
   // Lays out the temp storage of a kernel's primitives and the frontend's reservations in its
   // dynamic shared memory. Spec uses are resolved as Specialize resolves them (a cache hit once

@@ -91,5 +91,26 @@ TEST(DaemonArgs, ListenTakesHostPortAndRefusesAnythingElse) {
   unsetenv("COOPD_LISTEN");
 }
 
+TEST(DaemonArgs, MetricsIsOffByDefaultAndABadAddressNamesItsSource) {
+  unsetenv("COOPD_METRICS");
+  DaemonConfig c;
+  ASSERT_TRUE(Parse({}, &c).ok());
+  EXPECT_EQ(c.metrics_address, "") << "off by default";
+  ASSERT_TRUE(Parse({"--metrics", "127.0.0.1:9464"}, &c).ok());
+  EXPECT_EQ(c.metrics_address, "127.0.0.1:9464");
+  auto s = Parse({"--metrics", "9464"}, &c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "--metrics: must be HOST:PORT (e.g. 127.0.0.1:9464, [::1]:9464, 0.0.0.0:9464), got "
+            "\"9464\"");
+  setenv("COOPD_METRICS", "localhost:99999", 1);
+  s = Parse({}, &c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("COOPD_METRICS: must be HOST:PORT"), std::string::npos) << s.message();
+  ASSERT_TRUE(Parse({"--metrics", "[::1]:0"}, &c).ok()) << "the flag wins over the environment";
+  EXPECT_EQ(c.metrics_address, "[::1]:0");
+  unsetenv("COOPD_METRICS");
+}
+
 }  // namespace
 }  // namespace coopd

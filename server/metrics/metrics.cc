@@ -1,0 +1,228 @@
+#include "server/metrics/metrics.h"
+
+#include <civetweb.h>
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "prometheus/metric_family.h"
+#include "prometheus/text_serializer.h"
+#include "server/util/strings.h"
+
+namespace coopd {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+// Builds one family at a time: Add() appends a sample with its labels.
+class Families {
+ public:
+  Families& Begin(const std::string& name, MetricType type, const std::string& help) {
+    families_.push_back(MetricFamily{"coopd_" + name, help, type, {}});
+    return *this;
+  }
+  Families& Add(double value, std::vector<ClientMetric::Label> labels = {}) {
+    ClientMetric m;
+    m.label = std::move(labels);
+    switch (families_.back().type) {
+      case MetricType::Counter:
+        m.counter.value = value;
+        break;
+      case MetricType::Gauge:
+        m.gauge.value = value;
+        break;
+      default:
+        m.untyped.value = value;
+        break;
+    }
+    families_.back().metric.push_back(std::move(m));
+    return *this;
+  }
+  Families& AddHistogram(ClientMetric m, std::vector<ClientMetric::Label> labels = {}) {
+    m.label = std::move(labels);
+    families_.back().metric.push_back(std::move(m));
+    return *this;
+  }
+  const std::vector<MetricFamily>& families() const { return families_; }
+
+ private:
+  std::vector<MetricFamily> families_;
+};
+
+const char* TierLabel(CacheOrigin o) {
+  switch (o) {
+    case CacheOrigin::kMemory:
+      return "memory";
+    case CacheOrigin::kDisk:
+      return "disk";
+    case CacheOrigin::kRemote:
+      return "remote";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+std::string RenderMetrics(Service& service) {
+  const coop::v1::Stats s = service.GetStats();
+  Families f;
+  const auto counter = MetricType::Counter;
+  const auto gauge = MetricType::Gauge;
+  // One sample without labels.
+  auto one = [&f](const char* name, MetricType type, const char* help, double value) {
+    f.Begin(name, type, help).Add(value);
+  };
+  // One sample per cache tier, labelled tier="memory" etc.
+  auto per_tier = [&f, &s](const char* name, MetricType type, const char* help,
+                           double (*value)(const coop::v1::TierStats&)) {
+    f.Begin(name, type, help);
+    for (const auto& t : s.tiers()) f.Add(value(t), {{"tier", t.name()}});
+  };
+  using Tier = coop::v1::TierStats;
+  auto d = [](uint64_t v) { return static_cast<double>(v); };
+
+  one("requests_total", counter, "Specialize requests received (coopctl stats --zero resets)",
+      d(s.requests()));
+  one("invalid_requests_total", counter, "Requests answered INVALID_ARGUMENT",
+      d(s.invalid_requests()));
+  one("bundles_total", counter, "Bundle requests received", d(s.bundles()));
+  per_tier("cache_hits_total", counter, "Cache lookups answered by each tier",
+           [](const Tier& t) { return static_cast<double>(t.hits()); });
+  one("cache_misses_total", counter, "Requests found in no cache tier", d(s.misses()));
+  one("joined_requests_total", counter, "Requests that joined an identical compile in flight",
+      d(s.joined_requests()));
+  one("compiles_total", counter, "Successful compiles (NVRTC and clang)", d(s.compiles()));
+  one("bitcode_compiles_total", counter, "Successful clang compiles (also in compiles_total)",
+      d(s.bitcode_compiles()));
+  one("compile_failures_total", counter, "Compiles that failed", d(s.compile_failures()));
+  one("compile_timeouts_total", counter, "Compiles killed at the compile timeout",
+      d(s.compile_timeouts()));
+  one("pch_warm_compiles_total", counter, "Compiles served by a worker's warm PCH",
+      d(s.pch_warm_compiles()));
+  one("links_total", counter, "Link requests that ran nvJitLink", d(s.links()));
+  one("link_failures_total", counter, "Links that failed", d(s.link_failures()));
+  one("link_hits_total", counter, "Link requests served from the cache", d(s.link_hits()));
+  f.Begin("compile_duration_seconds", MetricType::Histogram,
+          "Compile time of each successful compile, as the worker measured it")
+      .AddHistogram(service.compile_seconds().Collect());
+  f.Begin("cache_hit_duration_seconds", MetricType::Histogram,
+          "Time to serve a cache hit: lookup in the tiers, decode and check");
+  for (CacheOrigin o : {CacheOrigin::kMemory, CacheOrigin::kDisk, CacheOrigin::kRemote}) {
+    f.AddHistogram(service.hit_seconds(o).Collect(), {{"tier", TierLabel(o)}});
+  }
+  one("queue_depth", gauge, "Compile jobs waiting for a worker", d(s.queue_depth()));
+  uint64_t busy = 0, idle = 0, down = 0;
+  for (const auto& w : s.worker_status()) ++(w.pid() == 0 ? down : w.busy() ? busy : idle);
+  f.Begin("workers", gauge, "Compile worker processes by state (down: not running right now)")
+      .Add(d(busy), {{"state", "busy"}})
+      .Add(d(idle), {{"state", "idle"}})
+      .Add(d(down), {{"state", "down"}});
+  one("worker_restarts_total", counter, "Compile workers restarted", d(s.worker_restarts()));
+  one("worker_crashes_total", counter, "Compile workers that died during a job",
+      d(s.worker_crashes()));
+  per_tier("cache_bytes", gauge, "Bytes stored in each cache tier (compressed, deduplicated)",
+           [](const Tier& t) { return static_cast<double>(t.bytes()); });
+  per_tier("cache_raw_bytes", gauge, "Uncompressed bytes of the entries of each cache tier",
+           [](const Tier& t) { return static_cast<double>(t.raw_bytes()); });
+  per_tier("cache_budget_bytes", gauge, "Byte budget of each cache tier",
+           [](const Tier& t) { return static_cast<double>(t.budget_bytes()); });
+  per_tier("cache_entries", gauge, "Entries in each cache tier",
+           [](const Tier& t) { return static_cast<double>(t.entries()); });
+  per_tier("cache_evictions_total", counter, "Entries evicted from each cache tier",
+           [](const Tier& t) { return static_cast<double>(t.evictions()); });
+  per_tier("cache_corruptions_total", counter, "Damaged records found (and dropped) in each tier",
+           [](const Tier& t) { return static_cast<double>(t.corruptions()); });
+  per_tier("cache_write_failures_total", counter, "Artifacts served but not stored, by tier",
+           [](const Tier& t) { return static_cast<double>(t.write_failures()); });
+  per_tier("cache_tier_degraded", gauge, "1 while a tier's last write failed (serving uncached)",
+           [](const Tier& t) { return t.degraded() ? 1.0 : 0.0; });
+  one("degraded", gauge,
+      "1 while coopd serves without a working disk cache (compiling without caching)",
+      s.cache_degraded() ? 1 : 0);
+  one("uptime_seconds", gauge, "Seconds since coopd started", s.uptime_s());
+  f.Begin("build_info", gauge, "The toolchain coopd compiles with (value 1)")
+      .Add(1, {{"nvrtc", s.toolchain().nvrtc_version()},
+               {"cccl", s.toolchain().cccl_version()},
+               {"header_digest", s.toolchain().header_digest().substr(0, 16)}});
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, f.families());
+  return out.str();
+}
+
+namespace {
+
+int HandleMetrics(mg_connection* conn, void* data) {
+  const mg_request_info* info = mg_get_request_info(conn);
+  if (std::strcmp(info->request_method, "GET") != 0 &&
+      std::strcmp(info->request_method, "HEAD") != 0) {
+    mg_send_http_error(conn, 405, "%s", "only GET and HEAD\n");
+    return 405;
+  }
+  const std::string body = RenderMetrics(*static_cast<Service*>(data));
+  mg_send_http_ok(conn, "text/plain; version=0.0.4; charset=utf-8",
+                  static_cast<long long>(body.size()));
+  if (std::strcmp(info->request_method, "GET") == 0) mg_write(conn, body.data(), body.size());
+  return 200;
+}
+
+int HandleOther(mg_connection* conn, void*) {
+  mg_send_http_error(conn, 404, "%s", "coopd serves /metrics only\n");
+  return 404;
+}
+
+int LogMessage(const mg_connection*, const char* message) {
+  spdlog::warn("metrics: {}", message);
+  return 1;
+}
+
+}  // namespace
+
+absl::Status CheckMetricsAddress(const std::string& address, const std::string& source) {
+  const size_t colon = address.rfind(':');
+  int port = -1;
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(StrCat(
+        source, ": must be HOST:PORT (e.g. 127.0.0.1:9464, [::1]:9464, 0.0.0.0:9464), got \"",
+        address, "\""));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& address,
+                                                                    Service* service) {
+  if (absl::Status s = CheckMetricsAddress(address, "--metrics"); !s.ok()) return s;
+  static std::once_flag init;
+  std::call_once(init, [] { mg_init_library(0); });
+  // civetweb names an IPv4 host as "HOST:PORT" and IPv6 as "[HOST]:PORT"; "+" would mean both.
+  const std::string ports = address;
+  const char* options[] = {"listening_ports",    ports.c_str(), "num_threads", "2",
+                           "request_timeout_ms", "10000",       nullptr};
+  mg_callbacks callbacks{};
+  callbacks.log_message = LogMessage;
+  auto server = std::unique_ptr<MetricsServer>(new MetricsServer());
+  server->service_ = service;
+  server->ctx_ = mg_start(&callbacks, nullptr, options);
+  if (server->ctx_ == nullptr) {
+    return absl::UnavailableError(StrCat("--metrics: cannot listen on ", address,
+                                         " (in use, or not an address of this machine)"));
+  }
+  mg_set_request_handler(server->ctx_, "/metrics$", HandleMetrics, service);
+  mg_set_request_handler(server->ctx_, "/", HandleOther, nullptr);
+  mg_server_port listening[4];
+  const int n = mg_get_server_ports(server->ctx_, 4, listening);
+  server->port_ = n > 0 ? listening[0].port : 0;
+  return server;
+}
+
+MetricsServer::~MetricsServer() {
+  if (ctx_ != nullptr) mg_stop(ctx_);
+}
+
+}  // namespace coopd

@@ -1,0 +1,45 @@
+// metrics.h: the opt-in Prometheus endpoint (coopd --metrics HOST:PORT).
+//
+// RenderMetrics() turns the service's counters (the ones GetStats reports) and its latency
+// histograms into Prometheus text exposition format, with prometheus-cpp's serializer.
+// MetricsServer serves it at GET /metrics over HTTP with civetweb; it never parses HTTP itself.
+// A scrape reads counters and tables only, like GetStats: it takes no lock the disk tier holds.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "server/service/service.h"
+
+struct mg_context;
+
+namespace coopd {
+
+// OK when `address` is HOST:PORT with a port in 0..65535; else INVALID_ARGUMENT naming
+// `source` (the flag or variable it came from) and the form expected.
+absl::Status CheckMetricsAddress(const std::string& address, const std::string& source);
+
+// The metrics, in text exposition format (version 0.0.4). Documented in docs/operators.md.
+std::string RenderMetrics(Service& service);
+
+class MetricsServer {
+ public:
+  // Listens on `address` ("HOST:PORT"; PORT 0 picks a free port). INVALID_ARGUMENT naming
+  // --metrics for a malformed address; UNAVAILABLE when it cannot listen.
+  static absl::StatusOr<std::unique_ptr<MetricsServer>> Start(const std::string& address,
+                                                              Service* service);
+  ~MetricsServer();
+  MetricsServer(const MetricsServer&) = delete;
+  MetricsServer& operator=(const MetricsServer&) = delete;
+
+  int port() const { return port_; }  // the port it listens on
+
+ private:
+  MetricsServer() = default;
+  mg_context* ctx_ = nullptr;
+  Service* service_ = nullptr;
+  int port_ = 0;
+};
+
+}  // namespace coopd

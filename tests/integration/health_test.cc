@@ -1,0 +1,87 @@
+// The standard gRPC health service of a real coopd, through Client::Health and coopctl health
+// (Python's grpcio health and reflection clients: tests/python/test_ops.py; no daemon at all:
+// Autostart.NeverForHealthChecks).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <future>
+#include <string>
+#include <thread>
+
+#include "coop/client.h"
+#include "test_util.h"
+
+namespace coopd_test {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(Health, ServingForTheDaemonAndItsServiceNotFoundForOthers) {
+  TestDaemon d({"--workers", "1"});
+  ASSERT_TRUE(d.started);
+  coop::Client client = d.Client();
+  auto whole = client.Health();
+  ASSERT_TRUE(whole) << whole.error().message;
+  EXPECT_EQ(*whole, coop::HealthStatus::kServing);
+  auto coop_service = client.Health("coop.v1.Coop");
+  ASSERT_TRUE(coop_service) << coop_service.error().message;
+  EXPECT_EQ(*coop_service, coop::HealthStatus::kServing);
+  auto other = client.Health("no.such.Service");
+  ASSERT_FALSE(other);
+  EXPECT_EQ(other.error().code, coop::ErrorCode::kNotFound);
+  EXPECT_TRUE(other.error().from_server);
+  EXPECT_NE(other.error().message.find("\"no.such.Service\""), std::string::npos)
+      << other.error().message;
+}
+
+TEST(Health, CoopctlHealthExitStatusAndOutput) {
+  TestDaemon d({"--workers", "1"});
+  ASSERT_TRUE(d.started);
+  const std::string socket = d.process.socket_path();
+  std::string out, err;
+  EXPECT_EQ(RunCommand({COOPCTL_BINARY, "--socket", socket, "health"}, &out, &err), 0) << err;
+  EXPECT_EQ(out, "SERVING (" + socket + ")\n");
+  EXPECT_EQ(RunCommand({COOPCTL_BINARY, "--socket", socket, "health", "--service", "coop.v1.Coop",
+                        "--json"},
+                       &out, &err),
+            0)
+      << err;
+  EXPECT_EQ(out, "{\"status\":\"SERVING\",\"socket\":\"" + socket + "\"}\n");
+  // A service coopd does not have: the health service's NOT_FOUND, exit status 1.
+  EXPECT_EQ(
+      RunCommand({COOPCTL_BINARY, "--socket", socket, "health", "--service", "x.Y"}, &out, &err),
+      1);
+  EXPECT_NE(err.find("NOT_FOUND"), std::string::npos) << err;
+  // Usage errors: exit status 2, naming the argument.
+  EXPECT_EQ(RunCommand({COOPCTL_BINARY, "--socket", socket, "health", "--bogus"}, &out, &err), 2);
+  EXPECT_NE(err.find("\"--bogus\""), std::string::npos) << err;
+}
+
+// From SIGTERM on, while the requests in flight finish, the health service says NOT_SERVING (a
+// load balancer stops sending work) and the request in flight still gets its artifact.
+TEST(Health, NotServingWhileDraining) {
+  TempDir dir;
+  std::string error;
+  // A grace no compile reaches, so the daemon drains for as long as the compile takes.
+  CoopdProcess d(dir.path() + "/coopd.sock", dir.path() + "/cache",
+                 {"--shutdown-grace", "600", "--workers", "1"});
+  ASSERT_TRUE(d.Start(&error) && d.WaitReady(120s, &error)) << error;
+  auto client = d.MakeClient();
+  auto pending = StartFirstCompile(client);  // seconds of work in flight
+  d.Signal(SIGTERM);
+  // The signal is handled on coopd's own thread: ask until the answer changes.
+  coop::Result<coop::HealthStatus> h = coop::HealthStatus::kServing;
+  for (int i = 0; i < 6000 && h && *h == coop::HealthStatus::kServing; ++i) {
+    h = client.Health();
+    if (h && *h == coop::HealthStatus::kServing) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(h) << h.error().message << "\n" << d.Log();
+  EXPECT_EQ(*h, coop::HealthStatus::kNotServing);
+  auto a = pending.get();
+  ASSERT_TRUE(a) << a.error().message << "\n" << d.Log();
+  EXPECT_EQ(a->origin, coop::Origin::kCompiled);
+  EXPECT_EQ(d.WaitExit(120s), 0) << d.Log();
+}
+
+}  // namespace
+}  // namespace coopd_test
