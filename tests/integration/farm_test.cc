@@ -45,7 +45,7 @@ struct Redis {
     EXPECT_TRUE(started) << error;
   }
   std::string Url(const std::string& prefix, const std::string& options = "") const {
-    return "redis://" + server.Address() + "/" + prefix + (options.empty() ? "" : "?" + options);
+    return "redis://" + server.Address() + "/" + prefix + TestUrlOptions(options);
   }
   std::vector<std::string> Keys(const std::string& pattern) const {
     std::vector<std::string> out;

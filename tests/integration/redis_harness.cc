@@ -184,7 +184,7 @@ bool RedisCluster::Start(std::string* error) {
 
 std::string RedisCluster::Url(const std::string& prefix, const std::string& options) const {
   return "redis-cluster://" + nodes_[0]->Address() + "," + nodes_[1]->Address() + "/" + prefix +
-         (options.empty() ? "" : "?" + options);
+         TestUrlOptions(options);
 }
 
 std::string RedisCluster::NodeId(size_t i) const {
