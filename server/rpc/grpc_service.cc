@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <random>
+
+#include "server/util/escape.h"
 #include "server/util/strings.h"
 
 namespace coopd {
@@ -29,6 +32,16 @@ bool WantsErrorDetails(const grpc::CallbackServerContext* context) {
 }
 
 }  // namespace
+
+bool SaneRequestId(std::string_view id) {
+  if (id.empty() || id.size() > kMaxRequestIdBytes) return false;
+  for (char c : id) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    std::string_view("-_.:/+=@").find(c) != std::string_view::npos;
+    if (!ok) return false;
+  }
+  return true;
+}
 
 std::string StatusSummary(std::string_view message) {
   if (EncodedBytes(message) <= kMaxStatusMessageBytes) return std::string(message);
@@ -116,10 +129,40 @@ void Executor::Drain() {
   threads_.clear();
 }
 
-grpc::ServerUnaryReactor* CoopService::Accept(grpc::CallbackServerContext* context,
-                                              std::function<void(uint64_t id, Finish finish)> work,
-                                              Executor* on) {
+CoopService::CoopService(coopd::Service* service, Executor* executor, Executor* maintenance)
+    : service_(service), executor_(executor), maintenance_(maintenance) {
+  char prefix[16];
+  std::snprintf(prefix, sizeof(prefix), "%08x", static_cast<unsigned>(std::random_device{}()));
+  request_id_prefix_ = prefix;
+}
+
+std::string CoopService::RequestId(grpc::CallbackServerContext* context) {
+  std::string id;
+  const auto& metadata = context->client_metadata();
+  auto it = metadata.find(kRequestIdKey);
+  const bool given = it != metadata.end();
+  const std::string_view theirs =
+      given ? std::string_view(it->second.data(), it->second.size()) : std::string_view();
+  if (given && SaneRequestId(theirs)) {
+    id.assign(theirs.data(), theirs.size());
+  } else {
+    id = StrCat(request_id_prefix_, "-", next_request_id_++);
+    if (given) {
+      spdlog::info(
+          "[req {}] not using the client's x-request-id {}: it must be 1..{} letters, digits "
+          "or -_.:/+=@",
+          id, QuoteValue(theirs), kMaxRequestIdBytes);
+    }
+  }
+  context->AddTrailingMetadata(kRequestIdKey, id);
+  return id;
+}
+
+grpc::ServerUnaryReactor* CoopService::Accept(
+    grpc::CallbackServerContext* context,
+    std::function<void(const std::string& id, Finish finish)> work, Executor* on) {
   auto* reactor = context->DefaultReactor();
+  const std::string id = RequestId(context);
   ++in_flight_;
   if (draining_) {
     --in_flight_;
@@ -129,7 +172,6 @@ grpc::ServerUnaryReactor* CoopService::Accept(grpc::CallbackServerContext* conte
     reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "coopd is shutting down; retry"));
     return reactor;
   }
-  const uint64_t id = next_request_id_++;
   (on != nullptr ? on : executor_)->Submit([this, context, reactor, id, work = std::move(work)] {
     work(id, [this, context, reactor](const absl::Status& status) {
       --in_flight_;
@@ -144,7 +186,7 @@ grpc::ServerUnaryReactor* CoopService::Accept(grpc::CallbackServerContext* conte
 grpc::ServerUnaryReactor* CoopService::Specialize(grpc::CallbackServerContext* context,
                                                   const coop::v1::SpecializeRequest* request,
                                                   coop::v1::SpecializeResponse* response) {
-  return Accept(context, [this, request, response](uint64_t id, Finish finish) {
+  return Accept(context, [this, request, response](const std::string& id, Finish finish) {
     const std::vector<int> formats(request->formats().begin(), request->formats().end());
     service_->Specialize({request->spec()}, /*bundle=*/false, formats, id,
                          [response, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
@@ -157,7 +199,7 @@ grpc::ServerUnaryReactor* CoopService::Specialize(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* CoopService::SpecializeBundle(
     grpc::CallbackServerContext* context, const coop::v1::SpecializeBundleRequest* request,
     coop::v1::SpecializeResponse* response) {
-  return Accept(context, [this, request, response](uint64_t id, Finish finish) {
+  return Accept(context, [this, request, response](const std::string& id, Finish finish) {
     std::vector<coop::v1::PrimitiveSpec> specs(request->specs().begin(), request->specs().end());
     const std::vector<int> formats(request->formats().begin(), request->formats().end());
     service_->Specialize(specs, /*bundle=*/true, formats, id,
@@ -171,7 +213,7 @@ grpc::ServerUnaryReactor* CoopService::SpecializeBundle(
 grpc::ServerUnaryReactor* CoopService::Link(grpc::CallbackServerContext* context,
                                             const coop::v1::LinkRequest* request,
                                             coop::v1::LinkResponse* response) {
-  return AcceptAsync(context, response, [this, request](uint64_t id, auto done) {
+  return AcceptAsync(context, response, [this, request](const std::string& id, auto done) {
     service_->Link(*request, id, std::move(done));
   });
 }
@@ -179,7 +221,7 @@ grpc::ServerUnaryReactor* CoopService::Link(grpc::CallbackServerContext* context
 grpc::ServerUnaryReactor* CoopService::Plan(grpc::CallbackServerContext* context,
                                             const coop::v1::PlanRequest* request,
                                             coop::v1::PlanResponse* response) {
-  return AcceptAsync(context, response, [this, request](uint64_t id, auto done) {
+  return AcceptAsync(context, response, [this, request](const std::string& id, auto done) {
     service_->Plan(*request, id, std::move(done));
   });
 }
@@ -231,6 +273,7 @@ grpc::ServerUnaryReactor* CoopService::Catalog(grpc::CallbackServerContext* cont
                                                const coop::v1::CatalogRequest* /*request*/,
                                                coop::v1::CatalogResponse* response) {
   auto* reactor = context->DefaultReactor();
+  RequestId(context);
   *response = service_->Catalog();
   context->AddTrailingMetadata("coopd-status", "server");
   reactor->Finish(grpc::Status::OK);
@@ -249,6 +292,7 @@ grpc::ServerUnaryReactor* CoopService::GetStats(grpc::CallbackServerContext* con
                                                 const coop::v1::GetStatsRequest* /*request*/,
                                                 coop::v1::Stats* response) {
   auto* reactor = context->DefaultReactor();
+  RequestId(context);
   *response = service_->GetStats();
   context->AddTrailingMetadata("coopd-status", "server");
   reactor->Finish(grpc::Status::OK);

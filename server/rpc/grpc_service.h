@@ -36,6 +36,15 @@ inline constexpr char kErrorDetailsFull[] = "full";
 // ErrorDetail's type URL in the status details.
 inline constexpr char kErrorDetailTypeUrl[] = "type.googleapis.com/coop.v1.ErrorDetail";
 
+// Request ids. Every call gets one: the client's `x-request-id` metadata when it is sane (1 to
+// kMaxRequestIdBytes of letters, digits and - _ . : / + = @, so it cannot break a log line or
+// forge another request's tag), else one coopd makes, "<8 hex digits of this process>-<n>". The
+// id tags the call's log lines ("[req ID] ...": log_format.h) and returns to the client in the
+// `x-request-id` trailing metadata.
+inline constexpr char kRequestIdKey[] = "x-request-id";
+inline constexpr size_t kMaxRequestIdBytes = 64;
+bool SaneRequestId(std::string_view id);
+
 // `message` when it fits the bound above; otherwise its summary.
 std::string StatusSummary(std::string_view message);
 
@@ -64,8 +73,7 @@ class Executor {
 class CoopService final : public coop::v1::Coop::CallbackService {
  public:
   // `maintenance` runs Purge, Verify and Vacuum; `executor` everything else.
-  CoopService(coopd::Service* service, Executor* executor, Executor* maintenance)
-      : service_(service), executor_(executor), maintenance_(maintenance) {}
+  CoopService(coopd::Service* service, Executor* executor, Executor* maintenance);
 
   grpc::ServerUnaryReactor* Specialize(grpc::CallbackServerContext* context,
                                        const coop::v1::SpecializeRequest* request,
@@ -107,18 +115,20 @@ class CoopService final : public coop::v1::Coop::CallbackService {
   int in_flight() const { return in_flight_.load(); }
 
  private:
+  // The call's request id (see kRequestIdKey), also set as its trailing metadata.
+  std::string RequestId(grpc::CallbackServerContext* context);
   // Accepts a request (or refuses it while draining) and runs `work` on the executor; `work`
   // must arrange for `finish` to be called exactly once.
   using Finish = std::function<void(const absl::Status&)>;
   grpc::ServerUnaryReactor* Accept(grpc::CallbackServerContext* context,
-                                   std::function<void(uint64_t id, Finish finish)> work,
+                                   std::function<void(const std::string& id, Finish finish)> work,
                                    Executor* on = nullptr);
   // For calls whose service method delivers a StatusOr<Response> through a callback:
   // `start(id, done)` starts it.
   template <class Response, class Start>
   grpc::ServerUnaryReactor* AcceptAsync(grpc::CallbackServerContext* context, Response* response,
                                         Start start) {
-    return Accept(context, [response, start](uint64_t id, Finish finish) {
+    return Accept(context, [response, start](const std::string& id, Finish finish) {
       start(id, std::function<void(absl::StatusOr<Response>)>(
                     [response, finish](absl::StatusOr<Response> r) {
                       if (r.ok()) *response = std::move(*r);
@@ -133,7 +143,7 @@ class CoopService final : public coop::v1::Coop::CallbackService {
                                        Fn fn, Executor* on = nullptr) {
     return Accept(
         context,
-        [response, fn](uint64_t, Finish finish) {
+        [response, fn](const std::string&, Finish finish) {
           auto result = fn();
           if (result.ok()) *response = std::move(*result);
           finish(result.status());
@@ -152,6 +162,7 @@ class CoopService final : public coop::v1::Coop::CallbackService {
   coopd::Service* const service_;
   Executor* const executor_;
   Executor* const maintenance_;
+  std::string request_id_prefix_;  // 8 random hex digits, so ids differ across restarts
   std::atomic<uint64_t> next_request_id_{1};
   std::atomic<int> in_flight_{0};
   std::atomic<bool> draining_{false};
