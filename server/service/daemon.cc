@@ -184,8 +184,11 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   if (config.log_format == "json") {
     InstallJsonLogFormat();
   } else {
-    InstallSafeLogFormat("%Y-%m-%dT%H:%M:%S.%e %^%l%$ coopd: %v");
+    InstallSafeLogFormat(kTextLogPattern);
   }
+  // Compile workers inherit it and log in the same format (server/main.cc). Set before any
+  // thread starts.
+  setenv("COOPD_LOG_FORMAT", config.log_format.c_str(), 1);
   if (!config.config_file.empty()) spdlog::info("config file: {}", config.config_file);
 
   // Block SIGINT/SIGTERM before any thread starts, so every thread inherits the mask and only

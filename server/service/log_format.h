@@ -21,6 +21,9 @@
 
 namespace coopd {
 
+// coopd's text format (spdlog pattern): "2026-12-01T18:40:00.123 info coopd: message".
+inline constexpr char kTextLogPattern[] = "%Y-%m-%dT%H:%M:%S.%e %^%l%$ coopd: %v";
+
 // The longest message a log line carries (bytes of the message before escaping).
 inline constexpr size_t kMaxLogMessageBytes = 16 * 1024;
 

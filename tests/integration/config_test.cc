@@ -330,10 +330,11 @@ std::string CallWithRequestId(const std::string& socket, const std::string& requ
 // A real coopd on a temporary socket, its log kept for the test to read.
 class Logs : public ::testing::Test {
  protected:
-  void StartCoopd(std::vector<std::string> args) {
+  void StartCoopd(std::vector<std::string> args, bool without_landlock = false) {
     args.insert(args.end(), {"--workers", "1"});
     coopd_ = std::make_unique<CoopdProcess>(dir_.path() + "/coopd.sock", dir_.path() + "/cache",
                                             std::move(args));
+    coopd_->without_landlock = without_landlock;
     std::string error;
     ASSERT_TRUE(coopd_->Start(&error)) << error;
     ASSERT_TRUE(coopd_->WaitReady(std::chrono::seconds(120), &error)) << error;
@@ -407,6 +408,22 @@ TEST_F(Logs, AForgedRequestIdCannotBreakOrForgeALogLine) {
   EXPECT_NE(lines.find(got + "\tinfo\tnot using the client's x-request-id \"x\\\"}"),
             std::string::npos)
       << lines;
+}
+
+TEST_F(Logs, JsonLinesStayJsonOnAKernelWithoutLandlock) {
+  // The degraded sandbox's warnings, the daemon's and its workers', in the same format.
+  StartCoopd({"--log-format", "json", "--sandbox", "auto"}, /*without_landlock=*/true);
+  grpc::Status status;
+  EXPECT_EQ(CallWithRequestId(coopd_->socket_path(), "nl-1", &status), "nl-1");
+  ASSERT_EQ(coopd_->Stop(), 0);
+  WriteFile(dir_.path() + "/log.jsonl", coopd_->Log());
+  int parse_status = -1;
+  const std::string lines = ParseJsonLog(dir_.path() + "/log.jsonl", &parse_status);
+  ASSERT_EQ(parse_status, 0) << lines;
+  EXPECT_NE(lines.find("\twarning\tcompile sandbox DEGRADED: Landlock is unavailable"),
+            std::string::npos)
+      << lines;
+  EXPECT_NE(lines.find("nl-1\tinfo\tinvalid request: "), std::string::npos) << lines;
 }
 
 TEST_F(Logs, TextLinesKeepTheirFormatWithTheRequestIdTag) {
