@@ -220,9 +220,20 @@ std::string DefaultSocket() {
 // TOML key ("section.name"; a new section is fine), the COOPD_* variable, the flag and its value
 // name (or no value name and the text the flag sets), the default (as text, or default_fn with
 // default_help for one computed at start-up), the help line, and a codec: Text, Whole, Count,
-// Seconds, OneOf, Bool or List above, or one of its own ({type, apply, show}). Add the key to
-// deploy/coopd.toml (a test fails until you do) and, if operators set it often, to
-// deploy/coopd.env and docs/operators.md. Checks that involve several settings go in Finish().
+// Seconds, OneOf, Bool or List above, or one of its own ({type, apply, show}). A flag without
+// a value (--insecure) leaves .arg empty and sets .flag_value ("true"), with a Bool codec. A
+// secret's codec must redact it in show() (mark the row .secret, as remote.url). Add the key to
+// deploy/coopd.toml (Config.TheSampleConfigParsesAndHoldsEveryKeyAtItsDefault fails until you
+// do) and, if operators set it often, to deploy/coopd.env and docs/operators.md;
+// CheckSettingsTable (a unit test) catches a reused variable or flag. Checks that involve
+// several settings go in Finish(). For example:
+//
+//   t.push_back({.key = "listen.tls_cert",
+//                .env = "COOPD_TLS_CERT",
+//                .flag = "--tls-cert",
+//                .arg = "FILE",
+//                .help = "PEM certificate chain for --listen",
+//                .codec = Text(&DaemonConfig::tls_cert)});
 
 std::vector<SettingSpec> MakeTable() {
   std::vector<SettingSpec> t;
@@ -654,6 +665,36 @@ std::string Wrap(const std::string& text, size_t indent, size_t width) {
 const std::vector<SettingSpec>& Settings() {
   static const std::vector<SettingSpec>* table = new std::vector<SettingSpec>(MakeTable());
   return *table;
+}
+
+absl::Status CheckSettingsTable(const std::vector<SettingSpec>& table) {
+  std::set<std::string> seen;
+  for (const auto& s : table) {
+    auto bad = [&](const std::string& what) {
+      return absl::InternalError(
+          StrCat("settings table: ", s.key.empty() ? s.flag : s.key, ": ", what));
+    };
+    const size_t dot = s.key.find('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == s.key.size() ||
+        s.key.find('.', dot + 1) != std::string::npos) {
+      return bad("the key must be \"section.name\"");
+    }
+    if (s.env.rfind("COOPD_", 0) != 0) return bad("the variable must start with COOPD_");
+    if (s.flag.rfind("--", 0) != 0) return bad("the flag must start with --");
+    for (const std::string* name : {&s.key, &s.env, &s.flag}) {
+      if (!seen.insert(*name).second) return bad(StrCat(*name, " is used twice"));
+    }
+    if (s.help.empty()) return bad("no help line");
+    if (!s.codec.apply || !s.codec.show) return bad("no codec");
+    if (s.arg.empty() && s.flag_value.empty()) {
+      return bad("a flag without a value name must set flag_value");
+    }
+    if (s.default_fn && s.default_help.empty()) return bad("a computed default needs default_help");
+    if (s.codec.type != SettingType::kList && s.default_value.size() > 1) {
+      return bad("a scalar has one default");
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates) {

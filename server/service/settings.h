@@ -59,6 +59,11 @@ struct SettingSpec {
 // The table, in --help and --print-config order (grouped by section).
 const std::vector<SettingSpec>& Settings();
 
+// OK when every row of `table` is well-formed: a "section.name" key, a COOPD_* variable, a
+// "--flag", each unique, a help line, a codec, a default or none (empty, or a list); otherwise
+// INTERNAL naming the row. The unit tests run it on Settings().
+absl::Status CheckSettingsTable(const std::vector<SettingSpec>& table);
+
 // What LoadSettings() found besides the config itself.
 struct LoadedSettings {
   bool help = false, version = false, print_config = false;

@@ -5,7 +5,6 @@
 #include <string>
 
 #include "server/rpc/grpc_service.h"
-#include "server/service/settings.h"
 
 namespace coopd {
 namespace {
@@ -69,12 +68,6 @@ TEST(RequestId, OnlyBoundedPlainIdsAreTaken) {
   EXPECT_FALSE(SaneRequestId("a]b"));
   EXPECT_FALSE(SaneRequestId("a\"b"));
   EXPECT_FALSE(SaneRequestId("caf\xc3\xa9"));
-}
-
-TEST(Settings, DidYouMeanSuggestsOnlyCloseKeys) {
-  EXPECT_EQ(DidYouMean("cach_dir", {"cache.dir", "cache.max_mb"}), "cache.dir");
-  EXPECT_EQ(DidYouMean("--cach-dir", {"--cache-dir", "--clang"}), "--cache-dir");
-  EXPECT_EQ(DidYouMean("banana", {"cache.dir", "cache.max_mb"}), "");
 }
 
 }  // namespace
