@@ -557,8 +557,13 @@ absl::Status ReadConfigFile(const std::string& path, std::map<std::string, FileV
     const std::string section(section_key.str());
     const int section_line = static_cast<int>(section_key.source().begin.line);
     const toml::table* keys = section_node.as_table();
-    if (keys == nullptr || section_keys.count(section) == 0) {
+    if (section_keys.count(section) == 0) {
       return unknown(section, section_line, keys == nullptr ? "" : section);
+    }
+    if (keys == nullptr) {
+      return absl::InvalidArgumentError(StrCat(path, ":", section_line, ": [", section,
+                                               "] must be a table, got ",
+                                               NodeTypeName(section_node)));
     }
     for (const auto& [name_key, node] : *keys) {
       const std::string key = StrCat(section, ".", std::string(name_key.str()));

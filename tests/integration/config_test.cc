@@ -208,6 +208,8 @@ TEST(Config, AWrongTypeOrValueNamesFileLineTheKeyAndWhatItMustBe) {
         "\"7070\""},
        {"[remote]\nurl = \"memcached://h:1\"\n",
         ":2: remote.url: scheme must be redis or redis-cluster, got \"memcached\""},
+       {"\n[[cache]]\ndir = \"/x\"\n", ":2: [cache] must be a table, got an array"},
+       {"cache = 5\n", ":1: [cache] must be a table, got an integer"},
        // TOML syntax errors: FILE:LINE:COLUMN and toml++'s description.
        {"[log]\nlevel = \"info\"\nlevel = \"debug\"\n", ":3:"},
        {"[log]\nlevel = \"info\n", ":2:"}});
