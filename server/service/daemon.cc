@@ -25,6 +25,7 @@
 #include "server/cache/memory_cache.h"
 #include "server/cache/remote_cache.h"
 #include "server/cache/sqlite_cache.h"
+#include "server/catalog/render.h"
 #include "server/engine/bitcode.h"
 #include "server/engine/worker_pool.h"
 #include "server/metrics/metrics.h"
@@ -294,6 +295,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   pool_options.workers = config.workers;
   pool_options.timeout = config.compile_timeout;
   pool_options.memory_limit_bytes = config.worker_memory_bytes;
+  if (config.pch) pool_options.warm_source = kPreludeUnit;  // automatic pre-warm
   WorkerPool pool(pool_options);
   if (absl::Status s = pool.Start(); !s.ok()) return s;
   spdlog::info("compile workers: {} (timeout {:.3g} s{})", pool.size(),
@@ -307,6 +309,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   options.cache_path = cache_path;
   if (clang_workspace) options.clang_workspace = clang_workspace->path();
   options.remote = remote_tier;
+  if (config.pch) options.prewarm_history = StrCat(config.cache_dir, "/prewarm-archs");
   Service service(std::move(*toolchain), std::move(cache), disk_tier, &pool, options);
   Executor executor(config.executor_threads);
   Executor maintenance(2);  // purge, verify, vacuum: never on the request threads
@@ -362,8 +365,16 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   }
   spdlog::info("ready: listening on {} (cache {})", listen_name, cache_path);
   NotifyReady(StrCat("serving on ", listen_name));
-  if (!config.prewarm_archs.empty()) {
-    for (const auto& arch : config.prewarm_archs) {
+  std::vector<std::string> prewarm = config.prewarm_archs;
+  if (config.prewarm_from_history && config.pch) {
+    prewarm = ReadPrewarmHistory(StrCat(config.cache_dir, "/prewarm-archs"));
+    if (!prewarm.empty()) {
+      spdlog::info("pre-warming {} (the archs this cache compiled for last; --prewarm none: off)",
+                   StrJoin(prewarm, ", "));
+    }
+  }
+  if (!prewarm.empty()) {
+    for (const auto& arch : prewarm) {
       TargetInfo target = service.toolchain().Target();
       coop::v1::PrimitiveSpec probe;
       probe.set_family("block_reduce");

@@ -34,7 +34,11 @@ struct DaemonConfig {
   // kernel has it, else a warning and seccomp alone), require (refuse to start without
   // Landlock), off.
   SandboxMode sandbox = SandboxMode::kAuto;
-  std::vector<std::string> prewarm_archs;  // compile.prewarm: PCHs built in the background
+  // compile.prewarm: build PCHs for these archs on every worker, in the background, at start
+  // (["none"]: nothing). Empty (the default): the archs this cache's requests compiled for most
+  // recently (ServiceOptions::prewarm_history), which `prewarm_from_history` says.
+  std::vector<std::string> prewarm_archs;
+  bool prewarm_from_history = true;
   // server.shutdown_grace_s: on SIGTERM/SIGINT, how long requests in flight may take to finish
   // before their compiles are cancelled (they then fail with UNAVAILABLE).
   std::chrono::milliseconds shutdown_grace{0};

@@ -372,13 +372,31 @@ std::vector<SettingSpec> MakeTable() {
                                      : c.sandbox == SandboxMode::kRequire ? "require"
                                                                           : "auto");
                  }}});
-  t.push_back({.key = "compile.prewarm",
-               .env = "COOPD_PREWARM",
-               .flag = "--prewarm",
-               .arg = "ARCHS",
-               .help = "build the precompiled CCCL headers for these archs (e.g. sm_90) in the "
-                       "background at start-up (comma-separated)",
-               .codec = List(&DaemonConfig::prewarm_archs, nullptr)});
+  t.push_back(
+      {.key = "compile.prewarm",
+       .env = "COOPD_PREWARM",
+       .flag = "--prewarm",
+       .arg = "ARCHS",
+       .default_help = "the archs this cache last compiled for (CACHE_DIR/prewarm-archs)",
+       .help = "build every worker's precompiled CCCL headers for these archs (e.g. "
+               "sm_90,sm_80) in the background at start-up; none: off",
+       .codec = {SettingType::kList,
+                 [](const std::vector<std::string>& v, const std::string&, DaemonConfig* c) {
+                   std::vector<std::string> archs;
+                   for (const auto& a : v) {
+                     if (!a.empty()) archs.push_back(a);
+                   }
+                   c->prewarm_from_history = archs.empty();
+                   if (archs == std::vector<std::string>{"none"}) archs.clear();
+                   c->prewarm_archs = std::move(archs);
+                   return absl::OkStatus();
+                 },
+                 [](const DaemonConfig& c) {
+                   if (!c.prewarm_from_history && c.prewarm_archs.empty()) {
+                     return TomlList({"none"});
+                   }
+                   return TomlList(c.prewarm_archs);
+                 }}});
   t.push_back(
       {.key = "remote.url",
        .env = "COOPD_REMOTE_CACHE",

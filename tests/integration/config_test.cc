@@ -116,6 +116,11 @@ TEST(Config, EachLayerOverridesTheOneBelowAndPrintConfigNamesTheSource) {
   EXPECT_EQ(p["listen.addresses"].source, "COOPD_LISTEN");
   EXPECT_EQ(p["compile.pch"].value, "false");
   EXPECT_EQ(p["compile.pch"].source, "--no-pch");
+  EXPECT_EQ(p["compile.prewarm"].value, "[]") << "default: the archs the cache last compiled for";
+
+  r = Coopd(home, {}, {"--prewarm", "none", "--print-config"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ParsePrinted(r.out)["compile.prewarm"].value, "[\"none\"]");
 }
 
 TEST(Config, TheDefaultFileIsReadFromXdgConfigHomeAndItsAbsenceIsFine) {
