@@ -488,7 +488,7 @@ Artifact FromProto(v1::Artifact* message) {
   }
   out.type_definitions = std::move(*a.mutable_type_definitions());
   auto& b = *a.mutable_bitcode();
-  out.bitcode = {b.key(),        std::move(*b.mutable_data()), FromProto(b.origin()),
+  out.bitcode = {b.key(),        std::move(*b.mutable_data()),        FromProto(b.origin()),
                  b.compile_ms(), std::move(*b.mutable_compile_log()), b.pch_status()};
   return out;
 }
