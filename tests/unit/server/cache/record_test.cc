@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/data_limit.h"
+
 namespace coopd {
 namespace {
 
@@ -63,6 +65,32 @@ TEST(Record, EveryDamageIsCaughtAndNamed) {
     EXPECT_FALSE(r.ok()) << "flip at " << pos;
     EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
   }
+}
+
+// Found by the record fuzz target (its reproducer, a 75-byte record claiming 637 MB, is
+// tests/fuzz/corpus/record/regress-oom-claimed-payload-size): the decoder allocated the payload
+// size a zstd record's header claims before zstd had produced a byte. The payload now grows only
+// as zstd produces it. Here: a real record whose header claims 2 GiB.
+TEST(Record, AHeaderClaimingAHugePayloadAllocatesNothingForIt) {
+  std::string rec = EncodeRecord(Compressible());
+  ASSERT_EQ(rec[12], 1) << "expected a zstd record";
+  for (int i = 0; i < 8; ++i) rec[16 + i] = static_cast<char>(((uint64_t{1} << 31) >> (8 * i)));
+  if (testutil::UnderAddressSanitizer()) GTEST_SKIP() << "ASan build: no data limit";
+  testutil::ExpectWithinDataLimit(256, [&] {
+    auto r = DecodeRecord(rec);
+    return !r.ok() && r.status().code() == absl::StatusCode::kDataLoss;
+  });
+  auto r = DecodeRecord(rec);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "record: zstd payload does not decompress");
+}
+
+TEST(Record, AZstdPayloadWithBytesAfterItsFrameIsRefused) {
+  const std::string payload = Compressible();
+  const std::string rec = EncodeRecord(payload) + "trailing";
+  auto r = DecodeRecord(rec);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
 }
 
 }  // namespace
