@@ -17,6 +17,7 @@ constexpr size_t kHeaderSize = sizeof(kMagic) + 4 + 4 + 8 + 32;
 constexpr uint32_t kCodecRaw = 0;
 constexpr uint32_t kCodecZstd = 1;
 constexpr uint64_t kMaxRawBytes = uint64_t{1} << 31;
+constexpr int kMaxWindowLog = 23;  // 8 MiB
 
 void PutLe(std::string* out, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -35,6 +36,11 @@ uint64_t GetLe(const char* p, int bytes) {
 bool Decompress(std::string_view in, uint64_t raw_size, std::string* out) {
   std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
   if (dctx == nullptr) return false;
+  // zstd allocates the window a frame's header asks for (by default up to 128 MiB). coopd's
+  // frames (levels 1 and 3) need at most 2 MiB: refuse frames that ask for more than 8 MiB.
+  if (ZSTD_isError(ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax, kMaxWindowLog))) {
+    return false;
+  }
   constexpr size_t kFirstChunk = size_t{64} << 10;
   ZSTD_inBuffer src{in.data(), in.size(), 0};
   size_t produced = 0;
