@@ -69,6 +69,8 @@ void ReadAll(std::string_view stream) {
 
 }  // namespace
 
+[[maybe_unused]] static const bool quiet_protobuf = coopd::fuzz::QuietProtobufLog();
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string_view stream(reinterpret_cast<const char*>(data) + 1, size - 1);

@@ -9,6 +9,8 @@
 // prints the property and aborts, which libFuzzer reports as a crash and saves the input.
 #pragma once
 
+#include <google/protobuf/stubs/logging.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -31,6 +33,14 @@ namespace coopd::fuzz {
 // True when `s` is one line of valid UTF-8 without control characters: what an error message
 // that quotes request values through server/util/escape.h must be.
 bool IsOneSafeLine(std::string_view s);
+
+// Silences protobuf's own log (a parse of a string field with invalid UTF-8 logs an ERROR line
+// before it fails): at fuzzing rates the writes to stderr would cost more than the parse. Call
+// from a static initializer of a target that parses messages.
+inline bool QuietProtobufLog() {
+  google::protobuf::SetLogHandler(nullptr);
+  return true;
+}
 
 // Reads typed values off the front of a fuzz input; past the end every read yields zero or
 // empty (so a harness never branches on how much is left).

@@ -347,7 +347,7 @@ int main(int argc, char** argv) {
   link_calls.Op(9).Str(std::string(64, 'f')).Byte(0);
   link_calls.Op(9).Str("-optimize-unused-variables").Byte(1);
   link_calls.Op(10).U64(30000).Str("my-jit").Byte(0);
-  link_calls.Op(11).U64(14);
+  link_calls.Op(11).Byte(14);
   Seed(dir, &n, "link", link_calls.bytes());
   std::printf("make_corpus: wrote the corpora and dictionaries under %s\n", root.c_str());
   return 0;

@@ -39,6 +39,8 @@ bool IsIdentifier(const std::string& s) {
 
 }  // namespace
 
+[[maybe_unused]] static const bool quiet_protobuf = coopd::fuzz::QuietProtobufLog();
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   coop::v1::SpecializeBundleRequest request;
   if (!request.ParseFromArray(data, static_cast<int>(size))) return -1;

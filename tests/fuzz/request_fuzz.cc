@@ -44,6 +44,8 @@ bool UsesUserOperator(const coop::v1::PrimitiveSpec& s) {
 
 }  // namespace
 
+[[maybe_unused]] static const bool quiet_protobuf = coopd::fuzz::QuietProtobufLog();
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   coop::v1::SpecializeRequest request;
   if (!request.ParseFromArray(data, static_cast<int>(size))) return -1;  // not in the corpus
