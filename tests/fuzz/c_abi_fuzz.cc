@@ -80,6 +80,8 @@ void CheckJsonRoundTrip(coop_spec_t* spec) {
 
 }  // namespace
 
+[[maybe_unused]] static const bool quiet_protobuf = coopd::fuzz::QuietProtobufLog();
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   InputReader in(data, size);
   coop_spec_t* spec = coop_spec_create();
