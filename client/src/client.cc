@@ -34,6 +34,15 @@ constexpr char kStatusOriginServer[] = "server";
 // The request metadata that asks coopd for the whole message of a bounded error, and the type
 // of the detail that carries it (server/rpc/grpc_service.h).
 constexpr char kErrorDetailsKey[] = "coopd-error-details";
+// Who this client is, for coopd's per-client limits on the Unix socket (which tells coopd
+// nothing about its peer): "<client_name>/<pid>", printable ASCII, at most 64 bytes.
+constexpr char kClientMetadataKey[] = "coopd-client";
+
+std::string ClientMetadata(const std::string& name) {
+  std::string out;
+  for (char c : name.substr(0, 48)) out += c >= 0x20 && c <= 0x7E ? c : '?';
+  return out + "/" + std::to_string(getpid());
+}
 constexpr char kErrorDetailTypeUrl[] = "type.googleapis.com/coop.v1.ErrorDetail";
 
 bool FromServer(const grpc::ClientContext& ctx) {
@@ -361,6 +370,7 @@ struct Client::Impl {
       grpc::ClientContext ctx;
       ctx.set_deadline(deadline);
       if (options.full_errors) ctx.AddMetadata(kErrorDetailsKey, "full");
+      ctx.AddMetadata(kClientMetadataKey, ClientMetadata(options.client_name));
       grpc::Status s = (stub.get()->*method)(&ctx, req, resp);
       if (s.ok()) return std::nullopt;
       Error e = FromGrpc(s, ctx, options.socket_path);
