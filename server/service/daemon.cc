@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -309,11 +310,12 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   options.cache_path = cache_path;
   if (clang_workspace) options.clang_workspace = clang_workspace->path();
   options.remote = remote_tier;
+  options.limits = config.request_limits;
   if (config.pch) options.prewarm_history = StrCat(config.cache_dir, "/prewarm-archs");
   Service service(std::move(*toolchain), std::move(cache), disk_tier, &pool, options);
   Executor executor(config.executor_threads);
   Executor maintenance(2);  // purge, verify, vacuum: never on the request threads
-  CoopService grpc_service(&service, &executor, &maintenance);
+  CoopService grpc_service(&service, &executor, &maintenance, config.rpc_limits);
 
   // We hold the lock, so a socket file left here belongs to a coopd that is gone.
   if (!activated) unlink(config.socket_path.c_str());
@@ -330,7 +332,10 @@ absl::Status RunDaemon(const DaemonConfig& config) {
     builder.AddListeningPort(config.listen[i], grpc::InsecureServerCredentials(), &tcp_ports[i]);
   }
   builder.RegisterService(&grpc_service);
-  builder.SetMaxReceiveMessageSize(64 << 20);
+  // gRPC receives a whole message before any limit applies (its own limit only refuses it
+  // then, with a message that names no flag): CoopService checks --max-message-mb itself, so
+  // gRPC's limit is the protocol's, 4 GiB (docs/security.md).
+  builder.SetMaxReceiveMessageSize(-1);
   builder.SetMaxSendMessageSize(256 << 20);
   const mode_t old_umask = umask(0177);  // the socket is created 0600
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -363,6 +368,16 @@ absl::Status RunDaemon(const DaemonConfig& config) {
                  config.metrics_address.substr(0, config.metrics_address.rfind(':')),
                  metrics->port());
   }
+  const ClientLimitOptions& cl = config.rpc_limits.clients;
+  spdlog::info(
+      "limits: messages {} MiB, operator source {} KiB, bundle {} specs, plan {} specs, {} user "
+      "operators; per client {} in flight, {}",
+      config.rpc_limits.max_message_bytes >> 20, config.request_limits.op_source_bytes >> 10,
+      config.request_limits.bundle_specs, config.request_limits.plan_specs,
+      config.request_limits.user_ops,
+      cl.max_in_flight == 0 ? std::string("unlimited") : std::to_string(cl.max_in_flight),
+      cl.rate > 0 ? StrCat(cl.rate, " requests/s (burst ", cl.burst, ")")
+                  : std::string("no rate limit"));
   spdlog::info("ready: listening on {} (cache {})", listen_name, cache_path);
   NotifyReady(StrCat("serving on ", listen_name));
   std::vector<std::string> prewarm = config.prewarm_archs;

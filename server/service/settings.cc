@@ -75,6 +75,12 @@ std::string TomlSeconds(std::chrono::milliseconds ms) {
   return s;
 }
 
+std::string NumberText(double d) {
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%.15g", d);
+  return buf;
+}
+
 // ---- Codecs: the checks each kind of setting shares ----------------------------------------
 
 absl::Status Bad(const std::string& source, const std::string& what, const std::string& value) {
@@ -105,6 +111,24 @@ SettingCodec Whole(uint64_t DaemonConfig::*field, uint64_t min, uint64_t max, in
             return absl::OkStatus();
           },
           [=](const DaemonConfig& c) { return StrCat((c.*field) >> shift); }};
+}
+
+// A whole number min..max, stored times `unit` through `field` (limits live in nested structs).
+template <class T>
+SettingCodec Limit(std::function<T&(DaemonConfig&)> field, uint64_t min, uint64_t max,
+                   uint64_t unit) {
+  return {SettingType::kInteger,
+          [=](const std::vector<std::string>& v, const std::string& source, DaemonConfig* c) {
+            uint64_t n = 0;
+            if (!absl::SimpleAtoi(v[0], &n) || n < min || n > max) {
+              return Bad(source, StrCat("a whole number ", min, "..", max), v[0]);
+            }
+            field(*c) = static_cast<T>(n * unit);
+            return absl::OkStatus();
+          },
+          [=](const DaemonConfig& c) {
+            return StrCat(static_cast<uint64_t>(field(const_cast<DaemonConfig&>(c))) / unit);
+          }};
 }
 
 SettingCodec Count(int DaemonConfig::*field, int max, std::string what) {
@@ -439,6 +463,92 @@ std::vector<SettingSpec> MakeTable() {
                    return absl::OkStatus();
                  },
                  [](const DaemonConfig& c) { return TomlString(c.metrics_address); }}});
+  // Limits (docs/security.md); over one, a request gets the error named, the daemon serves on.
+  t.push_back({.key = "limits.max_message_mb",
+               .env = "COOPD_MAX_MESSAGE_MB",
+               .flag = "--max-message-mb",
+               .arg = "N",
+               .default_value = {"64"},
+               .help = "largest request message in MiB, 1..4095: RESOURCE_EXHAUSTED",
+               .codec = Limit<size_t>(
+                   [](DaemonConfig& c) -> size_t& { return c.rpc_limits.max_message_bytes; }, 1,
+                   4095, 1 << 20)});
+  t.push_back({.key = "limits.max_op_source_kb",
+               .env = "COOPD_MAX_OP_SOURCE_KB",
+               .flag = "--max-op-source-kb",
+               .arg = "N",
+               .default_value = {"1024"},
+               .help = "largest user operator source in KiB, 1..16384: INVALID_ARGUMENT",
+               .codec = Limit<size_t>(
+                   [](DaemonConfig& c) -> size_t& { return c.request_limits.op_source_bytes; }, 1,
+                   16384, 1 << 10)});
+  t.push_back(
+      {.key = "limits.max_bundle",
+       .env = "COOPD_MAX_BUNDLE",
+       .flag = "--max-bundle",
+       .arg = "N",
+       .default_value = {"64"},
+       .help = "specs per SpecializeBundle, 1..1024: INVALID_ARGUMENT",
+       .codec = Limit<size_t>(
+           [](DaemonConfig& c) -> size_t& { return c.request_limits.bundle_specs; }, 1, 1024, 1)});
+  t.push_back(
+      {.key = "limits.max_plan_specs",
+       .env = "COOPD_MAX_PLAN_SPECS",
+       .flag = "--max-plan-specs",
+       .arg = "N",
+       .default_value = {"1024"},
+       .help = "Plan uses given by spec, 0..1024: INVALID_ARGUMENT",
+       .codec = Limit<size_t>(
+           [](DaemonConfig& c) -> size_t& { return c.request_limits.plan_specs; }, 0, 1024, 1)});
+  t.push_back(
+      {.key = "limits.max_user_ops",
+       .env = "COOPD_MAX_USER_OPS",
+       .flag = "--max-user-ops",
+       .arg = "N",
+       .default_value = {"16"},
+       .help = "distinct user operators per request, 0..1024: INVALID_ARGUMENT",
+       .codec = Limit<size_t>([](DaemonConfig& c) -> size_t& { return c.request_limits.user_ops; },
+                              0, 1024, 1)});
+  t.push_back({.key = "limits.client_max_in_flight",
+               .env = "COOPD_CLIENT_MAX_IN_FLIGHT",
+               .flag = "--client-max-in-flight",
+               .arg = "N",
+               .default_value = {"256"},
+               .help = "requests one client may have in flight, 0..65536, 0: no limit: "
+                       "RESOURCE_EXHAUSTED. A client is the peer's address on TCP, and the "
+                       "coopd-client metadata it sends itself on the Unix socket (GetStats and "
+                       "Catalog are not limited)",
+               .codec = Limit<uint32_t>(
+                   [](DaemonConfig& c) -> uint32_t& { return c.rpc_limits.clients.max_in_flight; },
+                   0, 65536, 1)});
+  t.push_back(
+      {.key = "limits.client_rate",
+       .env = "COOPD_CLIENT_RATE",
+       .flag = "--client-rate",
+       .arg = "R",
+       .default_value = {"0"},
+       .help = "requests per second one client may send on average, 0: no limit, in bursts of "
+               "up to limits.client_burst: RESOURCE_EXHAUSTED",
+       .codec = {SettingType::kNumber,
+                 [](const std::vector<std::string>& v, const std::string& source, DaemonConfig* c) {
+                   double r = 0;
+                   if (!absl::SimpleAtod(v[0], &r) || !(r >= 0) || r > 1e6) {
+                     return Bad(source, "a number of requests per second 0..1000000 (0: no limit)",
+                                v[0]);
+                   }
+                   c->rpc_limits.clients.rate = r;
+                   return absl::OkStatus();
+                 },
+                 [](const DaemonConfig& c) { return NumberText(c.rpc_limits.clients.rate); }}});
+  t.push_back({.key = "limits.client_burst",
+               .env = "COOPD_CLIENT_BURST",
+               .flag = "--client-burst",
+               .arg = "N",
+               .default_value = {"100"},
+               .help = "the burst of limits.client_rate, 1..1000000 requests",
+               .codec = Limit<uint32_t>(
+                   [](DaemonConfig& c) -> uint32_t& { return c.rpc_limits.clients.burst; }, 1,
+                   1000000, 1)});
   t.push_back({.key = "log.level",
                .env = "COOPD_LOG_LEVEL",
                .flag = "--log-level",
@@ -522,12 +632,6 @@ struct FileValue {
   std::vector<std::string> values;
   std::string where;
 };
-
-std::string NumberText(double d) {
-  char buf[40];
-  std::snprintf(buf, sizeof(buf), "%.15g", d);
-  return buf;
-}
 
 absl::Status ReadConfigFile(const std::string& path, std::map<std::string, FileValue>* out) {
   toml::parse_result parsed = toml::parse_file(path);
