@@ -28,6 +28,8 @@ PACKAGES=(
   # metric types and text format), socket activation and sd_notify (libsystemd), and
   # systemd-socket-activate for the socket-activation test.
   libcivetweb-dev prometheus-cpp-dev libsystemd-dev systemd
+  # coopd's settings (issue 16): flags parsed by CLI11, the TOML config file by toml++.
+  libcli11-dev libtomlplusplus-dev
 )
 
 missing=()

@@ -44,6 +44,8 @@ std::string ClientMetadata(const std::string& name) {
   return out + "/" + std::to_string(getpid());
 }
 constexpr char kErrorDetailTypeUrl[] = "type.googleapis.com/coop.v1.ErrorDetail";
+// The trailing metadata that carries the call's request id (server/rpc/grpc_service.h).
+constexpr char kRequestIdKey[] = "x-request-id";
 
 bool FromServer(const grpc::ClientContext& ctx) {
   const auto& trailers = ctx.GetServerTrailingMetadata();
@@ -59,6 +61,10 @@ Error FromGrpc(const grpc::Status& s, const grpc::ClientContext& ctx, const std:
   e.code = static_cast<ErrorCode>(s.error_code());
   e.message = s.error_message();
   e.from_server = FromServer(ctx);
+  const auto& trailers = ctx.GetServerTrailingMetadata();
+  if (auto it = trailers.find(kRequestIdKey); it != trailers.end()) {
+    e.request_id.assign(it->second.data(), it->second.size());
+  }
   // The whole message, when coopd summarized it and the call asked for it (coop.proto: Errors).
   if (!s.error_details().empty()) {
     v1::StatusDetails details;
@@ -124,7 +130,7 @@ std::optional<Error> CheckFamilyOptions(const Spec& s, const std::string& where)
                where + ": family options set in " + names +
                    "; a spec takes one options message, the one its family's catalog entry "
                    "names (family_options)",
-               false, ""};
+               false, "", ""};
 }
 
 v1::PrimitiveSpec ToProto(const Spec& s) {

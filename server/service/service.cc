@@ -300,7 +300,8 @@ std::optional<Artifact> Service::LookupArtifact(const std::string& key,
 }
 
 void Service::Fetch(const std::string& key, coop::v1::Format format, const std::string& description,
-                    uint64_t request_id, ArtifactDone done, const std::function<void()>& start) {
+                    const std::string& request_id, ArtifactDone done,
+                    const std::function<void()>& start) {
   if (auto artifact = LookupArtifact(key, format)) {
     spdlog::info("[req {}] {} hit ({}) key {}", request_id, description,
                  artifact->origin() == coop::v1::ORIGIN_MEMORY ? "memory"
@@ -394,7 +395,7 @@ absl::StatusOr<Service::Formats> Service::CheckFormats(const std::vector<int>& f
 }
 
 void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool bundle,
-                         const std::vector<int>& request_formats, uint64_t request_id,
+                         const std::vector<int>& request_formats, const std::string& request_id,
                          ArtifactDone done) {
   ++requests_;
   if (bundle) ++bundles_;
@@ -441,8 +442,8 @@ void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool b
                    });
 }
 
-void Service::ResolveOperators(std::vector<PendingOperator> ops, bool bitcode, uint64_t request_id,
-                               OperatorsDone done) {
+void Service::ResolveOperators(std::vector<PendingOperator> ops, bool bitcode,
+                               const std::string& request_id, OperatorsDone done) {
   struct Gather {
     std::mutex mu;
     size_t remaining;
@@ -517,7 +518,7 @@ void Service::FillClangJob(coop::worker::v1::CompileJob* job) const {
 
 void Service::StartOperatorCompile(const PendingOperator& op, const std::string& unit,
                                    const std::vector<std::string>& options,
-                                   const KeyComponents& components, uint64_t request_id) {
+                                   const KeyComponents& components, const std::string& request_id) {
   const std::string key = components.key;
   const bool bitcode = components.format == "bitcode";
   EntryMeta meta{"operator", op.resolved.operand_dtypes(0), op.arch, components.RequestDigest(),
@@ -590,7 +591,8 @@ void Service::StartOperatorCompile(const PendingOperator& op, const std::string&
 
 void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
                                  const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
-                                 const Formats& formats, uint64_t request_id, ArtifactDone done) {
+                                 const Formats& formats, const std::string& request_id,
+                                 ArtifactDone done) {
   const RenderedUnit unit = Render(specs);
   const std::string& arch = specs[0].arch();
   const std::string encoding = BundleEncoding(specs);
@@ -650,7 +652,7 @@ void Service::StartBitcodeCompile(const std::vector<PrimitiveSpec>& specs, const
                                   const std::vector<std::string>& options,
                                   const KeyComponents& components,
                                   const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
-                                  uint64_t request_id,
+                                  const std::string& request_id,
                                   const std::function<void(ArtifactDone)>& ltoir) {
   const std::string key = components.key;
   const EntryMeta meta = PrimitiveMeta(specs, components);
@@ -730,7 +732,7 @@ void Service::StartBitcodeCompile(const std::vector<PrimitiveSpec>& specs, const
 void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const RenderedUnit& unit,
                            const std::vector<std::string>& options, const KeyComponents& components,
                            const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
-                           uint64_t request_id) {
+                           const std::string& request_id) {
   const std::string& key = components.key;
   const EntryMeta meta = PrimitiveMeta(specs, components);
   wv1::Request request = PrimitiveJob(specs, unit, options);
@@ -846,7 +848,8 @@ void Service::RecordCompileTime(double ms) {
   if (recent_compile_ms_.size() > 1024) recent_compile_ms_.pop_front();
 }
 
-void Service::Link(const coop::v1::LinkRequest& request, uint64_t request_id, LinkDone done) {
+void Service::Link(const coop::v1::LinkRequest& request, const std::string& request_id,
+                   LinkDone done) {
   ++requests_;
   auto invalid = [&](std::string message) {
     ++invalid_;
@@ -1034,7 +1037,8 @@ std::string UseContext(int i, const std::string& name) {
 
 }  // namespace
 
-void Service::Plan(const coop::v1::PlanRequest& request, uint64_t request_id, PlanDone done) {
+void Service::Plan(const coop::v1::PlanRequest& request, const std::string& request_id,
+                   PlanDone done) {
   auto invalid = [&](const absl::Status& status) {
     ++invalid_;
     spdlog::info("[req {}] invalid plan request: {}", request_id, std::string(status.message()));

@@ -68,6 +68,9 @@ struct Error {
   // bytes were left out. With ClientOptions::full_errors, `details` holds the whole message
   // then; otherwise, and for every error that was not cut, it is empty.
   std::string details;
+  // The request id coopd gave the call (the x-request-id trailer): its log lines about the call
+  // carry it ("[req ID]", or request_id with --log-format json). Empty when coopd did not answer.
+  std::string request_id;
   // The whole message: `details` when set, else `message`.
   const std::string& full_message() const { return details.empty() ? message : details; }
 };
