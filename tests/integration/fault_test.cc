@@ -9,9 +9,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -198,6 +201,8 @@ TEST(Faults, SigkillOfTheDaemonOrItsWorkersUnderLoadNeverServesAWrongArtifact) {
   }
   const std::vector<std::string> references = References(specs);
   for (size_t i = 0; i < references.size(); ++i) ASSERT_FALSE(references[i].empty()) << i;
+  // The check can fail: an artifact served for the wrong spec differs from the reference.
+  ASSERT_EQ(std::set<std::string>(references.begin(), references.end()).size(), specs.size());
 
   TempDir dir;
   const std::string socket = dir.path() + "/coopd.sock", cache = dir.path() + "/cache";
@@ -397,6 +402,138 @@ TEST(Faults, SqliteLockedByASecondProcessKeepsServingAndRecoversByItself) {
     EXPECT_EQ(a->origin, coop::Origin::kDisk) << "spec " << i << " was stored";
     EXPECT_EQ(Fingerprint(*a), references[i]);
   }
+}
+
+// A command line that runs coopd in a user and mount namespace of its own after `setup` (shell
+// commands run as the namespace's root). Unprivileged user namespaces make this work for any
+// user, and root (CI) may create them too; the mounts vanish with the daemon.
+std::vector<std::string> InNamespace(const std::string& setup) {
+  return {"/usr/bin/unshare", "-rm", "--", "/bin/sh", "-c", setup + " && exec \"$@\"", "sh"};
+}
+
+// Why a namespace with a tmpfs cannot be had here, or "" when it can.
+std::string NamespaceUnavailable() {
+  std::string out, err;
+  if (RunCommand({"/usr/bin/unshare", "-rm", "--", "/bin/sh", "-c",
+                  "mount -t tmpfs -o size=1m tmpfs /mnt"},
+                 &out, &err) == 0) {
+    return "";
+  }
+  return "cannot create a user and mount namespace with a tmpfs here (unshare -rm: " + err +
+         "); this test needs unprivileged user namespaces or root";
+}
+
+// The cache directory on a 4 MiB tmpfs, in the daemon's own mount namespace, filled up while it
+// runs: requests are served (compiled, or read from disk), the disk tier reports degraded in
+// stats and the log with the cause, entries stored before stay intact, and once space returns
+// (the filler deleted through /proc/PID/root) it stores again by itself.
+TEST(Faults, AFullDiskKeepsServingAndCachesAgainByItselfOnceSpaceReturns) {
+  if (std::string why = NamespaceUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  std::vector<coop::Spec> specs;
+  for (int i = 0; i < 3; ++i) specs.push_back(ReduceSpec(i));
+  const std::vector<std::string> references = References(specs);
+  TempDir dir;
+  const std::string mnt = dir.path() + "/mnt";
+  ASSERT_TRUE(std::filesystem::create_directories(mnt));
+  CoopdProcess d(dir.path() + "/coopd.sock", mnt + "/cache",
+                 {"--workers", "1", "--memory-cache-mb", "0"});
+  d.wrapper = InNamespace("mount -t tmpfs -o size=4m tmpfs '" + mnt + "'");
+  std::string error;
+  ASSERT_TRUE(d.Start(&error) && d.WaitReady(120s, &error)) << error;
+  // The daemon's view of its tmpfs (the test's own /mnt path is the empty directory under it).
+  const std::string inside = "/proc/" + std::to_string(d.pid()) + "/root" + mnt;
+  ASSERT_TRUE(std::filesystem::exists(inside + "/cache/cache.db")) << inside;
+  auto client = d.MakeClient();
+  auto stored = client.Specialize(specs[0]);
+  ASSERT_TRUE(stored) << stored.error().message;
+
+  {
+    std::ofstream filler(inside + "/filler", std::ios::binary);
+    const std::string chunk(64 * 1024, 'x');
+    while (filler.write(chunk.data(), static_cast<std::streamsize>(chunk.size()))) {
+    }
+  }
+  auto full = client.Specialize(specs[1]);
+  ASSERT_TRUE(full) << "served although the disk is full: " << full.error().message;
+  EXPECT_EQ(full->origin, coop::Origin::kCompiled);
+  EXPECT_EQ(Fingerprint(*full), references[1]);
+  coop::Stats s = *client.GetStats();
+  ASSERT_NE(Tier(s, "disk"), nullptr);
+  EXPECT_TRUE(Tier(s, "disk")->degraded);
+  EXPECT_GE(Tier(s, "disk")->write_failures, 1u);
+  EXPECT_NE(d.Log().find("has no space left"), std::string::npos) << d.Log();
+  auto old = client.Specialize(specs[0]);
+  ASSERT_TRUE(old) << old.error().message;
+  EXPECT_EQ(old->origin, coop::Origin::kDisk);
+  EXPECT_EQ(Fingerprint(*old), references[0]);
+
+  std::filesystem::remove(inside + "/filler");
+  auto resumed = client.Specialize(specs[2]);
+  ASSERT_TRUE(resumed) << resumed.error().message;
+  s = *client.GetStats();
+  EXPECT_FALSE(Tier(s, "disk")->degraded);
+  EXPECT_NE(d.Log().find("caching resumed"), std::string::npos);
+  for (size_t i : {size_t{0}, size_t{2}}) {
+    auto a = client.Specialize(specs[i]);
+    ASSERT_TRUE(a) << a.error().message;
+    EXPECT_EQ(a->origin, coop::Origin::kDisk) << "spec " << i;
+    EXPECT_EQ(Fingerprint(*a), references[i]);
+  }
+  auto report = client.Verify();
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->bad_removed, 0u);
+  EXPECT_EQ(report->entries_checked, 2u);
+  EXPECT_EQ(d.Stop(SIGTERM), 0) << d.Log();
+}
+
+// A cache directory that is read-only (a read-only bind mount in the daemon's own mount
+// namespace, which binds root too): coopd starts and serves, reads what the directory holds,
+// compiles what it does not without storing it, says so in stats and log with SQLite's cause,
+// and the entries in it are intact for the next daemon.
+TEST(Faults, AReadOnlyCacheDirectoryServesWithoutCachingAndLosesNothing) {
+  if (std::string why = NamespaceUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  std::vector<coop::Spec> specs;
+  for (int i = 0; i < 2; ++i) specs.push_back(ReduceSpec(i));
+  const std::vector<std::string> references = References(specs);
+  TempDir dir;
+  const std::string cache = dir.path() + "/cache";
+  {
+    TestDaemon writer(dir.path(), {"--workers", "1"});
+    ASSERT_TRUE(writer.started);
+    ASSERT_TRUE(writer.Client().Specialize(specs[0]));
+  }
+  {
+    CoopdProcess ro(dir.path() + "/coopd.sock", cache, {"--workers", "1"});
+    ro.wrapper = InNamespace("mount --bind '" + cache + "' '" + cache +
+                             "' && mount -o remount,bind,ro '" + cache + "' '" + cache + "'");
+    std::string error;
+    ASSERT_TRUE(ro.Start(&error) && ro.WaitReady(120s, &error)) << error;
+    auto client = ro.MakeClient();
+    for (size_t i = 0; i < specs.size(); ++i) {
+      auto a = client.Specialize(specs[i]);
+      ASSERT_TRUE(a) << "served although the cache is read-only: " << a.error().message;
+      EXPECT_EQ(Fingerprint(*a), references[i]);
+      // What the directory holds is still read; a new entry is compiled and not stored.
+      EXPECT_EQ(a->origin, i == 0 ? coop::Origin::kDisk : coop::Origin::kCompiled) << i;
+    }
+    auto s = client.GetStats();
+    ASSERT_TRUE(s);
+    EXPECT_TRUE(s->cache_degraded) << ro.Log();
+    EXPECT_NE(ro.Log().find("attempt to write a readonly database); serving without caching"),
+              std::string::npos)
+        << ro.Log();
+    EXPECT_EQ(ro.Stop(SIGTERM), 0) << ro.Log();
+  }
+  // The fault gone (the mount went with the namespace): what was stored is intact.
+  TestDaemon after(dir.path(), {"--workers", "1", "--memory-cache-mb", "0"});
+  ASSERT_TRUE(after.started);
+  auto again = after.Client().Specialize(specs[0]);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->origin, coop::Origin::kDisk);
+  EXPECT_EQ(Fingerprint(*again), references[0]);
+  auto report = after.Client().Verify();
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->bad_removed, 0u);
 }
 
 // The farm tier slow (CLIENT PAUSE from a second connection: Redis answers nothing for a
