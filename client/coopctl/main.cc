@@ -160,8 +160,9 @@ constexpr char kUsageFooter[] =
     "many bytes were left out); --full-error asks for the whole one and prints it as it is.\n"
     "On failure: one line on stderr (with --json, also {\"error\": {...}} on stdout) and exit\n"
     "status 1 failed, 2 usage error, 3 coopd unreachable, 4 request refused (INVALID_ARGUMENT,\n"
-    "FAILED_PRECONDITION, NOT_FOUND, ...), 5 permission denied or unauthenticated, 6 busy or\n"
-    "timed out (try again later), 7 warm: some specs failed. 0 on success.\n";
+    "FAILED_PRECONDITION, NOT_FOUND, ...), 5 permission denied or unauthenticated, 6 busy,\n"
+    "out of resources or timed out (RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED, ...: try again\n"
+    "later), 7 warm: some specs failed. 0 on success.\n";
 
 const CommandHelp* FindCommand(const std::string& name) {
   for (const auto& c : kCommands) {
@@ -465,8 +466,8 @@ struct OutputArgs {
   void Add(CLI::App* app, bool with_out, bool with_both) {
     app->add_option("--format", format,
                     with_both ? "ltoir (default), bitcode or both" : "ltoir (default) or bitcode")
-        ->check(with_both ? CLI::IsMember({"ltoir", "bitcode", "both"})
-                          : CLI::IsMember({"ltoir", "bitcode"}));
+        ->check(with_both ? coopctl::OneOf({"ltoir", "bitcode", "both"})
+                          : coopctl::OneOf({"ltoir", "bitcode"}));
     if (with_out) {
       app->add_option("--out", out_dir, "write the artifact's files here")->type_name("DIR");
     }

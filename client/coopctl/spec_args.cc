@@ -1,5 +1,6 @@
 #include "coopctl/spec_args.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -78,6 +79,20 @@ coop::Dim3 ParseThreads(const std::string& v) {
 
 }  // namespace
 
+CLI::Validator OneOf(const std::vector<std::string>& values) {
+  std::string allowed, names;
+  for (size_t i = 0; i < values.size(); ++i) {
+    allowed += (i == 0 ? "" : i + 1 == values.size() ? " or " : ", ") + values[i];
+    names += (i == 0 ? "" : "|") + values[i];
+  }
+  return CLI::Validator(
+      [values, allowed](std::string& v) -> std::string {
+        if (std::find(values.begin(), values.end(), v) != values.end()) return "";
+        return "must be " + allowed + ", got \"" + v + "\"";
+      },
+      names, "one of");
+}
+
 void AddSpecOptions(CLI::App* app, SpecArgs* a) {
   app->add_option("FAMILY", a->family, "primitive family (see coopctl catalog)")->required();
   app->add_option("--method", a->method, "CUB member function, e.g. sum, exclusive_sum");
@@ -94,7 +109,7 @@ void AddSpecOptions(CLI::App* app, SpecArgs* a) {
   AddNumber(app, "--bins", &a->bins, "histogram: number of bins");
   AddNumber(app, "--decoded-items", &a->decoded_items, "run-length decode: items per thread");
   app->add_option("--abi", a->abi, "calling convention of the entries (default c)")
-      ->check(CLI::IsMember({"c", "numba"}));
+      ->check(OneOf({"c", "numba"}));
   app->add_option("--arch", a->arch, "target architecture, e.g. sm_90, sm_90a");
   app->add_option("--user-type", a->user_type, "an opaque struct instead of --dtype")
       ->type_name("SIZE[,ALIGN]");

@@ -23,8 +23,8 @@ enum ExitStatus : int {
   kExitUnreachable = 3,  // no coopd answered on the socket or target
   kExitRefused = 4,      // coopd refused the request (INVALID_ARGUMENT, FAILED_PRECONDITION, ...)
   kExitDenied = 5,       // PERMISSION_DENIED or UNAUTHENTICATED
-  kExitBusy = 6,         // try again later: RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED, shutting down
-  kExitPartial = 7,      // warm: some specs failed, the others were prepared
+  kExitBusy = 6,     // try again later: RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED, coopd's UNAVAILABLE
+  kExitPartial = 7,  // warm: some specs failed, the others were prepared
 };
 
 // What every command throws instead of exiting: main prints it (and a JSON error object with
@@ -52,6 +52,9 @@ struct SpecArgs {
   std::string items, warp_threads, radix_bits, bins, decoded_items;
   bool op_stateful = false, with_aggregate = false, warp_time_slicing = false;
 };
+
+// Checks a flag's value against its allowed values: `must be c or numba, got "x"`.
+CLI::Validator OneOf(const std::vector<std::string>& values);
 
 // Adds FAMILY (positional) and every spec flag to `app`.
 void AddSpecOptions(CLI::App* app, SpecArgs* args);

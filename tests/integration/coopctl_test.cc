@@ -81,11 +81,12 @@ TEST(CoopctlParse, UsageErrorsExitTwoAndNameTheFlagAndItsAllowedValues) {
       {{}, "missing COMMAND"},
       {{"specialize", "block_reduce", "--items", "0x10"}, "--items"},
       {{"specialize", "block_reduce", "--abi", "fortran"}, "--abi"},
-      {{"specialize", "block_reduce", "--abi", "fortran"}, "c,numba"},
-      {{"specialize", "block_reduce", "--format", "ptx"}, "ltoir,bitcode,both"},
+      {{"specialize", "block_reduce", "--abi", "fortran"}, "must be c or numba, got \"fortran\""},
+      {{"specialize", "block_reduce", "--format", "ptx"},
+       "--format: must be ltoir, bitcode or both, got \"ptx\""},
       {{"specialize", "block_reduce", "+", "block_scan", "--threads", "1,2,3,4"}, "--threads"},
       {{"specialize", "--dtype", "float32"}, "FAMILY"},
-      {{"explain", "block_reduce", "--format", "both"}, "ltoir,bitcode"},
+      {{"explain", "block_reduce", "--format", "both"}, "must be ltoir or bitcode, got \"both\""},
       {{"explain", "block_reduce", "+", "block_scan"}, "no \"+\" bundles"},
       {{"ls", "--limit", "-1"}, "--limit"},
       {{"ls", "--manifest", "--json"}, "--manifest"},
@@ -213,7 +214,8 @@ TEST(CoopctlWarm, ManifestErrorsNameTheItemAndTheKeyAndSendNothing) {
       {"m.json", R"({"specs": [{"family": "block_reduce", "items": "two"}]})", "specs[0]: --items"},
       {"m.json", R"({"specs": [{"family": "block_reduce", "with_aggregate": 3}]})",
        "specs[0].with_aggregate: expected true or false"},
-      {"m.json", R"({"specs": [{"family": "block_reduce", "abi": "fortran"}]})", "c,numba"},
+      {"m.json", R"({"specs": [{"family": "block_reduce", "abi": "fortran"}]})",
+       "specs[0]: --abi: must be c or numba"},
       {"m.json", R"({"specs": [{"bundle": [{"family": "block_reduce"}, {"famly": "x"}]}]})",
        "specs[0].bundle[1]: unknown key \"famly\""},
       {"m.json", R"({"specs": [{"bundle": [{"family": "block_reduce"}], "arch": "sm_90"}]})",
@@ -453,7 +455,8 @@ TEST(CoopctlWarm, FiftySpecsWithAProgressBarOnATerminalAndPlainLinesWhenPiped) {
   std::string out, err;
   const std::string command = std::string(COOPCTL_BINARY) + " --socket " + socket +
                               " --timeout 600 warm --jobs 4 " + manifest;
-  ASSERT_EQ(RunCommand({"script", "-qec", command, "/dev/null"}, &out, &err), 0) << out << err;
+  ASSERT_EQ(RunCommand({"/usr/bin/script", "-qec", command, "/dev/null"}, &out, &err), 0)
+      << out << err;
   EXPECT_NE(out.find("\r\033[K["), std::string::npos) << "redrawn in place: " << out;
   EXPECT_NE(out.find("] 0/50  hits 0  compiled 0  failed 0  ETA --:--"), std::string::npos) << out;
   EXPECT_NE(out.find("[" + std::string(30, '#') + "] 50/50  hits 0  compiled 50  failed 0  ETA"),
