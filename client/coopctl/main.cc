@@ -224,6 +224,11 @@ struct GlobalOptions {
     app->add_flag("--full-error", full_error, "print coopd's whole error message");
   }
 
+  // The global options that take a value (main finds the command after them).
+  static bool TakesValue(const std::string& flag) {
+    return flag == "--socket" || flag == "--target" || flag == "--timeout";
+  }
+
   coop::ClientOptions ToOptions() const {
     coop::ClientOptions options;
     options.client_name = "coopctl";
@@ -1356,8 +1361,7 @@ int main(int argc, char** argv) {
     size_t command_at = 0;
     while (command_at < args.size() && args[command_at].rfind("-", 0) == 0) {
       const std::string& a = args[command_at];
-      const bool takes_value = (a == "--socket" || a == "--target" || a == "--timeout") &&
-                               a.find('=') == std::string::npos;
+      const bool takes_value = GlobalOptions::TakesValue(a);  // "--socket=PATH" is one
       command_at += takes_value ? 2 : 1;
     }
     std::vector<std::string> head(args.begin(), args.begin() + std::min(command_at, args.size()));

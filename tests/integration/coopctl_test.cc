@@ -337,7 +337,7 @@ TEST_F(CoopctlDaemon, EveryCommandsJsonParses) {
   ASSERT_EQ(Run({"catalog", "--json"}, &out, &err), 0) << err;
   EXPECT_FALSE(ParseJson(out)["families"].empty());
   ASSERT_EQ(Run({"stats", "--json"}, &out, &err), 0) << err;
-  EXPECT_GE(ParseJson(out)["requests"].get<uint64_t>(), 2u);
+  EXPECT_GE(ParseJson(out)["requests"].get<uint64_t>(), 1u);  // the specialize above
   ASSERT_EQ(Run({"--json", "stats"}, &out, &err), 0) << "--json before the command: " << err;
   EXPECT_TRUE(ParseJson(out).contains("disk_entries"));
   ASSERT_EQ(Run({"plan", "--json", "a", "--bytes", "24", "--align", "8"}, &out, &err), 0) << err;
