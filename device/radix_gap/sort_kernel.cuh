@@ -1,6 +1,7 @@
-// sort_kernel.cuh: the GPU suite's timed radix-sort tile kernel (device/gpu_suite/bench_kernels.cuh,
-// bench_sort), standalone. Each thread reads its 4 blocked keys as one uint4, BlockRadixSort
-// sorts the 128 x 4 tile on all 32 bits, each thread writes its 4 keys back as one uint4.
+// sort_kernel.cuh: the GPU suite's timed radix-sort tile kernel
+// (device/gpu_suite/bench_kernels.cuh, bench_sort), standalone. Each thread reads its 4 blocked
+// keys as one uint4, BlockRadixSort sorts the 128 x 4 tile on all 32 bits, each thread writes its 4
+// keys back as one uint4.
 //   COOP_LINKED defined: the sort is coopd's entry (COOP_SORT_SYM), linked from its LTO-IR;
 //   otherwise CUB is compiled into the kernel.
 #pragma once

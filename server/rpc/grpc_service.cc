@@ -1,7 +1,12 @@
 #include "server/rpc/grpc_service.h"
 
+#include <google/protobuf/stubs/logging.h>
+#include <grpcpp/support/proto_buffer_reader.h>
 #include <spdlog/spdlog.h>
 
+#include <mutex>
+
+#include "server/util/escape.h"
 #include "server/util/strings.h"
 
 namespace coopd {
@@ -21,6 +26,24 @@ size_t EncodedBytes(std::string_view s) {
   return n;
 }
 
+// protobuf reports why a parse failed (a string field with invalid UTF-8, and which) only to its
+// log handler. While a request is parsed, the handler collects that report for the error;
+// otherwise it passes protobuf's messages to the daemon's log.
+thread_local std::string* parse_report = nullptr;
+
+void ProtobufLogHandler(google::protobuf::LogLevel level, const char* /*file*/, int /*line*/,
+                        const std::string& message) {
+  if (parse_report != nullptr) {
+    if (parse_report->size() < 1024) StrAppend(parse_report, message);
+    return;
+  }
+  if (level >= google::protobuf::LOGLEVEL_ERROR) {
+    spdlog::error("protobuf: {}", message);
+  } else {
+    spdlog::warn("protobuf: {}", message);
+  }
+}
+
 bool WantsErrorDetails(const grpc::CallbackServerContext* context) {
   const auto& metadata = context->client_metadata();
   auto it = metadata.find(kErrorDetailsKey);
@@ -29,6 +52,64 @@ bool WantsErrorDetails(const grpc::CallbackServerContext* context) {
 }
 
 }  // namespace
+
+absl::Status ParseRequest(const grpc::ByteBuffer& request, size_t max_bytes,
+                          google::protobuf::Message* message) {
+  const std::string& type = message->GetDescriptor()->full_name();
+  const size_t bytes = request.Length();
+  if (bytes > max_bytes) {
+    return absl::ResourceExhaustedError(StrCat("request: ", type, " of ", bytes,
+                                               " bytes is larger than this coopd's limit of ",
+                                               max_bytes, " bytes (", max_bytes >> 20,
+                                               " MiB; --max-message-mb, "
+                                               "COOPD_MAX_MESSAGE_MB)"));
+  }
+  // The generated handler's parse (grpc::GenericDeserialize): a zero-copy stream over the
+  // buffer's slices.
+  grpc::ProtoBufferReader reader(const_cast<grpc::ByteBuffer*>(&request));
+  if (!reader.status().ok()) {
+    return absl::InvalidArgumentError(
+        StrCat("request: cannot read the ", type, " payload: ", reader.status().error_message()));
+  }
+  static std::once_flag handler_installed;
+  std::call_once(handler_installed, [] { google::protobuf::SetLogHandler(&ProtobufLogHandler); });
+  std::string report;
+  parse_report = &report;
+  const bool parsed = message->ParseFromZeroCopyStream(&reader);
+  parse_report = nullptr;
+  if (parsed) return absl::OkStatus();
+  // protobuf: "String field 'coop.v1.PrimitiveSpec.family' contains invalid UTF-8 data ...".
+  constexpr std::string_view kStringField = "String field '";
+  if (const size_t at = report.find(kStringField); at != std::string::npos) {
+    const size_t start = at + kStringField.size();
+    const size_t end = report.find('\'', start);
+    if (end != std::string::npos) {
+      return absl::InvalidArgumentError(StrCat(
+          "request: ", type, " does not decode: string field ",
+          EscapeText(std::string_view(report).substr(start, end - start)),
+          " holds invalid UTF-8 (string fields must be UTF-8; bytes belong in bytes fields)"));
+    }
+  }
+  return absl::InvalidArgumentError(
+      StrCat("request: ", type, " does not decode from its ", bytes,
+             " bytes: not a well-formed protobuf encoding of it (truncated, corrupt, or another "
+             "message)",
+             report.empty() ? std::string() : StrCat(" (protobuf: ", LogSafe(report, 200), ")")));
+}
+
+std::string ClientIdentity(const grpc::CallbackServerContext& context) {
+  std::string peer = context.peer();
+  if (peer.rfind("ipv4:", 0) == 0 || peer.rfind("ipv6:", 0) == 0) {
+    const size_t colon = peer.rfind(':');
+    if (colon > 5) peer.resize(colon);  // the host, not the connection's port
+    return peer;
+  }
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find(kClientMetadataKey);
+  if (it == metadata.end() || it->second.empty()) return "unix:(anonymous)";
+  const std::string_view name(it->second.data(), std::min<size_t>(it->second.size(), 64));
+  return StrCat("unix:", EscapeText(name));
+}
 
 std::string StatusSummary(std::string_view message) {
   if (EncodedBytes(message) <= kMaxStatusMessageBytes) return std::string(message);
@@ -116,125 +197,196 @@ void Executor::Drain() {
   threads_.clear();
 }
 
-grpc::ServerUnaryReactor* CoopService::Accept(grpc::CallbackServerContext* context,
-                                              std::function<void(uint64_t id, Finish finish)> work,
-                                              Executor* on) {
-  auto* reactor = context->DefaultReactor();
-  ++in_flight_;
-  if (draining_) {
-    --in_flight_;
-    // Every status coopd produces itself carries this trailer, so a client can tell a "retry"
-    // from coopd from a transport failure (coop::Error::from_server, client/src/client.cc).
-    context->AddTrailingMetadata("coopd-status", "server");
-    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "coopd is shutting down; retry"));
-    return reactor;
+CoopService::CoopService(coopd::Service* service, Executor* executor, Executor* maintenance,
+                         RpcLimits limits)
+    : service_(service),
+      executor_(executor),
+      maintenance_(maintenance),
+      limits_(limits),
+      clients_(limits.clients) {}
+
+void CoopService::Reply::Send(grpc::Status status) {
+  if (status.ok()) {
+    bool own = false;
+    status =
+        grpc::SerializationTraits<google::protobuf::Message>::Serialize(response(), out_, &own);
   }
+  admission.Release();
+  // Every status coopd produces itself carries this trailer, so a client can tell a "retry"
+  // from coopd from a transport failure (coop::Error::from_server, client/src/client.cc). The
+  // context stays valid until Finish: gRPC frees it only after the call completes.
+  context->AddTrailingMetadata("coopd-status", "server");
+  grpc::ServerUnaryReactor* reactor = reactor_;
+  delete this;
+  reactor->Finish(status);
+}
+
+absl::Status CoopService::Parse(const Raw* in, google::protobuf::Message* request) {
+  absl::Status s = ParseRequest(*in, limits_.max_message_bytes, request);
+  // Freed now, as the generated handler does, not when the call ends.
+  const_cast<Raw*>(in)->Clear();
+  if (!s.ok()) spdlog::info("undecodable request: {}", std::string(s.message()));
+  return s;
+}
+
+void CoopService::Accept(Reply* call, std::function<void(uint64_t id, Finish finish)> work,
+                         Executor* on) {
+  if (draining_) {
+    call->Send(grpc::Status(grpc::StatusCode::UNAVAILABLE, "coopd is shutting down; retry"));
+    return;
+  }
+  if (clients_.enabled()) {
+    auto admission = clients_.Admit(ClientIdentity(*call->context), ClientLimiter::Clock::now());
+    if (!admission.ok()) {
+      spdlog::info("refused: {}", std::string(admission.status().message()));
+      call->Send(ToGrpcStatus(admission.status()));
+      return;
+    }
+    call->admission = std::move(*admission);
+  }
+  ++in_flight_;
   const uint64_t id = next_request_id_++;
-  (on != nullptr ? on : executor_)->Submit([this, context, reactor, id, work = std::move(work)] {
-    work(id, [this, context, reactor](const absl::Status& status) {
+  (on != nullptr ? on : executor_)->Submit([this, call, id, work = std::move(work)] {
+    work(id, [this, call](const absl::Status& status) {
+      const bool details = WantsErrorDetails(call->context);
+      call->Send(ToGrpcStatus(status, details));
       --in_flight_;
-      // The context stays valid until Finish: gRPC frees it only after the call completes.
-      context->AddTrailingMetadata("coopd-status", "server");
-      reactor->Finish(ToGrpcStatus(status, WantsErrorDetails(context)));
     });
   });
-  return reactor;
 }
 
 grpc::ServerUnaryReactor* CoopService::Specialize(grpc::CallbackServerContext* context,
-                                                  const coop::v1::SpecializeRequest* request,
-                                                  coop::v1::SpecializeResponse* response) {
-  return Accept(context, [this, request, response](uint64_t id, Finish finish) {
-    const std::vector<int> formats(request->formats().begin(), request->formats().end());
-    service_->Specialize({request->spec()}, /*bundle=*/false, formats, id,
-                         [response, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
-                           if (artifact.ok()) *response->mutable_artifact() = std::move(*artifact);
-                           finish(artifact.status());
-                         });
+                                                  const Raw* in, Raw* out) {
+  using Req = coop::v1::SpecializeRequest;
+  using Resp = coop::v1::SpecializeResponse;
+  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
+    Accept(call, [this, call](uint64_t id, Finish finish) {
+      const Req& request = call->request;
+      const std::vector<int> formats(request.formats().begin(), request.formats().end());
+      service_->Specialize({request.spec()}, /*bundle=*/false, formats, id,
+                           [call, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
+                             if (artifact.ok()) {
+                               *call->response_message.mutable_artifact() = std::move(*artifact);
+                             }
+                             finish(artifact.status());
+                           });
+    });
   });
 }
 
-grpc::ServerUnaryReactor* CoopService::SpecializeBundle(
-    grpc::CallbackServerContext* context, const coop::v1::SpecializeBundleRequest* request,
-    coop::v1::SpecializeResponse* response) {
-  return Accept(context, [this, request, response](uint64_t id, Finish finish) {
-    std::vector<coop::v1::PrimitiveSpec> specs(request->specs().begin(), request->specs().end());
-    const std::vector<int> formats(request->formats().begin(), request->formats().end());
-    service_->Specialize(specs, /*bundle=*/true, formats, id,
-                         [response, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
-                           if (artifact.ok()) *response->mutable_artifact() = std::move(*artifact);
-                           finish(artifact.status());
-                         });
+grpc::ServerUnaryReactor* CoopService::SpecializeBundle(grpc::CallbackServerContext* context,
+                                                        const Raw* in, Raw* out) {
+  using Req = coop::v1::SpecializeBundleRequest;
+  using Resp = coop::v1::SpecializeResponse;
+  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
+    Accept(call, [this, call](uint64_t id, Finish finish) {
+      const Req& request = call->request;
+      std::vector<coop::v1::PrimitiveSpec> specs(request.specs().begin(), request.specs().end());
+      const std::vector<int> formats(request.formats().begin(), request.formats().end());
+      service_->Specialize(specs, /*bundle=*/true, formats, id,
+                           [call, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
+                             if (artifact.ok()) {
+                               *call->response_message.mutable_artifact() = std::move(*artifact);
+                             }
+                             finish(artifact.status());
+                           });
+    });
   });
 }
 
-grpc::ServerUnaryReactor* CoopService::Link(grpc::CallbackServerContext* context,
-                                            const coop::v1::LinkRequest* request,
-                                            coop::v1::LinkResponse* response) {
-  return AcceptAsync(context, response, [this, request](uint64_t id, auto done) {
-    service_->Link(*request, id, std::move(done));
+grpc::ServerUnaryReactor* CoopService::Link(grpc::CallbackServerContext* context, const Raw* in,
+                                            Raw* out) {
+  using Req = coop::v1::LinkRequest;
+  using Resp = coop::v1::LinkResponse;
+  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
+    AcceptAsync(call, [this, call](uint64_t id, auto done) {
+      service_->Link(call->request, id, std::move(done));
+    });
   });
 }
 
-grpc::ServerUnaryReactor* CoopService::Plan(grpc::CallbackServerContext* context,
-                                            const coop::v1::PlanRequest* request,
-                                            coop::v1::PlanResponse* response) {
-  return AcceptAsync(context, response, [this, request](uint64_t id, auto done) {
-    service_->Plan(*request, id, std::move(done));
+grpc::ServerUnaryReactor* CoopService::Plan(grpc::CallbackServerContext* context, const Raw* in,
+                                            Raw* out) {
+  using Req = coop::v1::PlanRequest;
+  using Resp = coop::v1::PlanResponse;
+  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
+    AcceptAsync(call, [this, call](uint64_t id, auto done) {
+      service_->Plan(call->request, id, std::move(done));
+    });
   });
 }
 
-grpc::ServerUnaryReactor* CoopService::Explain(grpc::CallbackServerContext* context,
-                                               const coop::v1::SpecializeRequest* request,
-                                               coop::v1::ExplainResponse* response) {
-  return AcceptSync(context, response, [this, request] {
-    const std::vector<int> formats(request->formats().begin(), request->formats().end());
-    return service_->Explain(request->spec(), formats);
+grpc::ServerUnaryReactor* CoopService::Explain(grpc::CallbackServerContext* context, const Raw* in,
+                                               Raw* out) {
+  using Req = coop::v1::SpecializeRequest;
+  using Resp = coop::v1::ExplainResponse;
+  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
+    AcceptSync(call, [this, call] {
+      const std::vector<int> formats(call->request.formats().begin(),
+                                     call->request.formats().end());
+      return service_->Explain(call->request.spec(), formats);
+    });
   });
 }
 
 grpc::ServerUnaryReactor* CoopService::ResetStats(grpc::CallbackServerContext* context,
-                                                  const coop::v1::GetStatsRequest* /*request*/,
-                                                  coop::v1::Stats* response) {
-  return AcceptSync(context, response,
-                    [this] { return absl::StatusOr<coop::v1::Stats>(service_->ResetStats()); });
+                                                  const Raw* in, Raw* out) {
+  using Req = coop::v1::GetStatsRequest;
+  using Resp = coop::v1::Stats;
+  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
+    AcceptSync(call, [this] { return absl::StatusOr<Resp>(service_->ResetStats()); });
+  });
 }
 
 grpc::ServerUnaryReactor* CoopService::ListEntries(grpc::CallbackServerContext* context,
-                                                   const coop::v1::ListEntriesRequest* request,
-                                                   coop::v1::ListEntriesResponse* response) {
-  return AcceptSync(context, response, [this, request] { return service_->ListEntries(*request); });
+                                                   const Raw* in, Raw* out) {
+  using Req = coop::v1::ListEntriesRequest;
+  using Resp = coop::v1::ListEntriesResponse;
+  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
+    AcceptSync(call, [this, call] { return service_->ListEntries(call->request); });
+  });
 }
 
-grpc::ServerUnaryReactor* CoopService::Purge(grpc::CallbackServerContext* context,
-                                             const coop::v1::PurgeRequest* request,
-                                             coop::v1::PurgeResponse* response) {
-  return AcceptSync(
-      context, response, [this, request] { return service_->Purge(*request); }, maintenance_);
+grpc::ServerUnaryReactor* CoopService::Purge(grpc::CallbackServerContext* context, const Raw* in,
+                                             Raw* out) {
+  using Req = coop::v1::PurgeRequest;
+  using Resp = coop::v1::PurgeResponse;
+  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
+    AcceptSync(
+        call, [this, call] { return service_->Purge(call->request); }, maintenance_);
+  });
 }
 
-grpc::ServerUnaryReactor* CoopService::Verify(grpc::CallbackServerContext* context,
-                                              const coop::v1::VerifyRequest* /*request*/,
-                                              coop::v1::VerifyResponse* response) {
-  return AcceptSync(
-      context, response, [this] { return service_->Verify(); }, maintenance_);
+grpc::ServerUnaryReactor* CoopService::Verify(grpc::CallbackServerContext* context, const Raw* in,
+                                              Raw* out) {
+  using Req = coop::v1::VerifyRequest;
+  using Resp = coop::v1::VerifyResponse;
+  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
+    AcceptSync(
+        call, [this] { return service_->Verify(); }, maintenance_);
+  });
 }
 
-grpc::ServerUnaryReactor* CoopService::Vacuum(grpc::CallbackServerContext* context,
-                                              const coop::v1::VacuumRequest* /*request*/,
-                                              coop::v1::VacuumResponse* response) {
-  return AcceptSync(
-      context, response, [this] { return service_->Vacuum(); }, maintenance_);
+grpc::ServerUnaryReactor* CoopService::Vacuum(grpc::CallbackServerContext* context, const Raw* in,
+                                              Raw* out) {
+  using Req = coop::v1::VacuumRequest;
+  using Resp = coop::v1::VacuumResponse;
+  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
+    AcceptSync(
+        call, [this] { return service_->Vacuum(); }, maintenance_);
+  });
 }
 
-grpc::ServerUnaryReactor* CoopService::Catalog(grpc::CallbackServerContext* context,
-                                               const coop::v1::CatalogRequest* /*request*/,
-                                               coop::v1::CatalogResponse* response) {
-  auto* reactor = context->DefaultReactor();
-  *response = service_->Catalog();
-  context->AddTrailingMetadata("coopd-status", "server");
-  reactor->Finish(grpc::Status::OK);
-  return reactor;
+// Catalog and GetStats answer on gRPC's thread, outside the per-client limits: they read
+// tables and counters, and health checks and probes call them.
+grpc::ServerUnaryReactor* CoopService::Catalog(grpc::CallbackServerContext* context, const Raw* in,
+                                               Raw* out) {
+  using Req = coop::v1::CatalogRequest;
+  using Resp = coop::v1::CatalogResponse;
+  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
+    call->response_message = service_->Catalog();
+    call->Send(grpc::Status::OK);
+  });
 }
 
 bool CoopService::WaitIdle(std::chrono::steady_clock::time_point deadline) const {
@@ -245,14 +397,14 @@ bool CoopService::WaitIdle(std::chrono::steady_clock::time_point deadline) const
   return true;
 }
 
-grpc::ServerUnaryReactor* CoopService::GetStats(grpc::CallbackServerContext* context,
-                                                const coop::v1::GetStatsRequest* /*request*/,
-                                                coop::v1::Stats* response) {
-  auto* reactor = context->DefaultReactor();
-  *response = service_->GetStats();
-  context->AddTrailingMetadata("coopd-status", "server");
-  reactor->Finish(grpc::Status::OK);
-  return reactor;
+grpc::ServerUnaryReactor* CoopService::GetStats(grpc::CallbackServerContext* context, const Raw* in,
+                                                Raw* out) {
+  using Req = coop::v1::GetStatsRequest;
+  using Resp = coop::v1::Stats;
+  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
+    call->response_message = service_->GetStats();
+    call->Send(grpc::Status::OK);
+  });
 }
 
 }  // namespace coopd

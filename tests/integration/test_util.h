@@ -1,6 +1,8 @@
 // test_util.h: helpers shared by the integration tests.
 #pragma once
 
+#include <grpcpp/grpcpp.h>
+
 #include <future>
 #include <memory>
 #include <string>
@@ -114,5 +116,9 @@ struct TruthRow {
 
 // Runs a layout-truth binary and parses its rows; fails the calling test on a bad line.
 std::vector<TruthRow> LoadLayoutTruth(const std::string& binary);
+
+// Sends `body` as the request of `method` ("/coop.v1.Coop/Specialize") on a raw channel
+// (grpc::GenericStub) to the coopd on `socket`, and returns its status (60 s deadline).
+grpc::Status RawCall(const std::string& socket, const std::string& method, const std::string& body);
 
 }  // namespace coopd_test

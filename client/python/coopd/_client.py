@@ -384,6 +384,13 @@ class Client:
 
     # -- transport ---------------------------------------------------------------------------
 
+    def _metadata(self) -> Tuple[Tuple[str, str], ...]:
+        # "coopd-client": who this is, for coopd's per-client limits on the Unix socket (which
+        # tells coopd nothing about its peer); printable ASCII, as metadata must be.
+        name = "".join(c if " " <= c <= "~" else "?" for c in self.client_name[:48])
+        ours = (("coopd-client", f"{name}/{os.getpid()}"),)
+        return ours + _ERROR_DETAILS_METADATA if self.full_errors else ours
+
     def _call(self, method: str, request: Any) -> Any:
         deadline = time.monotonic() + self.timeout
         delay = self.backoff
@@ -394,8 +401,7 @@ class Client:
             remaining = deadline - time.monotonic()
             try:
                 return getattr(self._stub, method)(
-                    request, timeout=max(remaining, 0.001),
-                    metadata=_ERROR_DETAILS_METADATA if self.full_errors else None)
+                    request, timeout=max(remaining, 0.001), metadata=self._metadata())
             except grpc.RpcError as e:
                 error = self._error(e)
             attempt += 1
