@@ -56,6 +56,7 @@ bool FromServer(const grpc::ClientContext& ctx) {
 
 // `ctx` is the finished call's context. Only an UNAVAILABLE the transport produced (coopd did
 // not answer) says "not reachable"; coopd's own UNAVAILABLE ("retry") keeps its message.
+// `socket`: where the call went (the socket path, or the gRPC target).
 Error FromGrpc(const grpc::Status& s, const grpc::ClientContext& ctx, const std::string& socket) {
   Error e;
   e.code = static_cast<ErrorCode>(s.error_code());
@@ -379,7 +380,7 @@ struct Client::Impl {
       ctx.AddMetadata(kClientMetadataKey, ClientMetadata(options.client_name));
       grpc::Status s = (stub.get()->*method)(&ctx, req, resp);
       if (s.ok()) return std::nullopt;
-      Error e = FromGrpc(s, ctx, options.socket_path);
+      Error e = FromGrpc(s, ctx, options.target.empty() ? options.socket_path : options.target);
       if (e.code != ErrorCode::kUnavailable || e.from_server) return e;
       if (!started) {
         started = true;
@@ -686,16 +687,28 @@ Result<Explanation> Client::Explain(const Spec& spec, Formats format) {
   return out;
 }
 
-Result<std::vector<CacheEntry>> Client::ListEntries(const CacheFilter& filter, uint32_t limit) {
+Result<std::vector<CacheEntry>> Client::ListEntries(const CacheFilter& filter, uint32_t limit,
+                                                    bool with_specs) {
   v1::ListEntriesRequest req;
   *req.mutable_filter() = ToProto(filter);
   req.set_limit(limit);
+  req.set_with_specs(with_specs);
   v1::ListEntriesResponse resp;
   if (auto e = impl_->Unary(&v1::Coop::Stub::ListEntries, req, &resp)) return *e;
   std::vector<CacheEntry> out;
   for (const auto& e : resp.entries()) {
-    out.push_back({e.key(), e.family(), e.dtype(), e.arch(), e.raw_bytes(), e.stored_bytes(),
-                   e.created_at(), e.last_access()});
+    CacheEntry entry;
+    entry.key = e.key();
+    entry.family = e.family();
+    entry.dtype = e.dtype();
+    entry.arch = e.arch();
+    entry.raw_bytes = e.raw_bytes();
+    entry.stored_bytes = e.stored_bytes();
+    entry.created_at = e.created_at();
+    entry.last_access = e.last_access();
+    for (const auto& s : e.specs()) entry.specs.push_back(FromProto(s));
+    entry.format = e.format() == v1::FORMAT_BITCODE ? Formats::kBitcode : Formats::kLtoIr;
+    out.push_back(std::move(entry));
   }
   return out;
 }
@@ -825,7 +838,8 @@ Result<HealthStatus> Client::Health(const std::string& service) {
                  &response_buffer, [&done](grpc::Status s) { done.set_value(std::move(s)); });
   const grpc::Status s = done.get_future().get();
   if (!s.ok()) {
-    Error e = FromGrpc(s, ctx, impl_->options.socket_path);
+    const ClientOptions& o = impl_->options;
+    Error e = FromGrpc(s, ctx, o.target.empty() ? o.socket_path : o.target);
     // The health service is gRPC's own: its answers carry no coopd trailer.
     if (e.code != ErrorCode::kUnavailable) e.from_server = true;
     if (e.code == ErrorCode::kNotFound) {

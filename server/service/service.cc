@@ -1411,7 +1411,7 @@ absl::StatusOr<coop::v1::ListEntriesResponse> Service::ListEntries(
     const coop::v1::ListEntriesRequest& request) {
   if (disk_ == nullptr) return absl::FailedPreconditionError("ls: coopd runs without a disk cache");
   CacheFilter filter{request.filter().family(), request.filter().dtype(), request.filter().arch()};
-  auto entries = disk_->List(filter, request.limit());
+  auto entries = disk_->List(filter, request.limit(), request.with_specs());
   if (!entries.ok()) return entries.status();
   coop::v1::ListEntriesResponse out;
   for (const auto& e : *entries) {
@@ -1424,6 +1424,11 @@ absl::StatusOr<coop::v1::ListEntriesResponse> Service::ListEntries(
     pe->set_stored_bytes(e.stored_bytes);
     pe->set_created_at(e.created_at);
     pe->set_last_access(e.last_access);
+    Artifact artifact;  // a link result's record holds a LinkResponse instead
+    if (request.with_specs() && e.meta.family != "link" && artifact.ParseFromString(e.value_meta)) {
+      for (const auto& part : artifact.parts()) *pe->add_specs() = part.spec();
+      pe->set_format(artifact.has_bitcode() ? coop::v1::FORMAT_BITCODE : coop::v1::FORMAT_LTOIR);
+    }
   }
   return out;
 }
