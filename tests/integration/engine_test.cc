@@ -292,7 +292,7 @@ TEST(Engine, BundleErrorsNameTheElement) {
     std::vector<coop::Spec> specs;
     std::string message;
   } cases[] = {
-      {{}, "bundle: specs must hold 1..64 specs, got 0"},
+      {{}, "bundle: specs must hold 1..64 specs (--max-bundle, COOPD_MAX_BUNDLE), got 0"},
       {{ok, bad}, "specs[1]: block_reduce: items_per_thread must be 1..64, got 100"},
       {{ok, other_arch},
        "specs[1]: arch must match specs[0]'s \"sm_90\" (a bundle is one LTO-IR for one arch), "
