@@ -681,6 +681,17 @@ int Link(coop::Client& client, const std::vector<std::string>& args) {
   return 0;
 }
 
+// "tcp 0.0.0.0:7070: TLS, client certificates, tokens" or "...: INSECURE (plaintext)".
+std::string ListenerText(const coop::Listener& l) {
+  std::string out = l.address + ":";
+  if (!l.mode.empty()) out += " " + l.mode;
+  if (l.address.rfind("tcp ", 0) == 0) out += l.tls ? " TLS" : " plaintext";
+  if (l.client_certificates) out += ", client certificates";
+  if (l.tokens) out += ", bearer tokens";
+  if (l.insecure) out += l.tls ? "  INSECURE: no client authentication" : "  INSECURE: no TLS";
+  return out;
+}
+
 int Stats(coop::Client& client, const std::vector<std::string>& args) {
   bool json = false, zero = false;
   for (const auto& a : args) {
@@ -733,6 +744,20 @@ int Stats(coop::Client& client, const std::vector<std::string>& args) {
     w.Key("cache_degraded").Bool(s->cache_degraded);
     w.Key("bitcode_compiles").Uint(s->bitcode_compiles);
     w.Key("remote_hits").Uint(s->remote_hits);
+    w.Key("listeners").BeginArray();
+    for (const auto& l : s->listeners) {
+      w.BeginObject();
+      w.Key("address").String(l.address);
+      w.Key("tls").Bool(l.tls);
+      w.Key("client_certificates").Bool(l.client_certificates);
+      w.Key("tokens").Bool(l.tokens);
+      w.Key("insecure").Bool(l.insecure);
+      if (!l.mode.empty()) w.Key("mode").String(l.mode);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("unauthenticated_calls").Uint(s->unauthenticated_calls);
+    w.Key("denied_calls").Uint(s->denied_calls);
     if (s->remote.configured) {
       const auto& r = s->remote;
       w.Key("remote").BeginObject();
@@ -823,6 +848,9 @@ int Stats(coop::Client& client, const std::vector<std::string>& args) {
                 << " waits (" << r.lease_wait_hits << " served, " << r.lease_wait_timeouts
                 << " timed out)\n";
     }
+    for (const auto& l : s->listeners) std::cout << "listening:       " << ListenerText(l) << "\n";
+    std::cout << "access:          " << s->unauthenticated_calls << " calls unauthenticated, "
+              << s->denied_calls << " denied\n";
     std::cout << "compile times:   p50 " << s->compile_ms_p50 << " ms, p90 " << s->compile_ms_p90
               << " ms, p99 " << s->compile_ms_p99 << " ms; " << s->pch_warm_compiles
               << " on a warm PCH\n"
@@ -1249,6 +1277,12 @@ int Health(coop::Client& client, const std::vector<std::string>& args) {
          kExitNotRunning);
   }
   if (!h) FailWith(h.error());
+  // An --insecure TCP listener is said on every health check (when the stats can be read).
+  if (auto stats = client.GetStats()) {
+    for (const auto& l : stats->listeners) {
+      if (l.insecure) std::cerr << "warning: coopd serves " << ListenerText(l) << "\n";
+    }
+  }
   const char* name = coop::HealthStatusName(*h);
   if (json) {
     print_json(name);

@@ -141,52 +141,85 @@ grpc::ServerUnaryReactor* CoopService::Accept(grpc::CallbackServerContext* conte
   return reactor;
 }
 
+grpc::ServerUnaryReactor* CoopService::Refuse(grpc::CallbackServerContext* context, Role need,
+                                              std::string_view rpc, Role* role) {
+  if (access_ == nullptr) {
+    if (role != nullptr) *role = Role::kAdmin;
+    return nullptr;
+  }
+  auto caller = access_->Admit(*context, need, rpc);
+  if (caller.ok()) {
+    if (role != nullptr) *role = caller->role;
+    return nullptr;
+  }
+  auto* reactor = context->DefaultReactor();
+  context->AddTrailingMetadata("coopd-status", "server");
+  reactor->Finish(ToGrpcStatus(caller.status()));
+  return reactor;
+}
+
+// Each handler first names the role its RPC needs (docs/security.md has the table). Specialize,
+// SpecializeBundle, Link and Plan need `read`, and compile or link on a miss only for a caller
+// that has `compile`.
 grpc::ServerUnaryReactor* CoopService::Specialize(grpc::CallbackServerContext* context,
                                                   const coop::v1::SpecializeRequest* request,
                                                   coop::v1::SpecializeResponse* response) {
-  return Accept(context, [this, request, response](uint64_t id, Finish finish) {
+  Role role;
+  if (auto* refused = Refuse(context, Role::kRead, "Specialize", &role)) return refused;
+  return Accept(context, [this, request, response, role](uint64_t id, Finish finish) {
     const std::vector<int> formats(request->formats().begin(), request->formats().end());
-    service_->Specialize({request->spec()}, /*bundle=*/false, formats, id,
-                         [response, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
-                           if (artifact.ok()) *response->mutable_artifact() = std::move(*artifact);
-                           finish(artifact.status());
-                         });
+    service_->Specialize(
+        {request->spec()}, /*bundle=*/false, formats, id,
+        [response, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
+          if (artifact.ok()) *response->mutable_artifact() = std::move(*artifact);
+          finish(artifact.status());
+        },
+        role >= Role::kCompile);
   });
 }
 
 grpc::ServerUnaryReactor* CoopService::SpecializeBundle(
     grpc::CallbackServerContext* context, const coop::v1::SpecializeBundleRequest* request,
     coop::v1::SpecializeResponse* response) {
-  return Accept(context, [this, request, response](uint64_t id, Finish finish) {
+  Role role;
+  if (auto* refused = Refuse(context, Role::kRead, "SpecializeBundle", &role)) return refused;
+  return Accept(context, [this, request, response, role](uint64_t id, Finish finish) {
     std::vector<coop::v1::PrimitiveSpec> specs(request->specs().begin(), request->specs().end());
     const std::vector<int> formats(request->formats().begin(), request->formats().end());
-    service_->Specialize(specs, /*bundle=*/true, formats, id,
-                         [response, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
-                           if (artifact.ok()) *response->mutable_artifact() = std::move(*artifact);
-                           finish(artifact.status());
-                         });
+    service_->Specialize(
+        specs, /*bundle=*/true, formats, id,
+        [response, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
+          if (artifact.ok()) *response->mutable_artifact() = std::move(*artifact);
+          finish(artifact.status());
+        },
+        role >= Role::kCompile);
   });
 }
 
 grpc::ServerUnaryReactor* CoopService::Link(grpc::CallbackServerContext* context,
                                             const coop::v1::LinkRequest* request,
                                             coop::v1::LinkResponse* response) {
-  return AcceptAsync(context, response, [this, request](uint64_t id, auto done) {
-    service_->Link(*request, id, std::move(done));
+  Role role;
+  if (auto* refused = Refuse(context, Role::kRead, "Link", &role)) return refused;
+  return AcceptAsync(context, response, [this, request, role](uint64_t id, auto done) {
+    service_->Link(*request, id, std::move(done), role >= Role::kCompile);
   });
 }
 
 grpc::ServerUnaryReactor* CoopService::Plan(grpc::CallbackServerContext* context,
                                             const coop::v1::PlanRequest* request,
                                             coop::v1::PlanResponse* response) {
-  return AcceptAsync(context, response, [this, request](uint64_t id, auto done) {
-    service_->Plan(*request, id, std::move(done));
+  Role role;
+  if (auto* refused = Refuse(context, Role::kRead, "Plan", &role)) return refused;
+  return AcceptAsync(context, response, [this, request, role](uint64_t id, auto done) {
+    service_->Plan(*request, id, std::move(done), role >= Role::kCompile);
   });
 }
 
 grpc::ServerUnaryReactor* CoopService::Explain(grpc::CallbackServerContext* context,
                                                const coop::v1::SpecializeRequest* request,
                                                coop::v1::ExplainResponse* response) {
+  if (auto* refused = Refuse(context, Role::kRead, "Explain")) return refused;
   return AcceptSync(context, response, [this, request] {
     const std::vector<int> formats(request->formats().begin(), request->formats().end());
     return service_->Explain(request->spec(), formats);
@@ -196,6 +229,7 @@ grpc::ServerUnaryReactor* CoopService::Explain(grpc::CallbackServerContext* cont
 grpc::ServerUnaryReactor* CoopService::ResetStats(grpc::CallbackServerContext* context,
                                                   const coop::v1::GetStatsRequest* /*request*/,
                                                   coop::v1::Stats* response) {
+  if (auto* refused = Refuse(context, Role::kAdmin, "ResetStats")) return refused;
   return AcceptSync(context, response,
                     [this] { return absl::StatusOr<coop::v1::Stats>(service_->ResetStats()); });
 }
@@ -203,12 +237,14 @@ grpc::ServerUnaryReactor* CoopService::ResetStats(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* CoopService::ListEntries(grpc::CallbackServerContext* context,
                                                    const coop::v1::ListEntriesRequest* request,
                                                    coop::v1::ListEntriesResponse* response) {
+  if (auto* refused = Refuse(context, Role::kRead, "ListEntries")) return refused;
   return AcceptSync(context, response, [this, request] { return service_->ListEntries(*request); });
 }
 
 grpc::ServerUnaryReactor* CoopService::Purge(grpc::CallbackServerContext* context,
                                              const coop::v1::PurgeRequest* request,
                                              coop::v1::PurgeResponse* response) {
+  if (auto* refused = Refuse(context, Role::kAdmin, "Purge")) return refused;
   return AcceptSync(
       context, response, [this, request] { return service_->Purge(*request); }, maintenance_);
 }
@@ -216,6 +252,7 @@ grpc::ServerUnaryReactor* CoopService::Purge(grpc::CallbackServerContext* contex
 grpc::ServerUnaryReactor* CoopService::Verify(grpc::CallbackServerContext* context,
                                               const coop::v1::VerifyRequest* /*request*/,
                                               coop::v1::VerifyResponse* response) {
+  if (auto* refused = Refuse(context, Role::kAdmin, "Verify")) return refused;
   return AcceptSync(
       context, response, [this] { return service_->Verify(); }, maintenance_);
 }
@@ -223,6 +260,7 @@ grpc::ServerUnaryReactor* CoopService::Verify(grpc::CallbackServerContext* conte
 grpc::ServerUnaryReactor* CoopService::Vacuum(grpc::CallbackServerContext* context,
                                               const coop::v1::VacuumRequest* /*request*/,
                                               coop::v1::VacuumResponse* response) {
+  if (auto* refused = Refuse(context, Role::kAdmin, "Vacuum")) return refused;
   return AcceptSync(
       context, response, [this] { return service_->Vacuum(); }, maintenance_);
 }
@@ -230,6 +268,7 @@ grpc::ServerUnaryReactor* CoopService::Vacuum(grpc::CallbackServerContext* conte
 grpc::ServerUnaryReactor* CoopService::Catalog(grpc::CallbackServerContext* context,
                                                const coop::v1::CatalogRequest* /*request*/,
                                                coop::v1::CatalogResponse* response) {
+  if (auto* refused = Refuse(context, Role::kRead, "Catalog")) return refused;
   auto* reactor = context->DefaultReactor();
   *response = service_->Catalog();
   context->AddTrailingMetadata("coopd-status", "server");
@@ -248,8 +287,14 @@ bool CoopService::WaitIdle(std::chrono::steady_clock::time_point deadline) const
 grpc::ServerUnaryReactor* CoopService::GetStats(grpc::CallbackServerContext* context,
                                                 const coop::v1::GetStatsRequest* /*request*/,
                                                 coop::v1::Stats* response) {
+  if (auto* refused = Refuse(context, Role::kRead, "GetStats")) return refused;
   auto* reactor = context->DefaultReactor();
   *response = service_->GetStats();
+  for (const auto& l : listeners_) *response->add_listeners() = l;
+  if (access_ != nullptr) {
+    response->set_unauthenticated_calls(access_->unauthenticated());
+    response->set_denied_calls(access_->denied());
+  }
   context->AddTrailingMetadata("coopd-status", "server");
   reactor->Finish(grpc::Status::OK);
   return reactor;

@@ -20,6 +20,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "coop/v1/coop.grpc.pb.h"
+#include "server/rpc/access.h"
 #include "server/service/service.h"
 
 namespace coopd {
@@ -63,9 +64,15 @@ class Executor {
 
 class CoopService final : public coop::v1::Coop::CallbackService {
  public:
-  // `maintenance` runs Purge, Verify and Vacuum; `executor` everything else.
-  CoopService(coopd::Service* service, Executor* executor, Executor* maintenance)
-      : service_(service), executor_(executor), maintenance_(maintenance) {}
+  // `maintenance` runs Purge, Verify and Vacuum; `executor` everything else. `access` decides
+  // who may call what (null: everyone may call everything); it must outlive the service.
+  CoopService(coopd::Service* service, Executor* executor, Executor* maintenance,
+              const AccessControl* access = nullptr)
+      : service_(service), executor_(executor), maintenance_(maintenance), access_(access) {}
+  // What GetStats reports of the listeners (Stats.listeners); set once before serving.
+  void SetListeners(std::vector<coop::v1::Listener> listeners) {
+    listeners_ = std::move(listeners);
+  }
 
   grpc::ServerUnaryReactor* Specialize(grpc::CallbackServerContext* context,
                                        const coop::v1::SpecializeRequest* request,
@@ -110,6 +117,11 @@ class CoopService final : public coop::v1::Coop::CallbackService {
   // Accepts a request (or refuses it while draining) and runs `work` on the executor; `work`
   // must arrange for `finish` to be called exactly once.
   using Finish = std::function<void(const absl::Status&)>;
+  // A call needing role `need` (access.h) that its caller lacks: finishes it with
+  // UNAUTHENTICATED or PERMISSION_DENIED and returns its reactor. nullptr when admitted, with
+  // the caller's role in *role (when given).
+  grpc::ServerUnaryReactor* Refuse(grpc::CallbackServerContext* context, Role need,
+                                   std::string_view rpc, Role* role = nullptr);
   grpc::ServerUnaryReactor* Accept(grpc::CallbackServerContext* context,
                                    std::function<void(uint64_t id, Finish finish)> work,
                                    Executor* on = nullptr);
@@ -152,6 +164,8 @@ class CoopService final : public coop::v1::Coop::CallbackService {
   coopd::Service* const service_;
   Executor* const executor_;
   Executor* const maintenance_;
+  const AccessControl* const access_;
+  std::vector<coop::v1::Listener> listeners_;
   std::atomic<uint64_t> next_request_id_{1};
   std::atomic<int> in_flight_{0};
   std::atomic<bool> draining_{false};
