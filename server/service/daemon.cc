@@ -303,11 +303,16 @@ absl::Status AccessSettings(const Setting& socket_group, const Setting& tls_cert
   return absl::OkStatus();
 }
 
-// With --socket-group, members of the group must be able to reach the socket: a directory coopd
-// created is given to the group (0750); an existing one is left as it is, with a warning when
-// the group cannot search it.
+// A socket directory coopd created is its user's alone (0700). With --socket-group, members of
+// the group must be able to reach the socket: a directory coopd created is given to the group
+// (0750); an existing one is left as it is, with a warning when the group cannot search it.
 absl::Status ShareSocketDir(const std::string& dir, bool created, const DaemonConfig& config) {
-  if (config.socket_gid < 0) return absl::OkStatus();
+  if (config.socket_gid < 0) {
+    if (created && chmod(dir.c_str(), 0700) != 0) {
+      spdlog::warn("cannot make {} private (0700): {}", dir, std::strerror(errno));
+    }
+    return absl::OkStatus();
+  }
   const auto gid = static_cast<gid_t>(config.socket_gid);
   if (created) {
     if (chown(dir.c_str(), static_cast<uid_t>(-1), gid) != 0 || chmod(dir.c_str(), 0750) != 0) {

@@ -170,15 +170,21 @@ mode_t SocketMode(const std::string& path, gid_t* gid = nullptr) {
 }
 
 TEST(Access, TheUnixSocketIsTheOwnersAloneByDefault) {
-  TestDaemon d({"--workers", "1"});
-  ASSERT_TRUE(d.started);
-  EXPECT_EQ(SocketMode(d.process.socket_path()), 0600);
-  auto s = d.Client().GetStats();
+  TempDir dir;
+  const std::string socket_dir = dir.path() + "/run";  // coopd creates it
+  CoopdProcess d(socket_dir + "/coopd.sock", dir.path() + "/cache", {"--workers", "1"});
+  StartDaemon(&d);
+  EXPECT_EQ(SocketMode(d.socket_path()), 0600);
+  struct stat st {};
+  ASSERT_EQ(stat(socket_dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  auto s = UnixClient(d, "").GetStats();
   ASSERT_TRUE(s) << s.error().message;
   ASSERT_EQ(s->listeners.size(), 1u);
-  EXPECT_EQ(s->listeners[0].address, "unix:" + d.process.socket_path());
+  EXPECT_EQ(s->listeners[0].address, "unix:" + d.socket_path());
   EXPECT_EQ(s->listeners[0].mode, "0600");
   EXPECT_FALSE(s->listeners[0].tokens);
+  EXPECT_EQ(d.Stop(), 0);
 }
 
 TEST(Access, SocketGroupGivesTheSocketAndItsNewDirectoryToTheGroup) {
