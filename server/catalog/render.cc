@@ -138,7 +138,7 @@ RenderedUnit Render(const std::vector<PrimitiveSpec>& specs) {
     }
     unit.parts.push_back(std::move(part));
   }
-  unit.source = StrCat("#include <coop/device/prelude.cuh>\n", body);
+  unit.source = StrCat(kPreludeUnit, body);
   return unit;
 }
 

@@ -15,6 +15,10 @@
 
 namespace coopd {
 
+// The first line of every rendered unit: the shared prefix whose PCH each worker keeps. Compiled
+// alone, it builds that PCH (pre-warm).
+inline constexpr char kPreludeUnit[] = "#include <coop/device/prelude.cuh>\n";
+
 struct RenderedEntry {
   std::string symbol;
   std::string declaration;  // `extern "C" __device__ float sym(void* temp_storage, float input);`

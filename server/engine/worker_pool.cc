@@ -7,10 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 
 #include "server/engine/framing.h"
 #include "server/engine/worker.h"
@@ -217,7 +219,12 @@ bool WorkerPool::PickJob(int index, Job* job) {
     if (!mine.empty() && it->affinity == mine) return take(it);
   }
   for (auto it = queue_.begin(); it != queue_.end(); ++it) {
-    if (it->pinned < 0) return take(it);
+    if (it->pinned >= 0) continue;
+    // Leave it to the idle worker that holds its PCH: that worker is woken too.
+    if (!it->affinity.empty() && it->affinity != mine && IdleWorkerHolds(index, it->affinity)) {
+      continue;
+    }
+    return take(it);
   }
   if (!requests_waiting) {
     for (auto it = queue_.begin(); it != queue_.end(); ++it) {
@@ -225,6 +232,55 @@ bool WorkerPool::PickJob(int index, Job* job) {
     }
   }
   return false;
+}
+
+bool WorkerPool::IdleWorkerHolds(int index, const std::string& affinity) const {
+  for (int j = 0; j < static_cast<int>(slots_.size()); ++j) {
+    const Slot& slot = slots_[static_cast<size_t>(j)];
+    if (j != index && !slot.busy && slot.pid > 0 && slot.affinity == affinity) return true;
+  }
+  return false;
+}
+
+void WorkerPool::SpreadWarmth(int index, const Job& job) {
+  if (options_.warm_source.empty() || stopping_) return;
+  const std::string& set = job.affinity;
+  std::map<std::string, int> holders;
+  for (const Slot& slot : slots_) ++holders[slot.affinity];
+  for (const Job& queued : queue_) {
+    if (queued.pinned >= 0) ++holders[queued.affinity];  // warm-ups already on their way
+  }
+  for (int j = 0; j < static_cast<int>(slots_.size()); ++j) {
+    const Slot& slot = slots_[static_cast<size_t>(j)];
+    if (j == index || slot.busy || slot.pid <= 0 || slot.affinity == set) continue;
+    const bool pinned_queued =
+        std::any_of(queue_.begin(), queue_.end(), [j](const Job& q) { return q.pinned == j; });
+    if (pinned_queued) continue;
+    if (!slot.affinity.empty() && holders[slot.affinity] < holders[set] + 2) continue;
+    Job warm;
+    warm.request = job.request;
+    auto* compile = warm.request.mutable_compile();
+    compile->set_source(options_.warm_source);
+    compile->clear_layouts();
+    compile->clear_layout_inputs();
+    compile->clear_required_symbols();
+    compile->clear_probe_source();
+    warm.affinity = set;
+    warm.description = "automatic pre-warm";
+    warm.pinned = j;
+    warm.done = [j](absl::StatusOr<Reply> r) {
+      if (r.ok()) {
+        spdlog::debug("worker {} pre-warmed automatically in {:.0f} ms (PCH {})", j,
+                      r->compile_ms(), r->pch_status());
+      } else {
+        spdlog::warn("worker {} automatic pre-warm failed: {}", j,
+                     std::string(r.status().message()));
+      }
+    };
+    --holders[slot.affinity];
+    ++holders[set];
+    queue_.push_back(std::move(warm));
+  }
 }
 
 absl::StatusOr<WorkerPool::Reply> WorkerPool::Run(int index, const Job& job) {
@@ -311,10 +367,13 @@ void WorkerPool::SlotLoop(int index) {
       Slot& slot = slots_[static_cast<size_t>(index)];
       slot.busy = false;
       ++slot.jobs;
-      // A clang job leaves the worker's NVRTC PCH as it was (clang's is the daemon's, shared).
+      // A clang job leaves the worker's NVRTC PCH as it was (clang's is the daemon's, shared);
+      // so does an NVRTC job without PCH.
       if (result.ok() && job.request.has_compile() &&
-          job.request.compile().backend() == coop::worker::v1::CompileJob::NVRTC && slot.pid != 0) {
+          job.request.compile().backend() == coop::worker::v1::CompileJob::NVRTC &&
+          job.request.compile().pch() && slot.pid != 0) {
         slot.affinity = job.affinity;
+        if (job.pinned < 0) SpreadWarmth(index, job);
       }
     }
     cv_.notify_all();

@@ -6,11 +6,17 @@
 // feeds it jobs and waits for replies.
 //
 // Routing: a job carries an affinity key (its header set: arch and option list). An idle worker
-// takes the oldest job whose key matches the PCH it holds; failing that, the oldest job (every
-// idle worker is equally loaded). clang jobs have no affinity (clang's precompiled header is a
-// file all workers share) and leave a worker's NVRTC affinity as it was. Background jobs (pre-warm)
-// are pinned to one worker and taken only when no request is waiting, so they never delay requests
-// or readiness.
+// takes the oldest job whose key matches the PCH it holds; failing that, the oldest job that no
+// other idle worker holds the PCH for (so a request never goes to a cold worker while a warm one
+// is free). clang jobs have no affinity (clang's precompiled header is a file all workers share)
+// and leave a worker's NVRTC affinity as it was; so do NVRTC jobs without PCH (user operators).
+// Background jobs (pre-warm) are pinned to one worker and taken only when no request is waiting,
+// so they never delay requests or readiness.
+//
+// Automatic pre-warm (with `warm_source`): when a request's compile leaves its worker holding a
+// header set's PCH, each idle worker that holds no PCH, or one that more workers hold than this
+// set (by two or more), gets a background job compiling `warm_source` with that request's
+// options. So once a header set has been seen, the next requests for it find warm workers.
 //
 // Supervision: a worker that dies mid-job fails that job with UNAVAILABLE naming the cause
 // (signal or exit status) and is restarted at once; a job that exceeds the timeout kills its
@@ -44,6 +50,8 @@ struct WorkerPoolOptions {
   std::chrono::milliseconds timeout{120000};
   uint64_t memory_limit_bytes = 0;  // RLIMIT_AS per worker (and its clang); 0: unlimited
   SandboxPolicy sandbox;            // what each worker confines itself to (sandbox.h)
+  // The translation unit of an automatic pre-warm (the shared prelude include); empty: off.
+  std::string warm_source;
 };
 
 struct WorkerInfo {
@@ -116,6 +124,11 @@ class WorkerPool {
 
   void SlotLoop(int index);
   bool PickJob(int index, Job* job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether an idle worker other than `index` holds the PCH of `affinity`.
+  bool IdleWorkerHolds(int index, const std::string& affinity) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Automatic pre-warm after `job` left worker `index` holding its header set's PCH.
+  void SpreadWarmth(int index, const Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Spawn(int index);  // requires slot not running; takes mu_ itself
   void Reap(int index, bool kill_first, std::string* cause);
   absl::StatusOr<Reply> Run(int index, const Job& job);

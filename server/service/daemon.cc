@@ -26,6 +26,7 @@
 #include "server/cache/memory_cache.h"
 #include "server/cache/remote_cache.h"
 #include "server/cache/sqlite_cache.h"
+#include "server/catalog/render.h"
 #include "server/engine/bitcode.h"
 #include "server/engine/worker_pool.h"
 #include "server/metrics/metrics.h"
@@ -70,6 +71,9 @@ constexpr char kUsage[] =
     "  --worker-memory-mb N address-space limit per compile worker and its clang, in MiB\n"
     "                       (env COOPD_WORKER_MEMORY_MB; default 2048; 0: unlimited)\n"
     "  --no-pch             disable NVRTC automatic precompiled headers\n"
+    "  --prewarm ARCHS      build every worker's PCH for these archs (sm_90,sm_80) in the\n"
+    "                       background at start (env COOPD_PREWARM; none: off); default: the\n"
+    "                       archs this cache last compiled for (CACHE_DIR/prewarm-archs)\n"
     "  --shutdown-grace S   on SIGTERM/SIGINT, seconds the requests in flight may take before\n"
     "                       their compiles are cancelled (env COOPD_SHUTDOWN_GRACE; default 5)\n"
     "  --sandbox MODE       compile workers' confinement (env COOPD_SANDBOX; default auto):\n"
@@ -536,6 +540,8 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
     }
   }
   config->prewarm_archs.clear();
+  config->prewarm_from_history = prewarm.value.empty();
+  if (prewarm.value == "none") prewarm.value.clear();
   for (size_t start = 0; start < prewarm.value.size();) {
     size_t comma = prewarm.value.find(',', start);
     if (comma == std::string::npos) comma = prewarm.value.size();
@@ -728,6 +734,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   pool_options.workers = config.workers;
   pool_options.timeout = config.compile_timeout;
   pool_options.memory_limit_bytes = config.worker_memory_bytes;
+  if (config.pch) pool_options.warm_source = kPreludeUnit;  // automatic pre-warm
   WorkerPool pool(pool_options);
   if (absl::Status s = pool.Start(); !s.ok()) return s;
   spdlog::info("compile workers: {} (timeout {:.3g} s{})", pool.size(),
@@ -741,6 +748,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   options.cache_path = cache_path;
   if (clang_workspace) options.clang_workspace = clang_workspace->path();
   options.remote = remote_tier;
+  if (config.pch) options.prewarm_history = StrCat(config.cache_dir, "/prewarm-archs");
   Service service(std::move(*toolchain), std::move(cache), disk_tier, &pool, options);
   Executor executor(config.executor_threads);
   Executor maintenance(2);  // purge, verify, vacuum: never on the request threads
@@ -838,8 +846,16 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   }
   spdlog::info("ready: listening on {} (cache {})", listen_name, cache_path);
   NotifyReady(StrCat("serving on ", listen_name));
-  if (!config.prewarm_archs.empty()) {
-    for (const auto& arch : config.prewarm_archs) {
+  std::vector<std::string> prewarm = config.prewarm_archs;
+  if (config.prewarm_from_history && config.pch) {
+    prewarm = ReadPrewarmHistory(StrCat(config.cache_dir, "/prewarm-archs"));
+    if (!prewarm.empty()) {
+      spdlog::info("pre-warming {} (the archs this cache compiled for last; --prewarm none: off)",
+                   StrJoin(prewarm, ", "));
+    }
+  }
+  if (!prewarm.empty()) {
+    for (const auto& arch : prewarm) {
       TargetInfo target = service.toolchain().Target();
       coop::v1::PrimitiveSpec probe;
       probe.set_family("block_reduce");

@@ -30,7 +30,11 @@ struct DaemonConfig {
   // Compile workers' confinement (engine/sandbox.h): auto (Landlock when the kernel has it,
   // else a warning and seccomp alone), require (refuse to start without Landlock), off.
   SandboxMode sandbox = SandboxMode::kAuto;
-  std::vector<std::string> prewarm_archs;  // build PCHs for these in the background at start
+  // Build PCHs for these archs on every worker, in the background, at start (--prewarm; "none":
+  // nothing). Without --prewarm, the archs this cache's requests compiled for most recently
+  // (ServiceOptions::prewarm_history), which `prewarm_from_history` says.
+  std::vector<std::string> prewarm_archs;
+  bool prewarm_from_history = true;
   // On SIGTERM/SIGINT: how long requests in flight may take to finish before their compiles
   // are cancelled (they then fail with UNAVAILABLE).
   std::chrono::milliseconds shutdown_grace{5000};

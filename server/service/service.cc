@@ -3,6 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <fstream>
 
 #include "server/cache/cache_key.h"
 #include "server/catalog/render.h"
@@ -139,7 +142,47 @@ Service::Service(Toolchain toolchain, std::unique_ptr<TieredCache> cache, Sqlite
       cache_(std::move(cache)),
       disk_(disk),
       pool_(pool),
-      options_(std::move(options)) {}
+      options_(std::move(options)) {
+  if (!options_.prewarm_history.empty()) history_ = ReadPrewarmHistory(options_.prewarm_history);
+}
+
+std::vector<std::string> ReadPrewarmHistory(const std::string& path) {
+  std::vector<std::string> archs;
+  std::ifstream in(path);
+  std::string line;
+  while (archs.size() < kPrewarmHistoryArchs && std::getline(in, line)) {
+    const bool arch_name =
+        line.size() >= 4 && line.size() <= 8 && line.rfind("sm_", 0) == 0 &&
+        std::all_of(line.begin() + 3, line.end(), [](char c) { return std::isalnum(c) != 0; });
+    if (arch_name && std::find(archs.begin(), archs.end(), line) == archs.end()) {
+      archs.push_back(line);
+    }
+  }
+  return archs;
+}
+
+void Service::RememberArch(const std::string& arch) {
+  if (options_.prewarm_history.empty()) return;
+  std::lock_guard<std::mutex> lock(history_mu_);
+  if (!history_.empty() && history_.front() == arch) return;
+  history_.erase(std::remove(history_.begin(), history_.end(), arch), history_.end());
+  history_.insert(history_.begin(), arch);
+  if (history_.size() > kPrewarmHistoryArchs) history_.resize(kPrewarmHistoryArchs);
+  // Written beside and renamed over, so a reader never sees half a file. Best effort: losing it
+  // only costs the next start its pre-warm.
+  const std::string tmp = StrCat(options_.prewarm_history, ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    for (const auto& a : history_) out << a << "\n";
+    if (!out.flush()) {
+      spdlog::debug("cannot write {}", tmp);
+      return;
+    }
+  }
+  if (std::rename(tmp.c_str(), options_.prewarm_history.c_str()) != 0) {
+    spdlog::debug("cannot rename {} to {}", tmp, options_.prewarm_history);
+  }
+}
 
 absl::StatusOr<std::vector<PrimitiveSpec>> Service::Validate(const std::vector<PrimitiveSpec>& in,
                                                              bool bundle) {
@@ -709,6 +752,7 @@ void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const Render
         if (reply->pch_status() == "used") ++pch_warm_;
         compile_us_total_ += static_cast<uint64_t>(reply->compile_ms() * 1000);
         RecordCompileTime(reply->compile_ms());
+        RememberArch(specs[0].arch());
         spdlog::info(
             "[req {}] compiled {} in {:.0f} ms + {:.0f} ms layout ({} bytes LTO-IR, PCH {})",
             request_id, description, reply->compile_ms(), reply->layout_ms(), reply->ltoir().size(),
@@ -1095,7 +1139,7 @@ void Service::Prewarm(const std::vector<std::string>& archs) {
       wv1::Request request;
       auto* job = request.mutable_compile();
       // The shared prefix alone: building its PCH is the whole point.
-      job->set_source("#include <coop/device/prelude.cuh>\n");
+      job->set_source(kPreludeUnit);
       for (const auto& o : options) job->add_options(o);
       job->set_pch(options_.compile.pch);
       job->set_pch_heap_bytes(options_.compile.pch_heap_bytes);
@@ -1117,7 +1161,7 @@ void Service::Prewarm(const std::vector<std::string>& archs) {
         std::find(bitcode_archs.begin(), bitcode_archs.end(), arch) != bitcode_archs.end()) {
       wv1::Request request;
       auto* job = request.mutable_compile();
-      job->set_source("#include <coop/device/prelude.cuh>\n");
+      job->set_source(kPreludeUnit);
       for (const auto& o : ClangSemanticOptions(toolchain_, arch)) job->add_options(o);
       job->set_pch(options_.compile.pch);
       job->set_arch(arch);

@@ -48,7 +48,15 @@ struct ServiceOptions {
   // The farm tier (also in the TieredCache), for its distributed single-flight and stats; null
   // without --remote-cache. Must outlive the service's requests (it lives in the cache).
   RemoteCache* remote = nullptr;
+  // A file that remembers the archs requests compiled for (one per line, most recent first), so
+  // that the next start pre-warms them by default (ReadPrewarmHistory); empty: none.
+  std::string prewarm_history;
 };
+
+// The archs `path` remembers (at most kPrewarmHistoryArchs, most recent first); none when it is
+// missing or unreadable. Lines that are not arch names ("sm_90", "sm_90a") are skipped.
+inline constexpr size_t kPrewarmHistoryArchs = 4;
+std::vector<std::string> ReadPrewarmHistory(const std::string& path);
 
 class Service {
  public:
@@ -189,6 +197,10 @@ class Service {
       bundles_{0}, bitcode_compiles_{0}, remote_hits_{0};
   std::atomic<uint64_t> compile_us_total_{0};
   std::mutex times_mu_;
+  // Remembers `arch` at the front of options_.prewarm_history (rewritten only on a change).
+  void RememberArch(const std::string& arch);
+  std::mutex history_mu_;
+  std::vector<std::string> history_;  // the file's contents, most recent first
   std::deque<double> recent_compile_ms_ ABSL_GUARDED_BY(times_mu_);  // last 1024
   prometheus::Histogram compile_seconds_{{0.05, 0.1, 0.2, 0.3, 0.5, 1, 2, 4, 8, 16, 32, 64, 128}};
   prometheus::Histogram hit_seconds_[3] = {  // by CacheOrigin

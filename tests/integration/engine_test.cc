@@ -436,6 +436,94 @@ TEST(Engine, PrewarmBuildsEveryWorkersPchInTheBackground) {
   EXPECT_EQ(d.Stats().pch_warm_compiles, 1u);
 }
 
+// Waits (a liveness deadline, not a threshold) until every worker holds a PCH for sm_90.
+void WaitEveryWorkerWarm(const Daemon& d, size_t workers) {
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  for (;;) {
+    coop::Stats s = d.Stats();
+    ASSERT_EQ(s.worker_status.size(), workers);
+    size_t warm = 0;
+    for (const auto& w : s.worker_status) {
+      if (!w.busy && w.header_set.find("-arch=sm_90") != std::string::npos) ++warm;
+    }
+    if (warm == workers) return;
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << "workers never all held the sm_90 PCH:\n"
+        << d.process.Log();
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+TEST(Engine, AfterTheFirstRequestEveryLaterDistinctSpecCompilesWarm) {
+  TempDir dir;
+  {
+    Daemon d(dir.path(), {"--workers", "2"});
+    ASSERT_TRUE(d.started);
+    coop::Client client = d.process.MakeClient();
+    auto first = client.Specialize(BlockSpec("block_reduce", "sum", "float32", {128}, 1));
+    ASSERT_TRUE(first) << first.error().message;
+    EXPECT_EQ(first->pch_status, "created") << "a fresh daemon has no warm worker";
+    // The second distinct spec, right after: the warm worker is idle, the other one cold (or
+    // busy warming up): the request must go to the warm one.
+    auto second = client.Specialize(BlockSpec("block_reduce", "sum", "float32", {160}, 1));
+    ASSERT_TRUE(second) << second.error().message;
+    EXPECT_EQ(second->pch_status, "used") << d.process.Log();
+    // The header set was seen: the other worker builds its PCH by itself, so that two distinct
+    // specs at once both compile warm.
+    WaitEveryWorkerWarm(d, 2);
+    auto c = std::async(std::launch::async, [&d] {
+      return d.process.MakeClient().Specialize(
+          BlockSpec("block_scan", "inclusive_sum", "int32", {128}, 1));
+    });
+    auto e = client.Specialize(BlockSpec("block_reduce", "max", "int32", {192}, 1));
+    auto c_result = c.get();
+    ASSERT_TRUE(c_result) << c_result.error().message;
+    ASSERT_TRUE(e) << e.error().message;
+    EXPECT_EQ(c_result->pch_status, "used");
+    EXPECT_EQ(e->pch_status, "used");
+    EXPECT_EQ(d.Stats().pch_warm_compiles, 3u);
+  }
+  // The cache remembers the arch it compiled for: the next daemon on it pre-warms that arch by
+  // itself, so even its first request compiles warm.
+  std::ifstream history(dir.path() + "/cache/prewarm-archs");
+  std::string line;
+  ASSERT_TRUE(std::getline(history, line)) << "no prewarm-archs in the cache directory";
+  EXPECT_EQ(line, "sm_90");
+  {
+    Daemon d(dir.path(), {"--workers", "2"});
+    ASSERT_TRUE(d.started);
+    WaitEveryWorkerWarm(d, 2);
+    auto a =
+        d.process.MakeClient().Specialize(BlockSpec("block_reduce", "sum", "float32", {224}, 1));
+    ASSERT_TRUE(a) << a.error().message;
+    EXPECT_EQ(a->pch_status, "used");
+    EXPECT_NE(d.process.Log().find("pre-warming sm_90"), std::string::npos) << d.process.Log();
+  }
+  {
+    // --prewarm none: nothing is pre-warmed at start. (The log file is shared by the three
+    // daemons: only this one's lines count.)
+    auto prewarm_lines = [](const std::string& log) {
+      size_t n = 0;
+      for (size_t at = log.find("pre-warm"); at != std::string::npos;
+           at = log.find("pre-warm", at + 1)) {
+        ++n;
+      }
+      return n;
+    };
+    std::ifstream earlier_log(dir.path() + "/coopd.sock.log");
+    const std::string earlier((std::istreambuf_iterator<char>(earlier_log)),
+                              std::istreambuf_iterator<char>());
+    ASSERT_GT(prewarm_lines(earlier), 0u) << "the second daemon's pre-warm is not in the log";
+    Daemon d(dir.path(), {"--workers", "1", "--prewarm", "none"});
+    ASSERT_TRUE(d.started);
+    auto a =
+        d.process.MakeClient().Specialize(BlockSpec("block_reduce", "sum", "float32", {96}, 1));
+    ASSERT_TRUE(a) << a.error().message;
+    EXPECT_EQ(a->pch_status, "created") << d.process.Log();
+    EXPECT_EQ(prewarm_lines(d.process.Log()), prewarm_lines(earlier)) << d.process.Log();
+  }
+}
+
 TEST(Engine, WorkerMemoryLimitFailsCleanly) {
   Daemon d({"--workers", "1", "--worker-memory-mb", "64"});
   ASSERT_TRUE(d.started);

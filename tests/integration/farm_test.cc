@@ -287,6 +287,56 @@ TEST(Farm, HundredsOfEntriesWrittenByOneReplicaAreReadByAnotherByteForByte) {
   EXPECT_LE(std::stoi(ttl), 3600);
 }
 
+TEST(Farm, AsyncWritesLandAfterTheReplyDrainAtShutdownAndOverflowIsCountedNeverBlocking) {
+  Redis redis;
+  ASSERT_TRUE(redis.started);
+  auto config = coopd::ParseRemoteCacheUrl(redis.Url("async", "write=async"), "test");
+  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_EQ(config->write, coopd::RemoteWritePolicy::kAsync);
+  constexpr int kEntries = 200;  // fewer than the queue holds
+  {
+    coopd::RemoteCache writer(*config);
+    for (int i = 0; i < kEntries; ++i) {
+      ASSERT_TRUE(
+          writer.Put(KeyOf(i), Entry(i), {"block_reduce", "float32", "sm_90", "d", ""}).ok());
+    }
+  }  // destruction drains the queued writes
+  EXPECT_EQ(redis.server.DbSize(), uint64_t{kEntries});
+  coopd::RemoteCache reader(*config);
+  for (int i = 0; i < kEntries; ++i) {
+    auto v = reader.Get(KeyOf(i), nullptr);
+    ASSERT_TRUE(v.ok()) << i << ": " << v.status();
+    ASSERT_EQ(v->blob, Entry(i).blob);
+  }
+
+  // Redis stops answering: Put still returns at once, the queue fills, and what does not fit
+  // is dropped and counted. Every Put ends as exactly one of written, failed or dropped.
+  ASSERT_EQ(redis.server.Cli({"FLUSHALL"}), "OK");
+  constexpr int kBurst = 600;
+  coopd::RemoteCache writer(*config);
+  redis.server.Pause();
+  for (int i = 0; i < kBurst; ++i) {
+    ASSERT_TRUE(
+        writer.Put(KeyOf(1000 + i), Entry(i), {"block_reduce", "float32", "sm_90", "d", ""}).ok());
+  }
+  const coopd::RemoteStats paused = writer.remote_stats();
+  redis.server.Resume();
+  EXPECT_GT(paused.writes_dropped, 0u) << "600 writes cannot all wait in a queue of 256";
+  EXPECT_EQ(paused.writes, 0u) << "nothing can be written while Redis is stopped";
+  const auto deadline = std::chrono::steady_clock::now() + 180s;
+  coopd::RemoteStats s;
+  for (;;) {
+    s = writer.remote_stats();
+    if (s.writes + s.write_failures + s.writes_dropped == uint64_t{kBurst}) break;
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << "writes " << s.writes << " failed " << s.write_failures << " dropped "
+        << s.writes_dropped;
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(s.writes_dropped, paused.writes_dropped) << "drops happen only when the queue is full";
+  EXPECT_EQ(redis.server.DbSize(), s.writes);
+}
+
 TEST(Farm, ALeaseWhoseOwnerDiedExpiresAndAnotherReplicaCompiles) {
   Redis redis;
   ASSERT_TRUE(redis.started);
