@@ -18,6 +18,9 @@ PACKAGES=(
   # The bitcode backend (FORMAT_BITCODE): Debian 12's clang-22 (bookworm-security); llvm-22 for
   # the tests, which read the bitcode back with llvm-dis-22. coopd itself runs without either.
   clang-22 llvm-22
+  # The fuzz targets (tests/fuzz, deploy/fuzz-smoke.sh): libFuzzer and the sanitizer runtimes of
+  # clang-22 (only recommended by clang-22, so not installed with it here).
+  libclang-rt-22-dev
   # The Redis farm tier (issue 15): hiredis for coopd; redis-server and redis-cli (Cluster
   # included) for the tests, which start their own servers on loopback.
   libhiredis-dev redis-server redis-tools

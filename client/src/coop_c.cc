@@ -12,12 +12,14 @@
 
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <limits>
 #include <memory>
 #include <new>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -253,10 +255,37 @@ bool Accepts(Setter setter, const pb::FieldDescriptor* f) {
   return text && (setter == Setter::kString || setter == Setter::kBytes);
 }
 
+// The offset of the first byte of `s` that does not begin well-formed UTF-8 (no overlong forms,
+// surrogates or values past U+10FFFF: what protobuf requires of a string field), or npos.
+size_t InvalidUtf8At(std::string_view s) {
+  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80           ? 1
+                     : (c >> 5) == 0x6  ? 2
+                     : (c >> 4) == 0xe  ? 3
+                     : (c >> 3) == 0x1e ? 4
+                                        : 0;
+    if (n == 0 || i + n > s.size()) return i;
+    uint32_t cp = n == 1 ? c : c & (0x7fu >> n);
+    for (size_t k = 1; k < n; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xc0) != 0x80) return i;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    if (cp < kMin[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
 // Finds the leaf `path` for `setter` and makes the messages above it present (which selects
-// them in their oneofs). *message and *field receive the leaf's holder and descriptor.
+// them in their oneofs). *message and *field receive the leaf's holder and descriptor. `text`,
+// a text setter's value, must be UTF-8 when the leaf is a string field (protobuf cannot carry
+// anything else there: the spec's JSON would lose it and coopd could not decode the request);
+// it is checked before anything changes.
 coop_status Locate(coop_spec_t* spec, Setter setter, const char* path, pb::Message** message,
-                   const pb::FieldDescriptor** field) {
+                   const pb::FieldDescriptor** field, const std::string_view* text = nullptr) {
   const char* function = SetterName(setter);
   if (spec == nullptr) return Null(function, "spec");
   if (path == nullptr) return Null(function, "field");
@@ -273,6 +302,17 @@ coop_status Locate(coop_spec_t* spec, Setter setter, const char* path, pb::Messa
     return Fail(COOP_INVALID_ARGUMENT, std::string(function) + ": spec field \"" + path +
                                            "\" holds " + what + ": set it with " +
                                            SetterName(right));
+  }
+  if (text != nullptr && leaf->type() == pb::FieldDescriptor::TYPE_STRING) {
+    const size_t bad = InvalidUtf8At(*text);
+    if (bad != std::string_view::npos) {
+      char byte[8];
+      std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>((*text)[bad]));
+      return Fail(COOP_INVALID_ARGUMENT,
+                  std::string(function) + ": spec field \"" + path +
+                      "\" holds UTF-8 text; the value is not UTF-8 at byte " + std::to_string(bad) +
+                      " (" + byte + ")");
+    }
   }
   pb::Message* m = &spec->proto;
   for (size_t i = 0; i + 1 < chain.size(); ++i) {
@@ -304,7 +344,8 @@ coop_status SetText(coop_spec_t* spec, Setter setter, const char* path, const ch
                     size_t size) {
   pb::Message* m = nullptr;
   const pb::FieldDescriptor* f = nullptr;
-  if (coop_status s = Locate(spec, setter, path, &m, &f); s != COOP_OK) return s;
+  const std::string_view text = data == nullptr ? std::string_view() : std::string_view(data, size);
+  if (coop_status s = Locate(spec, setter, path, &m, &f, &text); s != COOP_OK) return s;
   if (data == nullptr && size != 0) return Null(SetterName(setter), "value");
   std::string value = data == nullptr ? std::string() : std::string(data, size);
   if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_ENUM) return SetEnum(m, f, path, value);

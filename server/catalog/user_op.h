@@ -21,7 +21,9 @@
 
 namespace coopd {
 
-inline constexpr size_t kMaxOperatorSourceBytes = size_t{1} << 20;
+// Ceilings of what validation accepts. The daemon's own limit on a source, lower by default
+// (1 MiB, --max-op-source-kb), is checked before (service/service.h's RequestLimits).
+inline constexpr size_t kMaxOperatorSourceBytes = size_t{16} << 20;
 inline constexpr size_t kMaxOperatorLtoIrBytes = size_t{16} << 20;
 
 // What the method calls the operator for: its result type ("bool" for comparators and flag

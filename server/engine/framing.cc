@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -83,9 +84,18 @@ absl::Status ReadFrame(int fd, google::protobuf::MessageLite* message,
   const uint32_t n = uint32_t{header[0]} | (uint32_t{header[1]} << 8) |
                      (uint32_t{header[2]} << 16) | (uint32_t{header[3]} << 24);
   if (n > kMaxFrameBytes) return absl::DataLossError(StrCat("frame of ", n, " bytes is too large"));
-  std::string body(n, '\0');
-  if (absl::Status s = ReadAll(fd, body.data(), n, deadline); !s.ok()) {
-    return absl::IsUnavailable(s) ? absl::DataLossError("truncated frame") : s;
+  // The length is the peer's claim: grow the body as its bytes arrive (doubling, from 1 MiB),
+  // so a peer that dies or lies after a 4-byte header does not make this side allocate up to
+  // kMaxFrameBytes for nothing.
+  constexpr size_t kFirstChunk = size_t{1} << 20;
+  std::string body;
+  while (body.size() < n) {
+    const size_t have = body.size();
+    const size_t step = std::min<size_t>(n - have, std::max(kFirstChunk, have));
+    body.resize(have + step);
+    if (absl::Status s = ReadAll(fd, body.data() + have, step, deadline); !s.ok()) {
+      return absl::IsUnavailable(s) ? absl::DataLossError("truncated frame") : s;
+    }
   }
   if (!message->ParseFromString(body)) return absl::DataLossError("unparsable frame");
   return absl::OkStatus();

@@ -1,7 +1,12 @@
 #include "server/rpc/grpc_service.h"
 
+#include <google/protobuf/stubs/logging.h>
+#include <grpcpp/support/proto_buffer_reader.h>
 #include <spdlog/spdlog.h>
 
+#include <mutex>
+
+#include "server/util/escape.h"
 #include "server/util/strings.h"
 
 namespace coopd {
@@ -21,6 +26,24 @@ size_t EncodedBytes(std::string_view s) {
   return n;
 }
 
+// protobuf reports why a parse failed (a string field with invalid UTF-8, and which) only to its
+// log handler. While a request is parsed, the handler collects that report for the error;
+// otherwise it passes protobuf's messages to the daemon's log.
+thread_local std::string* parse_report = nullptr;
+
+void ProtobufLogHandler(google::protobuf::LogLevel level, const char* /*file*/, int /*line*/,
+                        const std::string& message) {
+  if (parse_report != nullptr) {
+    if (parse_report->size() < 1024) StrAppend(parse_report, message);
+    return;
+  }
+  if (level >= google::protobuf::LOGLEVEL_ERROR) {
+    spdlog::error("protobuf: {}", message);
+  } else {
+    spdlog::warn("protobuf: {}", message);
+  }
+}
+
 bool WantsErrorDetails(const grpc::CallbackServerContext* context) {
   const auto& metadata = context->client_metadata();
   auto it = metadata.find(kErrorDetailsKey);
@@ -29,6 +52,66 @@ bool WantsErrorDetails(const grpc::CallbackServerContext* context) {
 }
 
 }  // namespace
+
+absl::Status ParseRequest(const grpc::ByteBuffer& request, size_t max_bytes,
+                          google::protobuf::Message* message) {
+  const std::string& type = message->GetDescriptor()->full_name();
+  const size_t bytes = request.Length();
+  if (bytes > max_bytes) {
+    return absl::ResourceExhaustedError(StrCat("request: ", type, " of ", bytes,
+                                               " bytes is larger than this coopd's limit of ",
+                                               max_bytes, " bytes (", max_bytes >> 20,
+                                               " MiB; --max-message-mb, "
+                                               "COOPD_MAX_MESSAGE_MB)"));
+  }
+  // The generated handler's parse (grpc::GenericDeserialize): a zero-copy stream over the
+  // buffer's slices.
+  grpc::ProtoBufferReader reader(const_cast<grpc::ByteBuffer*>(&request));
+  if (!reader.status().ok()) {
+    return absl::InvalidArgumentError(
+        StrCat("request: cannot read the ", type, " payload: ", reader.status().error_message()));
+  }
+  static std::once_flag handler_installed;
+  std::call_once(handler_installed, [] { google::protobuf::SetLogHandler(&ProtobufLogHandler); });
+  std::string report;
+  parse_report = &report;
+  const bool parsed = message->ParseFromZeroCopyStream(&reader);
+  parse_report = nullptr;
+  if (parsed) return absl::OkStatus();
+  // protobuf: "String field 'coop.v1.PrimitiveSpec.family' contains invalid UTF-8 data ...".
+  constexpr std::string_view kStringField = "String field '";
+  if (const size_t at = report.find(kStringField); at != std::string::npos) {
+    const size_t start = at + kStringField.size();
+    const size_t end = report.find('\'', start);
+    if (end != std::string::npos) {
+      return absl::InvalidArgumentError(StrCat(
+          "request: ", type, " does not decode: string field ",
+          EscapeText(std::string_view(report).substr(start, end - start)),
+          " holds invalid UTF-8 (string fields must be UTF-8; bytes belong in bytes fields)"));
+    }
+  }
+  return absl::InvalidArgumentError(
+      StrCat("request: ", type, " does not decode from its ", bytes,
+             " bytes: not a well-formed protobuf encoding of it (truncated, corrupt, or another "
+             "message)",
+             report.empty() ? std::string() : StrCat(" (protobuf: ", LogSafe(report, 200), ")")));
+}
+
+std::string ClientIdentity(const grpc::CallbackServerContext& context,
+                           std::string_view token_name) {
+  if (!token_name.empty()) return StrCat("token:", token_name);
+  std::string peer = context.peer();
+  if (peer.rfind("ipv4:", 0) == 0 || peer.rfind("ipv6:", 0) == 0) {
+    const size_t colon = peer.rfind(':');
+    if (colon > 5) peer.resize(colon);  // the host, not the connection's port
+    return peer;
+  }
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find(kClientMetadataKey);
+  if (it == metadata.end() || it->second.empty()) return "unix:(anonymous)";
+  const std::string_view name(it->second.data(), std::min<size_t>(it->second.size(), 64));
+  return StrCat("unix:", EscapeText(name));
+}
 
 std::string StatusSummary(std::string_view message) {
   if (EncodedBytes(message) <= kMaxStatusMessageBytes) return std::string(message);
@@ -116,164 +199,229 @@ void Executor::Drain() {
   threads_.clear();
 }
 
-grpc::ServerUnaryReactor* CoopService::Accept(grpc::CallbackServerContext* context,
-                                              std::function<void(uint64_t id, Finish finish)> work,
-                                              Executor* on) {
-  auto* reactor = context->DefaultReactor();
-  ++in_flight_;
-  if (draining_) {
-    --in_flight_;
-    // Every status coopd produces itself carries this trailer, so a client can tell a "retry"
-    // from coopd from a transport failure (coop::Error::from_server, client/src/client.cc).
-    context->AddTrailingMetadata("coopd-status", "server");
-    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "coopd is shutting down; retry"));
-    return reactor;
+CoopService::CoopService(coopd::Service* service, Executor* executor, Executor* maintenance,
+                         RpcLimits limits, const AccessControl* access)
+    : service_(service),
+      executor_(executor),
+      maintenance_(maintenance),
+      limits_(limits),
+      clients_(limits.clients),
+      access_(access) {}
+
+void CoopService::Reply::Send(grpc::Status status) {
+  if (status.ok()) {
+    bool own = false;
+    status =
+        grpc::SerializationTraits<google::protobuf::Message>::Serialize(response(), out_, &own);
   }
+  admission.Release();
+  // Every status coopd produces itself carries this trailer, so a client can tell a "retry"
+  // from coopd from a transport failure (coop::Error::from_server, client/src/client.cc). The
+  // context stays valid until Finish: gRPC frees it only after the call completes.
+  context->AddTrailingMetadata("coopd-status", "server");
+  grpc::ServerUnaryReactor* reactor = reactor_;
+  delete this;
+  reactor->Finish(status);
+}
+
+absl::Status CoopService::Parse(const Raw* in, google::protobuf::Message* request) {
+  absl::Status s = ParseRequest(*in, limits_.max_message_bytes, request);
+  // Freed now, as the generated handler does, not when the call ends.
+  const_cast<Raw*>(in)->Clear();
+  if (!s.ok()) spdlog::info("undecodable request: {}", std::string(s.message()));
+  return s;
+}
+
+absl::Status CoopService::Admit(Reply* call, const Gate& gate) {
+  // 1. Who is calling, and may they call this? Before anything else: a caller without a valid
+  // token must not spend a client's rate budget, nor make coopd decode its request.
+  std::string token_name;
+  if (access_ != nullptr) {
+    auto caller = access_->Admit(*call->context, gate.need, gate.rpc);
+    if (!caller.ok()) return caller.status();
+    call->role = caller->role;
+    token_name = std::move(caller->name);
+  }
+  // 2. The per-client limits, against the token's name when there is one.
+  if (gate.limited && clients_.enabled()) {
+    auto admission =
+        clients_.Admit(ClientIdentity(*call->context, token_name), ClientLimiter::Clock::now());
+    if (!admission.ok()) {
+      spdlog::info("refused: {}", std::string(admission.status().message()));
+      return admission.status();
+    }
+    call->admission = std::move(*admission);
+  }
+  return absl::OkStatus();
+}
+
+void CoopService::Accept(Reply* call, std::function<void(uint64_t id, Finish finish)> work,
+                         Executor* on) {
+  if (draining_) {
+    call->Send(grpc::Status(grpc::StatusCode::UNAVAILABLE, "coopd is shutting down; retry"));
+    return;
+  }
+  ++in_flight_;
   const uint64_t id = next_request_id_++;
-  (on != nullptr ? on : executor_)->Submit([this, context, reactor, id, work = std::move(work)] {
-    work(id, [this, context, reactor](const absl::Status& status) {
+  (on != nullptr ? on : executor_)->Submit([this, call, id, work = std::move(work)] {
+    work(id, [this, call](const absl::Status& status) {
+      const bool details = WantsErrorDetails(call->context);
+      call->Send(ToGrpcStatus(status, details));
       --in_flight_;
-      // The context stays valid until Finish: gRPC frees it only after the call completes.
-      context->AddTrailingMetadata("coopd-status", "server");
-      reactor->Finish(ToGrpcStatus(status, WantsErrorDetails(context)));
     });
   });
-  return reactor;
 }
 
-grpc::ServerUnaryReactor* CoopService::Refuse(grpc::CallbackServerContext* context, Role need,
-                                              std::string_view rpc, Role* role) {
-  if (access_ == nullptr) {
-    if (role != nullptr) *role = Role::kAdmin;
-    return nullptr;
-  }
-  auto caller = access_->Admit(*context, need, rpc);
-  if (caller.ok()) {
-    if (role != nullptr) *role = caller->role;
-    return nullptr;
-  }
-  auto* reactor = context->DefaultReactor();
-  context->AddTrailingMetadata("coopd-status", "server");
-  reactor->Finish(ToGrpcStatus(caller.status()));
-  return reactor;
-}
-
-// Each handler first names the role its RPC needs (docs/security.md has the table). Specialize,
-// SpecializeBundle, Link and Plan need `read`, and compile or link on a miss only for a caller
-// that has `compile`.
+// Each handler names the role its RPC needs (docs/security.md has the table); Decode checks it
+// and the client's limits before decoding the request. Specialize, SpecializeBundle, Link and
+// Plan need `read`, and compile or link on a miss only for a caller that has `compile`
+// (`may_compile`: a miss is PERMISSION_DENIED for a `read` token).
 grpc::ServerUnaryReactor* CoopService::Specialize(grpc::CallbackServerContext* context,
-                                                  const coop::v1::SpecializeRequest* request,
-                                                  coop::v1::SpecializeResponse* response) {
-  Role role;
-  if (auto* refused = Refuse(context, Role::kRead, "Specialize", &role)) return refused;
-  return Accept(context, [this, request, response, role](uint64_t id, Finish finish) {
-    const std::vector<int> formats(request->formats().begin(), request->formats().end());
-    service_->Specialize(
-        {request->spec()}, /*bundle=*/false, formats, id,
-        [response, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
-          if (artifact.ok()) *response->mutable_artifact() = std::move(*artifact);
-          finish(artifact.status());
-        },
-        role >= Role::kCompile);
+                                                  const Raw* in, Raw* out) {
+  using Req = coop::v1::SpecializeRequest;
+  using Resp = coop::v1::SpecializeResponse;
+  return Decode<Req, Resp>(
+      context, in, out, {Role::kRead, "Specialize"}, [this](Call<Req, Resp>* call) {
+        Accept(call, [this, call](uint64_t id, Finish finish) {
+          const Req& request = call->request;
+          const std::vector<int> formats(request.formats().begin(), request.formats().end());
+          service_->Specialize(
+              {request.spec()}, /*bundle=*/false, formats, id,
+              [call, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
+                if (artifact.ok()) {
+                  *call->response_message.mutable_artifact() = std::move(*artifact);
+                }
+                finish(artifact.status());
+              },
+              call->role >= Role::kCompile);
+        });
+      });
+}
+
+grpc::ServerUnaryReactor* CoopService::SpecializeBundle(grpc::CallbackServerContext* context,
+                                                        const Raw* in, Raw* out) {
+  using Req = coop::v1::SpecializeBundleRequest;
+  using Resp = coop::v1::SpecializeResponse;
+  return Decode<Req, Resp>(
+      context, in, out, {Role::kRead, "SpecializeBundle"}, [this](Call<Req, Resp>* call) {
+        Accept(call, [this, call](uint64_t id, Finish finish) {
+          const Req& request = call->request;
+          std::vector<coop::v1::PrimitiveSpec> specs(request.specs().begin(),
+                                                     request.specs().end());
+          const std::vector<int> formats(request.formats().begin(), request.formats().end());
+          service_->Specialize(
+              specs, /*bundle=*/true, formats, id,
+              [call, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
+                if (artifact.ok()) {
+                  *call->response_message.mutable_artifact() = std::move(*artifact);
+                }
+                finish(artifact.status());
+              },
+              call->role >= Role::kCompile);
+        });
+      });
+}
+
+grpc::ServerUnaryReactor* CoopService::Link(grpc::CallbackServerContext* context, const Raw* in,
+                                            Raw* out) {
+  using Req = coop::v1::LinkRequest;
+  using Resp = coop::v1::LinkResponse;
+  return Decode<Req, Resp>(context, in, out, {Role::kRead, "Link"}, [this](Call<Req, Resp>* call) {
+    AcceptAsync(call, [this, call](uint64_t id, auto done) {
+      service_->Link(call->request, id, std::move(done), call->role >= Role::kCompile);
+    });
   });
 }
 
-grpc::ServerUnaryReactor* CoopService::SpecializeBundle(
-    grpc::CallbackServerContext* context, const coop::v1::SpecializeBundleRequest* request,
-    coop::v1::SpecializeResponse* response) {
-  Role role;
-  if (auto* refused = Refuse(context, Role::kRead, "SpecializeBundle", &role)) return refused;
-  return Accept(context, [this, request, response, role](uint64_t id, Finish finish) {
-    std::vector<coop::v1::PrimitiveSpec> specs(request->specs().begin(), request->specs().end());
-    const std::vector<int> formats(request->formats().begin(), request->formats().end());
-    service_->Specialize(
-        specs, /*bundle=*/true, formats, id,
-        [response, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
-          if (artifact.ok()) *response->mutable_artifact() = std::move(*artifact);
-          finish(artifact.status());
-        },
-        role >= Role::kCompile);
+grpc::ServerUnaryReactor* CoopService::Plan(grpc::CallbackServerContext* context, const Raw* in,
+                                            Raw* out) {
+  using Req = coop::v1::PlanRequest;
+  using Resp = coop::v1::PlanResponse;
+  return Decode<Req, Resp>(context, in, out, {Role::kRead, "Plan"}, [this](Call<Req, Resp>* call) {
+    AcceptAsync(call, [this, call](uint64_t id, auto done) {
+      service_->Plan(call->request, id, std::move(done), call->role >= Role::kCompile);
+    });
   });
 }
 
-grpc::ServerUnaryReactor* CoopService::Link(grpc::CallbackServerContext* context,
-                                            const coop::v1::LinkRequest* request,
-                                            coop::v1::LinkResponse* response) {
-  Role role;
-  if (auto* refused = Refuse(context, Role::kRead, "Link", &role)) return refused;
-  return AcceptAsync(context, response, [this, request, role](uint64_t id, auto done) {
-    service_->Link(*request, id, std::move(done), role >= Role::kCompile);
-  });
-}
-
-grpc::ServerUnaryReactor* CoopService::Plan(grpc::CallbackServerContext* context,
-                                            const coop::v1::PlanRequest* request,
-                                            coop::v1::PlanResponse* response) {
-  Role role;
-  if (auto* refused = Refuse(context, Role::kRead, "Plan", &role)) return refused;
-  return AcceptAsync(context, response, [this, request, role](uint64_t id, auto done) {
-    service_->Plan(*request, id, std::move(done), role >= Role::kCompile);
-  });
-}
-
-grpc::ServerUnaryReactor* CoopService::Explain(grpc::CallbackServerContext* context,
-                                               const coop::v1::SpecializeRequest* request,
-                                               coop::v1::ExplainResponse* response) {
-  if (auto* refused = Refuse(context, Role::kRead, "Explain")) return refused;
-  return AcceptSync(context, response, [this, request] {
-    const std::vector<int> formats(request->formats().begin(), request->formats().end());
-    return service_->Explain(request->spec(), formats);
-  });
+grpc::ServerUnaryReactor* CoopService::Explain(grpc::CallbackServerContext* context, const Raw* in,
+                                               Raw* out) {
+  using Req = coop::v1::SpecializeRequest;
+  using Resp = coop::v1::ExplainResponse;
+  return Decode<Req, Resp>(context, in, out, {Role::kRead, "Explain"},
+                           [this](Call<Req, Resp>* call) {
+                             AcceptSync(call, [this, call] {
+                               const std::vector<int> formats(call->request.formats().begin(),
+                                                              call->request.formats().end());
+                               return service_->Explain(call->request.spec(), formats);
+                             });
+                           });
 }
 
 grpc::ServerUnaryReactor* CoopService::ResetStats(grpc::CallbackServerContext* context,
-                                                  const coop::v1::GetStatsRequest* /*request*/,
-                                                  coop::v1::Stats* response) {
-  if (auto* refused = Refuse(context, Role::kAdmin, "ResetStats")) return refused;
-  return AcceptSync(context, response,
-                    [this] { return absl::StatusOr<coop::v1::Stats>(service_->ResetStats()); });
+                                                  const Raw* in, Raw* out) {
+  using Req = coop::v1::GetStatsRequest;
+  using Resp = coop::v1::Stats;
+  return Decode<Req, Resp>(
+      context, in, out, {Role::kAdmin, "ResetStats"}, [this](Call<Req, Resp>* call) {
+        AcceptSync(call, [this] { return absl::StatusOr<Resp>(service_->ResetStats()); });
+      });
 }
 
 grpc::ServerUnaryReactor* CoopService::ListEntries(grpc::CallbackServerContext* context,
-                                                   const coop::v1::ListEntriesRequest* request,
-                                                   coop::v1::ListEntriesResponse* response) {
-  if (auto* refused = Refuse(context, Role::kRead, "ListEntries")) return refused;
-  return AcceptSync(context, response, [this, request] { return service_->ListEntries(*request); });
+                                                   const Raw* in, Raw* out) {
+  using Req = coop::v1::ListEntriesRequest;
+  using Resp = coop::v1::ListEntriesResponse;
+  return Decode<Req, Resp>(
+      context, in, out, {Role::kRead, "ListEntries"}, [this](Call<Req, Resp>* call) {
+        AcceptSync(call, [this, call] { return service_->ListEntries(call->request); });
+      });
 }
 
-grpc::ServerUnaryReactor* CoopService::Purge(grpc::CallbackServerContext* context,
-                                             const coop::v1::PurgeRequest* request,
-                                             coop::v1::PurgeResponse* response) {
-  if (auto* refused = Refuse(context, Role::kAdmin, "Purge")) return refused;
-  return AcceptSync(
-      context, response, [this, request] { return service_->Purge(*request); }, maintenance_);
+grpc::ServerUnaryReactor* CoopService::Purge(grpc::CallbackServerContext* context, const Raw* in,
+                                             Raw* out) {
+  using Req = coop::v1::PurgeRequest;
+  using Resp = coop::v1::PurgeResponse;
+  return Decode<Req, Resp>(
+      context, in, out, {Role::kAdmin, "Purge"}, [this](Call<Req, Resp>* call) {
+        AcceptSync(
+            call, [this, call] { return service_->Purge(call->request); }, maintenance_);
+      });
 }
 
-grpc::ServerUnaryReactor* CoopService::Verify(grpc::CallbackServerContext* context,
-                                              const coop::v1::VerifyRequest* /*request*/,
-                                              coop::v1::VerifyResponse* response) {
-  if (auto* refused = Refuse(context, Role::kAdmin, "Verify")) return refused;
-  return AcceptSync(
-      context, response, [this] { return service_->Verify(); }, maintenance_);
+grpc::ServerUnaryReactor* CoopService::Verify(grpc::CallbackServerContext* context, const Raw* in,
+                                              Raw* out) {
+  using Req = coop::v1::VerifyRequest;
+  using Resp = coop::v1::VerifyResponse;
+  return Decode<Req, Resp>(context, in, out, {Role::kAdmin, "Verify"},
+                           [this](Call<Req, Resp>* call) {
+                             AcceptSync(
+                                 call, [this] { return service_->Verify(); }, maintenance_);
+                           });
 }
 
-grpc::ServerUnaryReactor* CoopService::Vacuum(grpc::CallbackServerContext* context,
-                                              const coop::v1::VacuumRequest* /*request*/,
-                                              coop::v1::VacuumResponse* response) {
-  if (auto* refused = Refuse(context, Role::kAdmin, "Vacuum")) return refused;
-  return AcceptSync(
-      context, response, [this] { return service_->Vacuum(); }, maintenance_);
+grpc::ServerUnaryReactor* CoopService::Vacuum(grpc::CallbackServerContext* context, const Raw* in,
+                                              Raw* out) {
+  using Req = coop::v1::VacuumRequest;
+  using Resp = coop::v1::VacuumResponse;
+  return Decode<Req, Resp>(context, in, out, {Role::kAdmin, "Vacuum"},
+                           [this](Call<Req, Resp>* call) {
+                             AcceptSync(
+                                 call, [this] { return service_->Vacuum(); }, maintenance_);
+                           });
 }
 
-grpc::ServerUnaryReactor* CoopService::Catalog(grpc::CallbackServerContext* context,
-                                               const coop::v1::CatalogRequest* /*request*/,
-                                               coop::v1::CatalogResponse* response) {
-  if (auto* refused = Refuse(context, Role::kRead, "Catalog")) return refused;
-  auto* reactor = context->DefaultReactor();
-  *response = service_->Catalog();
-  context->AddTrailingMetadata("coopd-status", "server");
-  reactor->Finish(grpc::Status::OK);
-  return reactor;
+// Catalog and GetStats answer on gRPC's thread, outside the per-client limits: they read
+// tables and counters, and health checks and probes call them. They still need `read`.
+grpc::ServerUnaryReactor* CoopService::Catalog(grpc::CallbackServerContext* context, const Raw* in,
+                                               Raw* out) {
+  using Req = coop::v1::CatalogRequest;
+  using Resp = coop::v1::CatalogResponse;
+  return Decode<Req, Resp>(context, in, out, {Role::kRead, "Catalog", /*limited=*/false},
+                           [this](Call<Req, Resp>* call) {
+                             call->response_message = service_->Catalog();
+                             call->Send(grpc::Status::OK);
+                           });
 }
 
 bool CoopService::WaitIdle(std::chrono::steady_clock::time_point deadline) const {
@@ -284,20 +432,21 @@ bool CoopService::WaitIdle(std::chrono::steady_clock::time_point deadline) const
   return true;
 }
 
-grpc::ServerUnaryReactor* CoopService::GetStats(grpc::CallbackServerContext* context,
-                                                const coop::v1::GetStatsRequest* /*request*/,
-                                                coop::v1::Stats* response) {
-  if (auto* refused = Refuse(context, Role::kRead, "GetStats")) return refused;
-  auto* reactor = context->DefaultReactor();
-  *response = service_->GetStats();
-  for (const auto& l : listeners_) *response->add_listeners() = l;
-  if (access_ != nullptr) {
-    response->set_unauthenticated_calls(access_->unauthenticated());
-    response->set_denied_calls(access_->denied());
-  }
-  context->AddTrailingMetadata("coopd-status", "server");
-  reactor->Finish(grpc::Status::OK);
-  return reactor;
+grpc::ServerUnaryReactor* CoopService::GetStats(grpc::CallbackServerContext* context, const Raw* in,
+                                                Raw* out) {
+  using Req = coop::v1::GetStatsRequest;
+  using Resp = coop::v1::Stats;
+  return Decode<Req, Resp>(context, in, out, {Role::kRead, "GetStats", /*limited=*/false},
+                           [this](Call<Req, Resp>* call) {
+                             Resp& stats = call->response_message;
+                             stats = service_->GetStats();
+                             for (const auto& l : listeners_) *stats.add_listeners() = l;
+                             if (access_ != nullptr) {
+                               stats.set_unauthenticated_calls(access_->unauthenticated());
+                               stats.set_denied_calls(access_->denied());
+                             }
+                             call->Send(grpc::Status::OK);
+                           });
 }
 
 }  // namespace coopd

@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "coop/v1/coop.grpc.pb.h"
 #include "server/rpc/access.h"
+#include "server/rpc/client_limits.h"
 #include "server/service/service.h"
 
 namespace coopd {
@@ -45,6 +46,28 @@ std::string StatusSummary(std::string_view message);
 // status details (coop.v1.StatusDetails holding a coop.v1.ErrorDetail).
 grpc::Status ToGrpcStatus(const absl::Status& status, bool with_details = false);
 
+// Decodes a raw request into `message` with the parse a generated handler uses. RESOURCE_EXHAUSTED
+// when it holds more than `max_bytes`; INVALID_ARGUMENT naming the message type and why
+// (a string field holding invalid UTF-8 is named) when it does not decode.
+absl::Status ParseRequest(const grpc::ByteBuffer& request, size_t max_bytes,
+                          google::protobuf::Message* message);
+
+// Who a request counts against for the per-client limits: "token:NAME" for a call that
+// presented a valid token (`token_name`, the tokens file's NAME: coopd vouches for it, so it
+// beats anything the client says about itself); otherwise "ipv4:ADDRESS" / "ipv6:[ADDRESS]"
+// (the peer without its port) on TCP; on the Unix socket, which tells nothing about the peer,
+// "unix:" and the caller's own "coopd-client" metadata (escaped, at most 64 bytes), or
+// "unix:(anonymous)" without it.
+inline constexpr char kClientMetadataKey[] = "coopd-client";
+std::string ClientIdentity(const grpc::CallbackServerContext& context,
+                           std::string_view token_name = {});
+
+// The edge's limits (daemon flags).
+struct RpcLimits {
+  size_t max_message_bytes = size_t{64} << 20;  // --max-message-mb
+  ClientLimitOptions clients;
+};
+
 // A fixed pool of threads running queued tasks in FIFO order. Drain() runs every queued task,
 // then joins the threads.
 class Executor {
@@ -62,98 +85,59 @@ class Executor {
   std::vector<std::thread> threads_;
 };
 
-class CoopService final : public coop::v1::Coop::CallbackService {
+// The generated service with every method raw.
+using RawCoopService = coop::v1::Coop::WithRawCallbackMethod_Specialize<
+    coop::v1::Coop::WithRawCallbackMethod_SpecializeBundle<
+        coop::v1::Coop::WithRawCallbackMethod_Link<coop::v1::Coop::WithRawCallbackMethod_GetStats<
+            coop::v1::Coop::WithRawCallbackMethod_Explain<
+                coop::v1::Coop::WithRawCallbackMethod_ResetStats<
+                    coop::v1::Coop::WithRawCallbackMethod_ListEntries<
+                        coop::v1::Coop::WithRawCallbackMethod_Purge<
+                            coop::v1::Coop::WithRawCallbackMethod_Verify<
+                                coop::v1::Coop::WithRawCallbackMethod_Vacuum<
+                                    coop::v1::Coop::WithRawCallbackMethod_Catalog<
+                                        coop::v1::Coop::WithRawCallbackMethod_Plan<
+                                            coop::v1::Coop::Service>>>>>>>>>>>>;
+
+class CoopService final : public RawCoopService {
  public:
   // `maintenance` runs Purge, Verify and Vacuum; `executor` everything else. `access` decides
   // who may call what (null: everyone may call everything); it must outlive the service.
   CoopService(coopd::Service* service, Executor* executor, Executor* maintenance,
-              const AccessControl* access = nullptr)
-      : service_(service), executor_(executor), maintenance_(maintenance), access_(access) {}
+              RpcLimits limits = {}, const AccessControl* access = nullptr);
   // What GetStats reports of the listeners (Stats.listeners); set once before serving.
   void SetListeners(std::vector<coop::v1::Listener> listeners) {
     listeners_ = std::move(listeners);
   }
 
-  grpc::ServerUnaryReactor* Specialize(grpc::CallbackServerContext* context,
-                                       const coop::v1::SpecializeRequest* request,
-                                       coop::v1::SpecializeResponse* response) override;
+  using Raw = grpc::ByteBuffer;
+  grpc::ServerUnaryReactor* Specialize(grpc::CallbackServerContext* context, const Raw* request,
+                                       Raw* response) override;
   grpc::ServerUnaryReactor* SpecializeBundle(grpc::CallbackServerContext* context,
-                                             const coop::v1::SpecializeBundleRequest* request,
-                                             coop::v1::SpecializeResponse* response) override;
-  grpc::ServerUnaryReactor* Link(grpc::CallbackServerContext* context,
-                                 const coop::v1::LinkRequest* request,
-                                 coop::v1::LinkResponse* response) override;
-  grpc::ServerUnaryReactor* Explain(grpc::CallbackServerContext* context,
-                                    const coop::v1::SpecializeRequest* request,
-                                    coop::v1::ExplainResponse* response) override;
-  grpc::ServerUnaryReactor* ResetStats(grpc::CallbackServerContext* context,
-                                       const coop::v1::GetStatsRequest* request,
-                                       coop::v1::Stats* response) override;
-  grpc::ServerUnaryReactor* ListEntries(grpc::CallbackServerContext* context,
-                                        const coop::v1::ListEntriesRequest* request,
-                                        coop::v1::ListEntriesResponse* response) override;
-  grpc::ServerUnaryReactor* Purge(grpc::CallbackServerContext* context,
-                                  const coop::v1::PurgeRequest* request,
-                                  coop::v1::PurgeResponse* response) override;
-  grpc::ServerUnaryReactor* Verify(grpc::CallbackServerContext* context,
-                                   const coop::v1::VerifyRequest* request,
-                                   coop::v1::VerifyResponse* response) override;
-  grpc::ServerUnaryReactor* Vacuum(grpc::CallbackServerContext* context,
-                                   const coop::v1::VacuumRequest* request,
-                                   coop::v1::VacuumResponse* response) override;
-  grpc::ServerUnaryReactor* Plan(grpc::CallbackServerContext* context,
-                                 const coop::v1::PlanRequest* request,
-                                 coop::v1::PlanResponse* response) override;
-  grpc::ServerUnaryReactor* Catalog(grpc::CallbackServerContext* context,
-                                    const coop::v1::CatalogRequest* request,
-                                    coop::v1::CatalogResponse* response) override;
-  grpc::ServerUnaryReactor* GetStats(grpc::CallbackServerContext* context,
-                                     const coop::v1::GetStatsRequest* request,
-                                     coop::v1::Stats* response) override;
+                                             const Raw* request, Raw* response) override;
+  grpc::ServerUnaryReactor* Link(grpc::CallbackServerContext* context, const Raw* request,
+                                 Raw* response) override;
+  grpc::ServerUnaryReactor* Explain(grpc::CallbackServerContext* context, const Raw* request,
+                                    Raw* response) override;
+  grpc::ServerUnaryReactor* ResetStats(grpc::CallbackServerContext* context, const Raw* request,
+                                       Raw* response) override;
+  grpc::ServerUnaryReactor* ListEntries(grpc::CallbackServerContext* context, const Raw* request,
+                                        Raw* response) override;
+  grpc::ServerUnaryReactor* Purge(grpc::CallbackServerContext* context, const Raw* request,
+                                  Raw* response) override;
+  grpc::ServerUnaryReactor* Verify(grpc::CallbackServerContext* context, const Raw* request,
+                                   Raw* response) override;
+  grpc::ServerUnaryReactor* Vacuum(grpc::CallbackServerContext* context, const Raw* request,
+                                   Raw* response) override;
+  grpc::ServerUnaryReactor* Plan(grpc::CallbackServerContext* context, const Raw* request,
+                                 Raw* response) override;
+  grpc::ServerUnaryReactor* Catalog(grpc::CallbackServerContext* context, const Raw* request,
+                                    Raw* response) override;
+  grpc::ServerUnaryReactor* GetStats(grpc::CallbackServerContext* context, const Raw* request,
+                                     Raw* response) override;
 
   int in_flight() const { return in_flight_.load(); }
 
- private:
-  // Accepts a request (or refuses it while draining) and runs `work` on the executor; `work`
-  // must arrange for `finish` to be called exactly once.
-  using Finish = std::function<void(const absl::Status&)>;
-  // A call needing role `need` (access.h) that its caller lacks: finishes it with
-  // UNAUTHENTICATED or PERMISSION_DENIED and returns its reactor. nullptr when admitted, with
-  // the caller's role in *role (when given).
-  grpc::ServerUnaryReactor* Refuse(grpc::CallbackServerContext* context, Role need,
-                                   std::string_view rpc, Role* role = nullptr);
-  grpc::ServerUnaryReactor* Accept(grpc::CallbackServerContext* context,
-                                   std::function<void(uint64_t id, Finish finish)> work,
-                                   Executor* on = nullptr);
-  // For calls whose service method delivers a StatusOr<Response> through a callback:
-  // `start(id, done)` starts it.
-  template <class Response, class Start>
-  grpc::ServerUnaryReactor* AcceptAsync(grpc::CallbackServerContext* context, Response* response,
-                                        Start start) {
-    return Accept(context, [response, start](uint64_t id, Finish finish) {
-      start(id, std::function<void(absl::StatusOr<Response>)>(
-                    [response, finish](absl::StatusOr<Response> r) {
-                      if (r.ok()) *response = std::move(*r);
-                      finish(r.status());
-                    }));
-    });
-  }
-  // For blocking calls that produce their response on the executor thread (`on`, default the
-  // request executor).
-  template <class Response, class Fn>
-  grpc::ServerUnaryReactor* AcceptSync(grpc::CallbackServerContext* context, Response* response,
-                                       Fn fn, Executor* on = nullptr) {
-    return Accept(
-        context,
-        [response, fn](uint64_t, Finish finish) {
-          auto result = fn();
-          if (result.ok()) *response = std::move(*result);
-          finish(result.status());
-        },
-        on);
-  }
-
- public:
   // Shutdown, step 1: from now on new Specialize calls get UNAVAILABLE ("shutting down; retry").
   void BeginDrain() { draining_ = true; }
   // Shutdown, step 2: waits until the requests accepted before BeginDrain() have finished, or
@@ -161,9 +145,105 @@ class CoopService final : public coop::v1::Coop::CallbackService {
   bool WaitIdle(std::chrono::steady_clock::time_point deadline) const;
 
  private:
+  // One call from its decoded request until its reply is sent.
+  class Reply {
+   public:
+    Reply(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor,
+          grpc::ByteBuffer* out)
+        : context(context), reactor_(reactor), out_(out) {}
+    virtual ~Reply() = default;
+    // Sends `status` (when OK, with the response, serialized as the generated handler would)
+    // and the coopd-status trailer, then deletes this.
+    void Send(grpc::Status status);
+    grpc::CallbackServerContext* const context;
+    Role role = Role::kAdmin;  // the caller's (Admit)
+    ClientLimiter::Admission admission;
+
+   private:
+    virtual const google::protobuf::Message& response() const = 0;
+    grpc::ServerUnaryReactor* const reactor_;
+    grpc::ByteBuffer* const out_;
+  };
+  template <class Request, class Response>
+  class Call final : public Reply {
+   public:
+    using Reply::Reply;
+    Request request;
+    Response response_message;
+
+   private:
+    const google::protobuf::Message& response() const override { return response_message; }
+  };
+  // What a call must pass before its request is even decoded: the role its RPC needs
+  // (docs/security.md has the table), and whether it counts against its client's limits
+  // (GetStats and Catalog, which health checks and probes call, never do).
+  struct Gate {
+    Role need;
+    const char* rpc;
+    bool limited = true;
+  };
+  // Admits `call` through `gate`, in this order: authentication and the role (an
+  // unauthenticated or unprivileged caller is refused before it can spend any client's rate
+  // budget), then the per-client limits (against the token's name when it presented one), so
+  // neither a stranger nor a client over its limits makes coopd decode its request. Sets
+  // call->role and call->admission.
+  absl::Status Admit(Reply* call, const Gate& gate);
+  // Admits the call (Admit), decodes the raw request into a new Call and hands it to `handle`,
+  // which must arrange for call->Send exactly once; a refused or undecodable request is
+  // answered here.
+  template <class Request, class Response, class Handle>
+  grpc::ServerUnaryReactor* Decode(grpc::CallbackServerContext* context, const Raw* in, Raw* out,
+                                   const Gate& gate, Handle handle) {
+    auto* reactor = context->DefaultReactor();
+    auto* call = new Call<Request, Response>(context, reactor, out);
+    if (absl::Status s = Admit(call, gate); !s.ok()) {
+      const_cast<Raw*>(in)->Clear();
+      call->Send(ToGrpcStatus(s));
+    } else if (absl::Status s = Parse(in, &call->request); !s.ok()) {
+      call->Send(ToGrpcStatus(s));
+    } else {
+      handle(call);
+    }
+    return reactor;
+  }
+  absl::Status Parse(const Raw* in, google::protobuf::Message* request);
+
+  // Accepts an admitted, decoded request (or refuses it while draining) and runs `work` on the
+  // executor; `work` must arrange for `finish` to be called exactly once.
+  using Finish = std::function<void(const absl::Status&)>;
+  void Accept(Reply* call, std::function<void(uint64_t id, Finish finish)> work,
+              Executor* on = nullptr);
+  // For calls whose service method delivers a StatusOr<Response> through a callback:
+  // `start(id, done)` starts it.
+  template <class Request, class Response, class Start>
+  void AcceptAsync(Call<Request, Response>* call, Start start) {
+    Accept(call, [call, start](uint64_t id, Finish finish) {
+      start(id, std::function<void(absl::StatusOr<Response>)>(
+                    [call, finish](absl::StatusOr<Response> r) {
+                      if (r.ok()) call->response_message = std::move(*r);
+                      finish(r.status());
+                    }));
+    });
+  }
+  // For blocking calls that produce their response on the executor thread (`on`, default the
+  // request executor).
+  template <class Request, class Response, class Fn>
+  void AcceptSync(Call<Request, Response>* call, Fn fn, Executor* on = nullptr) {
+    Accept(
+        call,
+        [call, fn](uint64_t, Finish finish) {
+          auto result = fn();
+          if (result.ok()) call->response_message = std::move(*result);
+          finish(result.status());
+        },
+        on);
+  }
+
   coopd::Service* const service_;
   Executor* const executor_;
   Executor* const maintenance_;
+  const RpcLimits limits_;
+  ClientLimiter clients_;
   const AccessControl* const access_;
   std::vector<coop::v1::Listener> listeners_;
   std::atomic<uint64_t> next_request_id_{1};

@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -49,9 +50,12 @@ constexpr char kUsage[] =
     "             [--prewarm ARCHS] [--memory-cache-mb N] [--cache-max-mb N] [--no-pch]\n"
     "             [--shutdown-grace SECONDS] [--sandbox auto|require|off] [--log-level LEVEL]\n"
     "             [--remote-cache URL] [--remote-cache-password-file FILE]\n"
-    "             [--listen HOST:PORT] [--metrics HOST:PORT] [--version]\n"
+    "             [--listen HOST:PORT] [--metrics HOST:PORT] [--max-message-mb N]\n"
+    "             [--max-op-source-kb N] [--max-bundle N] [--max-plan-specs N]\n"
+    "             [--max-user-ops N] [--client-max-in-flight N] [--client-rate R]\n"
+    "             [--client-burst N]\n"
     "             [--socket-group GROUP] [--tls-cert FILE --tls-key FILE] [--tls-client-ca FILE]\n"
-    "             [--tokens-file FILE] [--tokens-unix] [--insecure]\n"
+    "             [--tokens-file FILE] [--tokens-unix] [--insecure] [--version]\n"
     "\n"
     "Serves CUB block/warp primitive specializations over gRPC on a Unix socket.\n"
     "  --socket PATH        Unix socket to listen on (env COOPD_SOCKET;\n"
@@ -106,6 +110,27 @@ constexpr char kUsage[] =
     "  --tokens-unix        calls on the Unix socket need a token too (env COOPD_TOKENS_UNIX=1)\n"
     "  --insecure           allow --listen without TLS or without client authentication, with\n"
     "                       warnings at start and in stats (env COOPD_INSECURE=1)\n"
+    "Limits (docs/security.md); over one, a request gets the error named, the daemon serves on:\n"
+    "  --max-message-mb N   largest request message in MiB, 1..4095 (env COOPD_MAX_MESSAGE_MB;\n"
+    "                       default 64): RESOURCE_EXHAUSTED\n"
+    "  --max-op-source-kb N largest user operator source in KiB, 1..16384 (env\n"
+    "                       COOPD_MAX_OP_SOURCE_KB; default 1024): INVALID_ARGUMENT\n"
+    "  --max-bundle N       specs per SpecializeBundle, 1..1024 (env COOPD_MAX_BUNDLE; default\n"
+    "                       64): INVALID_ARGUMENT\n"
+    "  --max-plan-specs N   Plan uses given by spec, 0..1024 (env COOPD_MAX_PLAN_SPECS; default\n"
+    "                       1024): INVALID_ARGUMENT\n"
+    "  --max-user-ops N     distinct user operators per request, 0..1024 (env\n"
+    "                       COOPD_MAX_USER_OPS; default 16): INVALID_ARGUMENT\n"
+    "  --client-max-in-flight N\n"
+    "                       requests one client may have in flight, 0..65536, 0: no limit (env\n"
+    "                       COOPD_CLIENT_MAX_IN_FLIGHT; default 256): RESOURCE_EXHAUSTED\n"
+    "  --client-rate R      requests per second one client may send on average, 0: no limit\n"
+    "                       (env COOPD_CLIENT_RATE; default 0) in bursts of up to\n"
+    "  --client-burst N     requests, 1..1000000 (env COOPD_CLIENT_BURST; default 100):\n"
+    "                       RESOURCE_EXHAUSTED. A client is its token's name when it presents\n"
+    "                       one; otherwise the peer's address on TCP, and the coopd-client\n"
+    "                       metadata it sends itself on the Unix socket (GetStats and Catalog\n"
+    "                       are not limited)\n"
     "\n"
     "Started by systemd socket activation (LISTEN_FDS), coopd serves on the inherited socket\n"
     "and ignores --socket. Health: grpc.health.v1.Health (service \"\" or coop.v1.Coop);\n"
@@ -392,6 +417,21 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
   Setting tokens_file = env_setting("COOPD_TOKENS_FILE");
   Setting insecure = env_setting("COOPD_INSECURE");
   Setting tokens_unix = env_setting("COOPD_TOKENS_UNIX");
+  // Limits (docs/security.md): flag, environment variable, setting.
+  struct LimitSetting {
+    const char* flag;
+    Setting setting;
+  };
+  LimitSetting limits[] = {
+      {"--max-message-mb", env_setting("COOPD_MAX_MESSAGE_MB")},
+      {"--max-op-source-kb", env_setting("COOPD_MAX_OP_SOURCE_KB")},
+      {"--max-bundle", env_setting("COOPD_MAX_BUNDLE")},
+      {"--max-plan-specs", env_setting("COOPD_MAX_PLAN_SPECS")},
+      {"--max-user-ops", env_setting("COOPD_MAX_USER_OPS")},
+      {"--client-max-in-flight", env_setting("COOPD_CLIENT_MAX_IN_FLIGHT")},
+      {"--client-rate", env_setting("COOPD_CLIENT_RATE")},
+      {"--client-burst", env_setting("COOPD_CLIENT_BURST")},
+  };
 
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -466,6 +506,11 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
       (arg == "--insecure" ? insecure : tokens_unix) = Setting{"1", arg};
     } else if (arg == "--no-pch") {
       config->pch = false;
+    } else if (auto limit = std::find_if(std::begin(limits), std::end(limits),
+                                         [&](const LimitSetting& l) { return arg == l.flag; });
+               limit != std::end(limits)) {
+      if (!(v = value(limit->flag)).ok()) return v.status();
+      limit->setting = Setting{*v, limit->flag};
     } else {
       return absl::InvalidArgumentError(
           StrCat("unknown argument \"", arg, "\" (see coopd --help)"));
@@ -505,6 +550,54 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
       return s;
     }
     config->worker_memory_bytes = n << 20;
+  }
+  {
+    // Limits: whole numbers in a range (each times its unit), and the rate, a number.
+    struct Range {
+      uint64_t min, max, unit;
+    };
+    const Range ranges[] = {{1, 4095, 1 << 20}, {1, 16384, 1 << 10}, {1, 1024, 1},
+                            {0, 1024, 1},       {0, 1024, 1},        {0, 65536, 1}};
+    uint64_t values[6] = {
+        config->rpc_limits.max_message_bytes, config->request_limits.op_source_bytes,
+        config->request_limits.bundle_specs,  config->request_limits.plan_specs,
+        config->request_limits.user_ops,      config->rpc_limits.clients.max_in_flight};
+    for (size_t i = 0; i < 6; ++i) {
+      const Setting& s = limits[i].setting;
+      if (s.value.empty()) continue;
+      if (!absl::SimpleAtoi(s.value, &n) || n < ranges[i].min || n > ranges[i].max) {
+        return absl::InvalidArgumentError(StrCat(s.source, ": must be a whole number ",
+                                                 ranges[i].min, "..", ranges[i].max, ", got ",
+                                                 QuoteValue(s.value)));
+      }
+      values[i] = n * ranges[i].unit;
+    }
+    config->rpc_limits.max_message_bytes = values[0];
+    config->request_limits.op_source_bytes = values[1];
+    config->request_limits.bundle_specs = values[2];
+    config->request_limits.plan_specs = values[3];
+    config->request_limits.user_ops = values[4];
+    config->rpc_limits.clients.max_in_flight = static_cast<uint32_t>(values[5]);
+    const Setting& rate = limits[6].setting;
+    if (!rate.value.empty()) {
+      double r = 0;
+      if (!absl::SimpleAtod(rate.value, &r) || !(r >= 0) || r > 1e6) {
+        return absl::InvalidArgumentError(
+            StrCat(rate.source,
+                   ": must be a number of requests per second 0..1000000 (0: no "
+                   "limit), got ",
+                   QuoteValue(rate.value)));
+      }
+      config->rpc_limits.clients.rate = r;
+    }
+    const Setting& burst = limits[7].setting;
+    if (!burst.value.empty()) {
+      if (!absl::SimpleAtoi(burst.value, &n) || n < 1 || n > 1000000) {
+        return absl::InvalidArgumentError(StrCat(
+            burst.source, ": must be a whole number 1..1000000, got ", QuoteValue(burst.value)));
+      }
+      config->rpc_limits.clients.burst = static_cast<uint32_t>(n);
+    }
   }
   auto seconds_setting = [](const Setting& s, bool zero_ok,
                             std::chrono::milliseconds* out) -> absl::Status {
@@ -748,11 +841,12 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   options.cache_path = cache_path;
   if (clang_workspace) options.clang_workspace = clang_workspace->path();
   options.remote = remote_tier;
+  options.limits = config.request_limits;
   if (config.pch) options.prewarm_history = StrCat(config.cache_dir, "/prewarm-archs");
   Service service(std::move(*toolchain), std::move(cache), disk_tier, &pool, options);
   Executor executor(config.executor_threads);
   Executor maintenance(2);  // purge, verify, vacuum: never on the request threads
-  CoopService grpc_service(&service, &executor, &maintenance, &access);
+  CoopService grpc_service(&service, &executor, &maintenance, config.rpc_limits, &access);
 
   // We hold the lock, so a socket file left here belongs to a coopd that is gone.
   if (!activated) unlink(config.socket_path.c_str());
@@ -769,7 +863,10 @@ absl::Status RunDaemon(const DaemonConfig& config) {
     builder.AddListeningPort(config.listen[i], tcp_credentials, &tcp_ports[i]);
   }
   builder.RegisterService(&grpc_service);
-  builder.SetMaxReceiveMessageSize(64 << 20);
+  // gRPC receives a whole message before any limit applies (its own limit only refuses it
+  // then, with a message that names no flag): CoopService checks --max-message-mb itself, so
+  // gRPC's limit is the protocol's, 4 GiB (docs/security.md).
+  builder.SetMaxReceiveMessageSize(-1);
   builder.SetMaxSendMessageSize(256 << 20);
   const mode_t old_umask = umask(0177);  // the socket is created 0600
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -844,6 +941,16 @@ absl::Status RunDaemon(const DaemonConfig& config) {
                  config.metrics_address.substr(0, config.metrics_address.rfind(':')),
                  metrics->port());
   }
+  const ClientLimitOptions& cl = config.rpc_limits.clients;
+  spdlog::info(
+      "limits: messages {} MiB, operator source {} KiB, bundle {} specs, plan {} specs, {} user "
+      "operators; per client {} in flight, {}",
+      config.rpc_limits.max_message_bytes >> 20, config.request_limits.op_source_bytes >> 10,
+      config.request_limits.bundle_specs, config.request_limits.plan_specs,
+      config.request_limits.user_ops,
+      cl.max_in_flight == 0 ? std::string("unlimited") : std::to_string(cl.max_in_flight),
+      cl.rate > 0 ? StrCat(cl.rate, " requests/s (burst ", cl.burst, ")")
+                  : std::string("no rate limit"));
   spdlog::info("ready: listening on {} (cache {})", listen_name, cache_path);
   NotifyReady(StrCat("serving on ", listen_name));
   std::vector<std::string> prewarm = config.prewarm_archs;

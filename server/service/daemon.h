@@ -9,6 +9,8 @@
 #include "absl/status/status.h"
 #include "server/cache/remote_config.h"
 #include "server/engine/sandbox.h"
+#include "server/rpc/grpc_service.h"
+#include "server/service/service.h"
 
 namespace coopd {
 
@@ -59,6 +61,11 @@ struct DaemonConfig {
   bool tokens_unix = false;
   // The Prometheus endpoint (--metrics HOST:PORT, COOPD_METRICS); empty: off.
   std::string metrics_address;
+  // Limits (docs/security.md): the message size and per-client limits at the gRPC edge
+  // (--max-message-mb, --client-max-in-flight, --client-rate, --client-burst), and what one
+  // request may hold (--max-op-source-kb, --max-bundle, --max-plan-specs, --max-user-ops).
+  RpcLimits rpc_limits;
+  RequestLimits request_limits;
 };
 
 // $COOPD_CACHE_DIR, else $XDG_CACHE_HOME/coopd, else $HOME/.cache/coopd, else

@@ -26,7 +26,6 @@ namespace wv1 = coop::worker::v1;
 
 namespace {
 
-constexpr size_t kMaxBundle = 64;
 constexpr size_t kMaxLinkModules = 16;
 constexpr size_t kMaxLinkBytes = size_t{64} << 20;
 constexpr size_t kMaxLinkOptions = 32;
@@ -186,9 +185,20 @@ void Service::RememberArch(const std::string& arch) {
 
 absl::StatusOr<std::vector<PrimitiveSpec>> Service::Validate(const std::vector<PrimitiveSpec>& in,
                                                              bool bundle) {
-  if (in.empty() || in.size() > kMaxBundle) {
-    return absl::InvalidArgumentError(
-        StrCat("bundle: specs must hold 1..", kMaxBundle, " specs, got ", in.size()));
+  const size_t max_specs = options_.limits.bundle_specs;
+  if (in.empty() || in.size() > max_specs) {
+    return absl::InvalidArgumentError(StrCat("bundle: specs must hold 1..", max_specs,
+                                             " specs (--max-bundle, COOPD_MAX_BUNDLE), got ",
+                                             in.size()));
+  }
+  {
+    std::vector<const PrimitiveSpec*> specs;
+    for (const auto& s : in) specs.push_back(&s);
+    if (absl::Status s = CheckUserOperators(
+            specs, [bundle](size_t i) { return bundle ? StrCat("specs[", i, "]: ") : ""; });
+        !s.ok()) {
+      return s;
+    }
   }
   std::vector<PrimitiveSpec> out;
   std::vector<std::string> encodings;
@@ -212,6 +222,40 @@ absl::StatusOr<std::vector<PrimitiveSpec>> Service::Validate(const std::vector<P
     out.push_back(std::move(*spec));
   }
   return out;
+}
+
+absl::Status Service::CheckUserOperators(const std::vector<const PrimitiveSpec*>& specs,
+                                         const std::function<std::string(size_t)>& where) const {
+  const size_t max_source = options_.limits.op_source_bytes;
+  // Distinct operators by content (name and source or LTO-IR), as the compiles would count
+  // them: one used by many specs is one.
+  std::vector<std::pair<std::string_view, std::string_view>> seen;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const PrimitiveSpec& s = *specs[i];
+    const std::pair<const char*, const coop::v1::UserOperator*> users[] = {
+        {"op.user", s.op().has_user() ? &s.op().user() : nullptr},
+        {"prefix_callback", s.has_prefix_callback() ? &s.prefix_callback() : nullptr}};
+    for (const auto& [field, op] : users) {
+      if (op == nullptr) continue;
+      if (op->source().size() > max_source) {
+        return absl::InvalidArgumentError(
+            StrCat(where(i), field, ".source must be at most ", max_source, " bytes (",
+                   max_source >> 10, " KiB; --max-op-source-kb, COOPD_MAX_OP_SOURCE_KB), got ",
+                   op->source().size(), " bytes"));
+      }
+      const std::pair<std::string_view, std::string_view> content = {
+          op->name(), op->source().empty() ? op->ltoir() : op->source()};
+      if (std::find(seen.begin(), seen.end(), content) != seen.end()) continue;
+      seen.push_back(content);
+      if (seen.size() > options_.limits.user_ops) {
+        return absl::InvalidArgumentError(
+            StrCat(where(i), field, ": a request may use at most ", options_.limits.user_ops,
+                   " distinct user operators (--max-user-ops, COOPD_MAX_USER_OPS); this is "
+                   "one more"));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::optional<Artifact> Service::LookupArtifact(const std::string& key,
@@ -1032,6 +1076,25 @@ void Service::Plan(const coop::v1::PlanRequest& request, uint64_t request_id, Pl
                           u.first(), u.last(), u.has_temp_storage()});
   }
   if (absl::Status s = CheckPlanInput(input); !s.ok()) return invalid(s);
+  if (spec_uses.size() > options_.limits.plan_specs) {
+    return invalid(absl::InvalidArgumentError(
+        StrCat("plan: at most ", options_.limits.plan_specs,
+               " uses may be given by spec (--max-plan-specs, COOPD_MAX_PLAN_SPECS), got ",
+               spec_uses.size())));
+  }
+  {
+    std::vector<const PrimitiveSpec*> specs;
+    for (int i : spec_uses) specs.push_back(&request.uses(i).spec());
+    if (absl::Status s = CheckUserOperators(specs,
+                                            [&](size_t k) {
+                                              const int i = spec_uses[k];
+                                              return StrCat(UseContext(i, request.uses(i).name()),
+                                                            "spec: ");
+                                            });
+        !s.ok()) {
+      return invalid(s);
+    }
+  }
   for (int i = 0; i < request.uses_size(); ++i) {
     if (!request.uses(i).has_spec() && !request.uses(i).has_temp_storage()) {
       return invalid(absl::InvalidArgumentError(

@@ -40,7 +40,17 @@
 
 namespace coopd {
 
+// Per-request limits (daemon flags; docs/security.md). Requests over one get INVALID_ARGUMENT
+// naming the field, the limit and the flag: the same request never passes on this daemon.
+struct RequestLimits {
+  size_t op_source_bytes = size_t{1} << 20;  // each user operator's source (--max-op-source-kb)
+  size_t bundle_specs = 64;                  // SpecializeBundle's specs (--max-bundle)
+  size_t plan_specs = 1024;                  // a Plan's uses given by spec (--max-plan-specs)
+  size_t user_ops = 16;  // distinct user operators in one request (--max-user-ops)
+};
+
 struct ServiceOptions {
+  RequestLimits limits;
   CompileSettings compile;  // PCH on/off and heap size, sent to the workers
   std::string cache_path;   // reported in stats
   // The daemon's ClangWorkspace (engine/bitcode.h); empty when it has none (no clang).
@@ -124,6 +134,10 @@ class Service {
  private:
   absl::StatusOr<std::vector<coop::v1::PrimitiveSpec>> Validate(
       const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle);
+  // The request limits that concern user operators: each source's size, and how many distinct
+  // operators `specs` hold (`where(i)` prefixes errors about specs[i]).
+  absl::Status CheckUserOperators(const std::vector<const coop::v1::PrimitiveSpec*>& specs,
+                                  const std::function<std::string(size_t)>& where) const;
   struct Formats {
     bool ltoir = false;
     bool bitcode = false;

@@ -14,9 +14,11 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "coop/client.h"
+#include "coop/v1/coop.pb.h"
 #include "test_util.h"
 
 namespace coopd_test {
@@ -469,6 +471,72 @@ TEST(Access, TokensUnixRequiresTokensOnTheSocketToo) {
   EXPECT_TRUE(admin) << admin.error().message;
   EXPECT_EQ(admin->compiles, 0u) << "the read caller's miss compiled nothing";
   EXPECT_EQ(admin->misses, 1u);
+  EXPECT_EQ(d.Stop(), 0);
+}
+
+// Every coop RPC is registered raw, and coopd admits a call (its token and role, then its
+// client's limits) before it decodes the request. Raw calls on the socket with --tokens-unix: a
+// caller without a valid token is UNAUTHENTICATED even for bytes that do not decode, and however
+// many calls it sends, it spends no rate budget; a read token's Specialize miss is
+// PERMISSION_DENIED and compiles nothing; a token's calls count against its name, whatever
+// coopd-client metadata each sends, and another token has a budget of its own.
+TEST(Access, RawCallsAreAuthenticatedBeforeTheyAreLimitedOrDecoded) {
+  Pki pki;
+  pki.Make();
+  TempDir dir;
+  CoopdProcess d(dir.path() + "/coopd.sock", dir.path() + "/cache",
+                 {"--workers", "1", "--tokens-file", pki.tokens_file, "--tokens-unix",
+                  "--client-rate", "0.001", "--client-burst", "3"});
+  StartDaemon(&d);
+  using Metadata = std::vector<std::pair<std::string, std::string>>;
+  auto as = [](const std::string& token, const std::string& client) {
+    Metadata m = {{"coopd-client", client}};
+    if (!token.empty()) m.push_back({"authorization", "Bearer " + token});
+    return m;
+  };
+  const std::string garbage("\xff\xff\xff\xff", 4);  // does not decode
+  for (int i = 0; i < 5; ++i) {                      // more than the burst of 3
+    for (const std::string& token : {std::string(), pki.wrong_token}) {
+      grpc::Status s =
+          RawCall(d.socket_path(), "/coop.v1.Coop/Specialize", garbage, as(token, "stranger/1"));
+      EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED)
+          << "call " << i << (token.empty() ? " without a token: " : " with a wrong token: ")
+          << s.error_message();
+    }
+  }
+  coop::v1::SpecializeRequest request;
+  request.mutable_spec()->set_family("block_reduce");
+  request.mutable_spec()->set_dtype("float32");
+  request.mutable_spec()->mutable_block()->set_x(256);
+  request.mutable_spec()->set_arch("sm_90");
+  const std::string body = request.SerializeAsString();
+  grpc::Status miss =
+      RawCall(d.socket_path(), "/coop.v1.Coop/Specialize", body, as(pki.read_token, "reader/1"));
+  EXPECT_EQ(miss.error_code(), grpc::StatusCode::PERMISSION_DENIED) << miss.error_message();
+  EXPECT_NE(miss.error_message().find("this caller's token has role read, which fetches cached"),
+            std::string::npos)
+      << miss.error_message();
+  // The read token's budget: the miss above and these two, from clients of other names.
+  for (const char* client : {"reader/2", "reader/3"}) {
+    grpc::Status s =
+        RawCall(d.socket_path(), "/coop.v1.Coop/Explain", body, as(pki.read_token, client));
+    EXPECT_TRUE(s.ok()) << client << ": " << s.error_message();
+  }
+  grpc::Status over =
+      RawCall(d.socket_path(), "/coop.v1.Coop/Explain", body, as(pki.read_token, "reader/4"));
+  EXPECT_EQ(over.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << over.error_message();
+  EXPECT_NE(over.error_message().find("client \"token:ci-reader\" is over its rate limit"),
+            std::string::npos)
+      << over.error_message();
+  grpc::Status other =
+      RawCall(d.socket_path(), "/coop.v1.Coop/Explain", body, as(pki.compile_token, "reader/4"));
+  EXPECT_TRUE(other.ok()) << other.error_message();
+  auto stats = UnixClient(d, pki.admin_file).GetStats();  // GetStats is never limited
+  ASSERT_TRUE(stats) << stats.error().message;
+  EXPECT_GE(stats->unauthenticated_calls, 10u);
+  EXPECT_EQ(stats->compiles, 0u) << "the read caller's miss compiled nothing";
+  EXPECT_EQ(d.Log().find("undecodable request"), std::string::npos)
+      << "an unauthenticated request was decoded";
   EXPECT_EQ(d.Stop(), 0);
 }
 

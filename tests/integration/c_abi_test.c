@@ -222,6 +222,17 @@ static void test_spec_setters(void) {
   EXPECT_STATUS(coop_spec_set_bytes(spec, "calling_convention", "c", 1), COOP_INVALID_ARGUMENT,
                 "an enum takes a name");
   CHECK(contains(coop_last_error(), "holds a name: set it with coop_spec_set_string"), "says so");
+  /* A string field takes UTF-8 only (found by tests/fuzz's c_abi target: the spec's JSON lost
+   * such a value). Checked before anything changes: op.user is not made present. */
+  EXPECT_STATUS(coop_spec_set_string(spec, "family", "block_\xff"), COOP_INVALID_ARGUMENT,
+                "invalid UTF-8");
+  CHECK(contains(coop_last_error(),
+                 "spec field \"family\" holds UTF-8 text; the value is not UTF-8 at byte 6 (0xff)"),
+        coop_last_error());
+  EXPECT_STATUS(coop_spec_set_bytes(spec, "op.user.name", "\xc0\x80", 2), COOP_INVALID_ARGUMENT,
+                "an overlong NUL");
+  EXPECT_STATUS(coop_spec_add_string(spec, "op.user.operand_dtypes", "\xed\xa0\x80"),
+                COOP_INVALID_ARGUMENT, "a surrogate");
   EXPECT_STATUS(coop_spec_set_string(NULL, "family", "x"), COOP_INVALID_ARGUMENT, "NULL spec");
   CHECK(contains(coop_last_error(), "spec is NULL"), "names the argument");
   /* The failed setters changed nothing: the JSON still shows exactly the four fields. */

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "coop/client.h"
+#include "coop/v1/coop.pb.h"
 #include "test_util.h"
 
 namespace coopd_test {
@@ -216,41 +217,67 @@ TEST(BigErrors, CoopctlFullErrorPrintsTheWholeLog) {
       << err.substr(err.size() - 300);
 }
 
-// gRPC's callback API answers a request it cannot parse itself, before coopd sees it:
-// UNIMPLEMENTED with an empty message (grpcpp's CallbackUnaryHandler). docs/security.md says
-// so; this pins it, and that the daemon goes on serving.
-TEST(Hostile, UndecodableRequestsGetUnimplementedAndTheDaemonKeepsServing) {
+// coopd parses requests itself (raw handlers), so one that does not decode gets
+// INVALID_ARGUMENT saying why, for every method, not gRPC's empty UNIMPLEMENTED; the daemon
+// goes on serving.
+TEST(Hostile, UndecodableRequestsAreInvalidArgumentSayingWhyAndTheDaemonKeepsServing) {
   TestDaemon d;
-  auto channel =
-      grpc::CreateChannel("unix:" + d.process.socket_path(), grpc::InsecureChannelCredentials());
-  grpc::GenericStub stub(channel);
-  const std::vector<std::string> bodies = {
-      std::string("\xff\xff\xff\xff\xff\xff", 6),  // garbage: a field of wire type 7
-      std::string("\x0a\x10\x0a\x05", 4),          // truncated: spec says 16 bytes follow
-      std::string("\x0a\x04\x0a\x02\xc3\x28", 6),  // spec.family is invalid UTF-8
+  const std::string garbage("\xff\xff\xff\xff\xff\xff", 6);  // a field of wire type 7
+  const std::string truncated("\x0a\x10\x0a\x05", 4);        // field 1 says 16 bytes follow
+  struct Case {
+    std::string method, type, body;
   };
-  for (const std::string& body : bodies) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-    grpc::Slice slice(body);
-    grpc::ByteBuffer request(&slice, 1), reply;
-    grpc::Status status;
-    std::mutex mu;
-    std::condition_variable cv;
-    bool done = false;
-    stub.UnaryCall(&ctx, "/coop.v1.Coop/Specialize", grpc::StubOptions(), &request, &reply,
-                   [&](grpc::Status s) {
-                     std::lock_guard<std::mutex> lock(mu);
-                     status = std::move(s);
-                     done = true;
-                     cv.notify_all();
-                   });
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return done; });
-    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED) << status.error_message();
+  const std::vector<Case> cases = {
+      {"Specialize", "SpecializeRequest", garbage},
+      {"Specialize", "SpecializeRequest", truncated},
+      {"SpecializeBundle", "SpecializeBundleRequest", garbage},
+      {"SpecializeBundle", "SpecializeBundleRequest", truncated},
+      {"Link", "LinkRequest", garbage},
+      {"Plan", "PlanRequest", truncated},
+      {"Explain", "SpecializeRequest", garbage},
+      {"ListEntries", "ListEntriesRequest", garbage},
+      {"Purge", "PurgeRequest", garbage},
+      {"GetStats", "GetStatsRequest", garbage},
+      {"Catalog", "CatalogRequest", garbage},
+  };
+  for (const Case& c : cases) {
+    grpc::Status s = RawCall(d.process.socket_path(), "/coop.v1.Coop/" + c.method, c.body);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.method;
+    EXPECT_EQ(s.error_message(), "request: coop.v1." + c.type + " does not decode from its " +
+                                     std::to_string(c.body.size()) +
+                                     " bytes: not a well-formed protobuf encoding of it "
+                                     "(truncated, corrupt, or another message)")
+        << c.method;
   }
+  // Invalid UTF-8 in a string field: the field is named.
+  grpc::Status utf8 = RawCall(d.process.socket_path(), "/coop.v1.Coop/Specialize",
+                              std::string("\x0a\x04\x0a\x02\xc3\x28", 6));  // spec.family
+  EXPECT_EQ(utf8.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(utf8.error_message(),
+            "request: coop.v1.SpecializeRequest does not decode: string field "
+            "coop.v1.PrimitiveSpec.family holds invalid UTF-8 (string fields must be UTF-8; bytes "
+            "belong in bytes fields)");
+  grpc::Status op =
+      RawCall(d.process.socket_path(), "/coop.v1.Coop/Specialize",
+              std::string("\x0a\x08\x3a\x06\x12\x04\x0a\x02\xff\xfe", 10));  // spec.op.user.name
+  EXPECT_EQ(op.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(op.error_message().find("string field coop.v1.UserOperator.name holds invalid UTF-8"),
+            std::string::npos)
+      << op.error_message();
+  // A well-formed request on the raw channel is served as any other.
+  coop::v1::SpecializeRequest good;
+  good.mutable_spec()->set_family("block_reduce");
+  good.mutable_spec()->set_dtype("float32");
+  good.mutable_spec()->mutable_block()->set_x(256);
+  good.mutable_spec()->set_arch("sm_90");
+  grpc::Status ok =
+      RawCall(d.process.socket_path(), "/coop.v1.Coop/Explain", good.SerializeAsString());
+  EXPECT_TRUE(ok.ok()) << ok.error_message();
   auto r = d.Client().Specialize(BlockReduceF32());
   EXPECT_TRUE(r.ok()) << r.error().message;
+  // The refusals are logged (escaped), the daemon is up.
+  EXPECT_NE(d.process.Log().find("undecodable request: request: coop.v1.SpecializeRequest"),
+            std::string::npos);
 }
 
 }  // namespace

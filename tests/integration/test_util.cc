@@ -1,6 +1,7 @@
 #include "test_util.h"
 
 #include <fcntl.h>
+#include <grpcpp/generic/generic_stub.h>
 #include <gtest/gtest.h>
 #include <nvJitLink.h>
 #include <nvrtc.h>
@@ -12,9 +13,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -354,6 +357,30 @@ std::vector<TruthRow> LoadLayoutTruth(const std::string& binary) {
     rows.push_back(r);
   }
   return rows;
+}
+
+grpc::Status RawCall(const std::string& socket, const std::string& method, const std::string& body,
+                     const std::vector<std::pair<std::string, std::string>>& metadata) {
+  auto channel = grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  for (const auto& [key, value] : metadata) ctx.AddMetadata(key, value);
+  grpc::Slice slice(body);
+  grpc::ByteBuffer request(&slice, 1), reply;
+  grpc::Status status;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  stub.UnaryCall(&ctx, method, grpc::StubOptions(), &request, &reply, [&](grpc::Status s) {
+    std::lock_guard<std::mutex> lock(mu);
+    status = std::move(s);
+    done = true;
+    cv.notify_all();
+  });
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return done; });
+  return status;
 }
 
 }  // namespace coopd_test

@@ -1,9 +1,12 @@
 // test_util.h: helpers shared by the integration tests.
 #pragma once
 
+#include <grpcpp/grpcpp.h>
+
 #include <future>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "coop/client.h"
@@ -114,5 +117,11 @@ struct TruthRow {
 
 // Runs a layout-truth binary and parses its rows; fails the calling test on a bad line.
 std::vector<TruthRow> LoadLayoutTruth(const std::string& binary);
+
+// Sends `body` as the request of `method` ("/coop.v1.Coop/Specialize") on a raw channel
+// (grpc::GenericStub) to the coopd on `socket`, with `metadata` (key, value pairs), and returns
+// its status (60 s deadline).
+grpc::Status RawCall(const std::string& socket, const std::string& method, const std::string& body,
+                     const std::vector<std::pair<std::string, std::string>>& metadata = {});
 
 }  // namespace coopd_test

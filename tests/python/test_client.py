@@ -67,6 +67,28 @@ def test_a_bad_request_raises_invalid_argument_naming_the_field(daemon):
         c.stats()  # the daemon stays up
 
 
+def test_undecodable_requests_on_a_raw_channel_are_invalid_argument_saying_why(daemon):
+    # grpcio with identity serializers: the bytes go to coopd as they are.
+    with grpc.insecure_channel("unix:" + daemon.socket) as channel:
+        specialize = channel.unary_unary("/coop.v1.Coop/Specialize",
+                                         request_serializer=lambda b: b,
+                                         response_deserializer=lambda b: b)
+        for body in (b"\xff" * 6, b"\x0a\x10\x0a\x05"):  # garbage; truncated
+            with pytest.raises(grpc.RpcError) as e:
+                specialize(body, timeout=60)
+            assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert e.value.details() == (
+                f"request: coop.v1.SpecializeRequest does not decode from its {len(body)} bytes: "
+                "not a well-formed protobuf encoding of it (truncated, corrupt, or another "
+                "message)")
+        with pytest.raises(grpc.RpcError) as e:
+            specialize(b"\x0a\x04\x0a\x02\xc3\x28", timeout=60)  # spec.family: invalid UTF-8
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "string field coop.v1.PrimitiveSpec.family holds invalid UTF-8" in e.value.details()
+    with daemon.client() as c:
+        c.stats()  # the daemon stays up
+
+
 def _huge_log_operator() -> coopd.UserOperator:
     """An operator whose NVRTC compile fails with a log of about 3 MB (a static_assert quoting a
     3,000,000-byte string)."""

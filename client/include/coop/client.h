@@ -546,7 +546,9 @@ struct ClientOptions {
   std::string socket_path;  // empty: coop::DefaultSocketPath()
   // Per-call deadline. A first compile takes about a second; a cold daemon a few.
   std::chrono::milliseconds timeout{std::chrono::minutes(3)};
-  std::string client_name;  // shown in coopd's logs
+  // Shown in coopd's logs; with the pid, it names this client for coopd's per-client limits
+  // on the Unix socket (the "coopd-client" metadata; docs/security.md).
+  std::string client_name;
   // When no daemon answers on the socket, start one (`coopd --socket PATH`, detached, logging
   // to coopd.log beside the socket) and retry until it answers or the deadline passes, the way
   // sccache's client starts its server. Off when COOPD_NO_AUTOSTART is set (to anything but

@@ -343,11 +343,13 @@ class Client:
             options.append(("grpc.lb_policy_name", "round_robin"))
         if full_errors:
             options.append(("grpc.max_metadata_size", 64 << 20))
-        self._metadata: Tuple[Tuple[str, str], ...] = (
+        # Sent with every call next to "coopd-client" (_metadata): the error-details request
+        # and the bearer token.
+        self._fixed_metadata: Tuple[Tuple[str, str], ...] = (
             _ERROR_DETAILS_METADATA if full_errors else ())
         token_file = token_file or os.environ.get("COOPD_TOKEN_FILE") or None
         if token_file:
-            self._metadata += (("authorization", "Bearer " + _read_token(token_file)),)
+            self._fixed_metadata += (("authorization", "Bearer " + _read_token(token_file)),)
         tls = [tls_ca or os.environ.get("COOPD_TLS_CA") or None,
                tls_cert or os.environ.get("COOPD_TLS_CERT") or None,
                tls_key or os.environ.get("COOPD_TLS_KEY") or None]
@@ -447,6 +449,12 @@ class Client:
 
     # -- transport ---------------------------------------------------------------------------
 
+    def _metadata(self) -> Tuple[Tuple[str, str], ...]:
+        # "coopd-client": who this is, for coopd's per-client limits on the Unix socket (which
+        # tells coopd nothing about its peer); printable ASCII, as metadata must be.
+        name = "".join(c if " " <= c <= "~" else "?" for c in self.client_name[:48])
+        return (("coopd-client", f"{name}/{os.getpid()}"),) + self._fixed_metadata
+
     def _call(self, method: str, request: Any) -> Any:
         deadline = time.monotonic() + self.timeout
         delay = self.backoff
@@ -457,7 +465,7 @@ class Client:
             remaining = deadline - time.monotonic()
             try:
                 return getattr(self._stub, method)(
-                    request, timeout=max(remaining, 0.001), metadata=self._metadata or None)
+                    request, timeout=max(remaining, 0.001), metadata=self._metadata())
             except grpc.RpcError as e:
                 error = self._error(e)
             attempt += 1

@@ -112,6 +112,39 @@ TEST(DaemonArgs, MetricsIsOffByDefaultAndABadAddressNamesItsSource) {
   unsetenv("COOPD_METRICS");
 }
 
+TEST(DaemonArgs, LimitsHaveDefaultsTakeTheFlagOverTheEnvironmentAndNameTheirSource) {
+  for (const char* v : {"COOPD_MAX_MESSAGE_MB", "COOPD_MAX_BUNDLE", "COOPD_CLIENT_RATE"})
+    unsetenv(v);
+  DaemonConfig c;
+  ASSERT_TRUE(Parse({}, &c).ok());
+  EXPECT_EQ(c.rpc_limits.max_message_bytes, size_t{64} << 20);
+  EXPECT_EQ(c.request_limits.op_source_bytes, size_t{1} << 20);
+  EXPECT_EQ(c.request_limits.bundle_specs, 64u);
+  EXPECT_EQ(c.request_limits.plan_specs, 1024u);
+  EXPECT_EQ(c.request_limits.user_ops, 16u);
+  EXPECT_EQ(c.rpc_limits.clients.max_in_flight, 256u);
+  EXPECT_EQ(c.rpc_limits.clients.rate, 0) << "no rate limit by default";
+  setenv("COOPD_MAX_BUNDLE", "8", 1);
+  setenv("COOPD_CLIENT_RATE", "2.5", 1);
+  DaemonConfig e;
+  ASSERT_TRUE(Parse({"--max-message-mb", "2", "--client-burst", "7"}, &e).ok());
+  EXPECT_EQ(e.rpc_limits.max_message_bytes, size_t{2} << 20);
+  EXPECT_EQ(e.request_limits.bundle_specs, 8u);
+  EXPECT_EQ(e.rpc_limits.clients.rate, 2.5);
+  EXPECT_EQ(e.rpc_limits.clients.burst, 7u);
+  ASSERT_TRUE(Parse({"--max-bundle", "3"}, &e).ok());
+  EXPECT_EQ(e.request_limits.bundle_specs, 3u) << "the flag wins over the environment";
+  setenv("COOPD_MAX_BUNDLE", "lots", 1);
+  EXPECT_EQ(Parse({}, &e).message(),
+            "COOPD_MAX_BUNDLE: must be a whole number 1..1024, got \"lots\"");
+  unsetenv("COOPD_MAX_BUNDLE");
+  EXPECT_EQ(Parse({"--max-op-source-kb", "16385"}, &e).message(),
+            "--max-op-source-kb: must be a whole number 1..16384, got \"16385\"");
+  EXPECT_EQ(Parse({"--client-max-in-flight"}, &e).message(),
+            "--client-max-in-flight: missing value");
+  unsetenv("COOPD_CLIENT_RATE");
+}
+
 }  // namespace
 }  // namespace coopd
 

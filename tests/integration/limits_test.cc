@@ -1,0 +1,296 @@
+// Integration tests of coopd's limits (issue 14, item 4) against a real coopd: message size,
+// operator source size, bundle and plan size, user operators per request, per-client
+// concurrency and rate. Each bad request gets its specific error, naming the limit and its flag,
+// and the daemon goes on serving: every test then gets a good answer, from another client.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coop/client.h"
+#include "test_util.h"
+
+namespace coopd_test {
+namespace {
+
+coop::Client NamedClient(const TestDaemon& d, const std::string& name) {
+  coop::ClientOptions options;
+  options.socket_path = d.process.socket_path();
+  options.autostart = false;
+  options.client_name = name;
+  return coop::Client(options);
+}
+
+// A good request from a client of its own: the daemon still serves (a compile the first time,
+// a cache hit after).
+void ExpectStillServing(const TestDaemon& d) {
+  auto r = NamedClient(d, "bystander").Specialize(BlockReduceF32());
+  EXPECT_TRUE(r.ok()) << r.error().message;
+}
+
+coop::Spec WithUserOp(coop::Spec s, const std::string& name, const std::string& body = "a + b") {
+  s.method = "reduce";
+  s.user_op.name = name;
+  s.user_op.source = "__device__ float " + name + "(float a, float b) { return " + body + "; }\n";
+  return s;
+}
+
+// One daemon with every per-request limit set low, shared by the tests of those limits.
+class RequestLimits : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    daemon_ = new TestDaemon({"--max-message-mb", "1", "--max-op-source-kb", "4", "--max-bundle",
+                              "2", "--max-plan-specs", "1", "--max-user-ops", "1"});
+  }
+  static void TearDownTestSuite() {
+    delete daemon_;
+    daemon_ = nullptr;
+  }
+  static TestDaemon* daemon_;
+};
+TestDaemon* RequestLimits::daemon_ = nullptr;
+
+TEST_F(RequestLimits, MessageOverTheLimitIsResourceExhaustedNamingTheLimitAndTheFlag) {
+  coop::Spec s = WithUserOp(BlockReduceF32(), "big");
+  s.user_op.source += "// " + std::string(size_t{2} << 20, 'x') + "\n";  // 2 MiB: over 1 MiB
+  auto r = daemon_->Client().Specialize(s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, coop::ErrorCode::kResourceExhausted) << r.error().message;
+  EXPECT_NE(r.error().message.find("request: coop.v1.SpecializeRequest of "), std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("bytes is larger than this coopd's limit of 1048576 bytes (1 "
+                                   "MiB; --max-message-mb, COOPD_MAX_MESSAGE_MB)"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_TRUE(r.error().from_server) << "coopd's answer, not a transport failure";
+  ExpectStillServing(*daemon_);
+}
+
+TEST_F(RequestLimits, OperatorSourceOverTheLimitIsInvalidArgumentNamingTheField) {
+  coop::Spec s = WithUserOp(BlockReduceF32(), "long_op");
+  s.user_op.source += "// " + std::string(5000, 'x') + "\n";  // over 4 KiB, under 1 MiB
+  auto r = daemon_->Client().Specialize(s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, coop::ErrorCode::kInvalidArgument) << r.error().message;
+  EXPECT_EQ(r.error().message,
+            "op.user.source must be at most 4096 bytes (4 KiB; --max-op-source-kb, "
+            "COOPD_MAX_OP_SOURCE_KB), got " +
+                std::to_string(s.user_op.source.size()) + " bytes");
+  // The block-prefix callback is a user operator too.
+  coop::Spec p = BlockSpec("block_scan", "exclusive_sum_prefix", "float32", {128}, 1);
+  p.prefix_callback.name = "prefix";
+  p.prefix_callback.source = std::string(5000, ' ');
+  auto q = daemon_->Client().Specialize(p);
+  ASSERT_FALSE(q.ok());
+  EXPECT_EQ(q.error().code, coop::ErrorCode::kInvalidArgument);
+  EXPECT_EQ(q.error().message.rfind("prefix_callback.source must be at most 4096 bytes", 0), 0u)
+      << q.error().message;
+  ExpectStillServing(*daemon_);
+}
+
+TEST_F(RequestLimits, BundleOverTheLimitIsInvalidArgumentNamingTheFlag) {
+  std::vector<coop::Spec> specs = {BlockReduceF32(), BlockReduceF32(), BlockReduceF32()};
+  specs[1].method = "max";
+  specs[2].method = "min";
+  auto r = daemon_->Client().SpecializeBundle(specs);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, coop::ErrorCode::kInvalidArgument);
+  EXPECT_EQ(r.error().message,
+            "bundle: specs must hold 1..2 specs (--max-bundle, COOPD_MAX_BUNDLE), got 3");
+  ExpectStillServing(*daemon_);
+}
+
+TEST_F(RequestLimits, PlanWithMoreSpecsThanTheLimitIsInvalidArgumentNamingTheFlag) {
+  coop::PlanRequest request;
+  for (const char* name : {"a", "b"}) {
+    coop::PlanUse use;
+    use.name = name;
+    use.spec = BlockReduceF32();
+    request.uses.push_back(use);
+  }
+  auto r = daemon_->Client().Plan(request);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, coop::ErrorCode::kInvalidArgument);
+  EXPECT_EQ(r.error().message,
+            "plan: at most 1 uses may be given by spec (--max-plan-specs, COOPD_MAX_PLAN_SPECS), "
+            "got 2");
+  request.uses.pop_back();
+  auto one = daemon_->Client().Plan(request);
+  EXPECT_TRUE(one.ok()) << one.error().message;
+}
+
+TEST_F(RequestLimits, MoreUserOperatorsThanTheLimitIsInvalidArgumentNamingTheFlag) {
+  coop::Spec scan = BlockSpec("block_scan", "inclusive_scan", "float32", {256}, 1);
+  std::vector<coop::Spec> specs = {WithUserOp(BlockReduceF32(), "first"),
+                                   WithUserOp(scan, "second")};
+  specs[1].method = "inclusive_scan";
+  auto r = daemon_->Client().SpecializeBundle(specs);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, coop::ErrorCode::kInvalidArgument);
+  EXPECT_EQ(r.error().message,
+            "specs[1]: op.user: a request may use at most 1 distinct user operators "
+            "(--max-user-ops, COOPD_MAX_USER_OPS); this is one more");
+  // One spec may hold two: a scan with a user operator and a user block-prefix callback; in a
+  // plan too.
+  coop::Spec prefix = WithUserOp(scan, "combine");
+  prefix.method = "inclusive_scan_prefix";
+  prefix.prefix_callback.name = "seed";
+  prefix.prefix_callback.source =
+      "__device__ float seed(void* state, float aggregate) { return aggregate; }\n";
+  coop::PlanRequest plan;
+  plan.uses.push_back({"scan", prefix});
+  auto p = NamedClient(*daemon_, "planner").Plan(plan);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().code, coop::ErrorCode::kInvalidArgument) << p.error().message;
+  EXPECT_EQ(p.error().message,
+            "plan: uses[0] \"scan\": spec: prefix_callback: a request may use at most 1 distinct "
+            "user operators (--max-user-ops, COOPD_MAX_USER_OPS); this is one more");
+  ExpectStillServing(*daemon_);
+}
+
+// The process ids of `parent`'s children (coopd's compile workers).
+std::vector<pid_t> Children(pid_t parent) {
+  std::vector<pid_t> out;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return out;
+  while (dirent* e = readdir(proc)) {
+    const pid_t pid = static_cast<pid_t>(atoi(e->d_name));
+    if (pid <= 0) continue;
+    std::ifstream stat("/proc/" + std::string(e->d_name) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
+    const size_t paren = line.rfind(')');
+    if (paren == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0;
+    if (sscanf(line.c_str() + paren + 1, " %c %d", &state, &ppid) == 2 && ppid == parent) {
+      out.push_back(pid);
+    }
+  }
+  closedir(proc);
+  return out;
+}
+
+// Stops coopd's compile workers (SIGSTOP) until destruction, so the compiles they are given stay
+// in flight for as long as a test needs, whatever the machine's speed.
+class StoppedWorkers {
+ public:
+  explicit StoppedWorkers(pid_t coopd) : pids_(Children(coopd)) {
+    for (pid_t p : pids_) kill(p, SIGSTOP);
+  }
+  ~StoppedWorkers() { Resume(); }
+  void Resume() {
+    for (pid_t p : pids_) kill(p, SIGCONT);
+    pids_.clear();
+  }
+  size_t size() const { return pids_.size(); }
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
+TEST(ClientLimits, ConcurrencyLimitRefusesOneClientsExcessAndServesAnother) {
+  TestDaemon d({"--workers", "1", "--client-max-in-flight", "4"});
+  StoppedWorkers stopped(d.process.pid());
+  ASSERT_EQ(stopped.size(), 1u) << "one compile worker";
+  // 20 concurrent requests from one client: 4 are accepted (their compile waits for the stopped
+  // worker), 16 are refused at once.
+  coop::Client hog = NamedClient(d, "hog");
+  std::vector<std::future<coop::Result<coop::Artifact>>> calls;
+  for (int i = 0; i < 20; ++i) {
+    calls.push_back(
+        std::async(std::launch::async, [&hog] { return hog.Specialize(BlockReduceF32()); }));
+  }
+  int refused = 0;
+  std::vector<bool> done(calls.size(), false);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (refused < 16 && std::chrono::steady_clock::now() < deadline) {
+    for (size_t i = 0; i < calls.size(); ++i) {
+      if (done[i] || calls[i].wait_for(std::chrono::milliseconds(10)) != std::future_status::ready)
+        continue;
+      done[i] = true;
+      auto r = calls[i].get();
+      ASSERT_FALSE(r.ok()) << "a compile finished while the worker was stopped";
+      EXPECT_EQ(r.error().code, coop::ErrorCode::kResourceExhausted) << r.error().message;
+      EXPECT_NE(r.error().message.find(
+                    "has 4 requests in flight, the most one client may have "
+                    "(--client-max-in-flight 4, COOPD_CLIENT_MAX_IN_FLIGHT); retry when one "
+                    "has finished"),
+                std::string::npos)
+          << r.error().message;
+      EXPECT_NE(r.error().message.find("client \"unix:hog/"), std::string::npos)
+          << r.error().message;
+      ++refused;
+    }
+  }
+  EXPECT_EQ(refused, 16);
+  // Meanwhile another client is served (Explain needs no worker), and so is GetStats.
+  coop::Client polite = NamedClient(d, "polite");
+  auto explained = polite.Explain(BlockReduceF32());
+  EXPECT_TRUE(explained.ok()) << explained.error().message;
+  auto stats = polite.GetStats();
+  ASSERT_TRUE(stats.ok()) << stats.error().message;
+  EXPECT_EQ(stats->requests, 4u) << "only the admitted requests reached the service";
+  // The worker goes on: the 4 accepted requests complete, and the hog is admitted again.
+  stopped.Resume();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (done[i]) continue;
+    auto r = calls[i].get();
+    EXPECT_TRUE(r.ok()) << r.error().message;
+  }
+  auto again = hog.Specialize(BlockReduceF32());
+  EXPECT_TRUE(again.ok()) << again.error().message;
+}
+
+TEST(ClientLimits, RateLimitRefusesABurstOverTheBucketAndServesAnotherClient) {
+  // 0.001 requests per second: no token comes back during the test.
+  TestDaemon d({"--client-rate", "0.001", "--client-burst", "3"});
+  coop::Client fast = NamedClient(d, "fast");
+  for (int i = 0; i < 3; ++i) {
+    auto r = fast.Explain(BlockReduceF32());
+    EXPECT_TRUE(r.ok()) << i << ": " << r.error().message;
+  }
+  for (int i = 0; i < 5; ++i) {
+    auto r = fast.Explain(BlockReduceF32());
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, coop::ErrorCode::kResourceExhausted) << r.error().message;
+    EXPECT_NE(r.error().message.find("is over its rate limit of 0.001 requests per second with "
+                                     "bursts of 3 (--client-rate, COOPD_CLIENT_RATE; "
+                                     "--client-burst, COOPD_CLIENT_BURST); retry in "),
+              std::string::npos)
+        << r.error().message;
+  }
+  // GetStats is not limited (probes), and another client has a bucket of its own.
+  EXPECT_TRUE(fast.GetStats().ok());
+  ExpectStillServing(d);
+}
+
+TEST(ClientLimits, BadLimitSettingsNameTheFlagAndTheRange) {
+  TempDir dir;
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--max-message-mb", "0"},
+            "--max-message-mb: must be a whole number 1..4095, got \"0\""},
+           {{"--client-rate", "-1"},
+            "--client-rate: must be a number of requests per second 0..1000000 (0: no limit), got "
+            "\"-1\""},
+           {{"--client-burst", "0"},
+            "--client-burst: must be a whole number 1..1000000, got \"0\""},
+       }) {
+    std::vector<std::string> argv = {COOPD_BINARY, "--socket", dir.path() + "/s.sock"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::string out, err;
+    EXPECT_NE(RunCommand(argv, &out, &err), 0);
+    EXPECT_NE(err.find(message), std::string::npos) << err;
+  }
+}
+
+}  // namespace
+}  // namespace coopd_test
