@@ -30,6 +30,11 @@ PACKAGES=(
   # metric types and text format), socket activation and sd_notify (libsystemd), and
   # systemd-socket-activate for the socket-activation test.
   libcivetweb-dev prometheus-cpp-dev libsystemd-dev systemd
+  # coopd's settings (issue 16): flags parsed by CLI11, the TOML config file by toml++.
+  # coopctl (issue 16): CLI11 parses its arguments, nlohmann-json writes --json and reads JSON
+  # manifests, yaml-cpp reads YAML ones; its warm test runs under script(1) (util-linux's
+  # bsdutils, essential in Debian, so not listed).
+  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libyaml-cpp-dev
 )
 
 missing=()

@@ -8,6 +8,7 @@
 
 #include "server/engine/worker.h"
 #include "server/service/daemon.h"
+#include "server/service/log_format.h"
 
 int main(int argc, char** argv) {
   if (argc >= 3 && std::strcmp(argv[1], "--worker-fd") == 0) {
@@ -28,6 +29,14 @@ int main(int argc, char** argv) {
       if (std::strcmp(argv[i], "--worker-read") == 0) sandbox.read.push_back(v);
       if (std::strcmp(argv[i], "--worker-write") == 0) sandbox.write.push_back(v);
       if (std::strcmp(argv[i], "--worker-exec") == 0) sandbox.exec.push_back(v);
+    }
+    // A worker's few messages (a confinement that failed) join the daemon's log in its format,
+    // which the daemon passes down in COOPD_LOG_FORMAT (RunDaemon).
+    const char* format = std::getenv("COOPD_LOG_FORMAT");
+    if (format != nullptr && std::strcmp(format, "json") == 0) {
+      coopd::InstallJsonLogFormat();
+    } else {
+      coopd::InstallSafeLogFormat(coopd::kTextLogPattern);
     }
     return coopd::RunWorker(fd, parent, memory, std::move(sandbox));
   }

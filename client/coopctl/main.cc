@@ -1,21 +1,35 @@
-// coopctl: command-line client of coopd. See `coopctl --help` and README.md.
+// coopctl: command-line client of coopd. See `coopctl --help`, README.md and docs/operators.md.
+// Arguments are parsed by CLI11; --json output is written with nlohmann-json.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
+#include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "coop/client.h"
-#include "coopctl/json.h"
+#include "coopctl/manifest.h"
+#include "coopctl/spec_args.h"
 
 namespace {
 
-// One entry per command: its usage lines as `coopctl --help` lists them, a one-line summary
-// and examples, for `coopctl COMMAND --help`.
+using coopctl::CommandError;
+using coopctl::Json;
+using coopctl::UsageFail;
+
+// Each command's synopsis (as `coopctl --help` lists it), summary and examples.
 struct CommandHelp {
   const char* name;
   const char* usage;
@@ -84,15 +98,19 @@ constexpr CommandHelp kCommands[] = {
      "  coopctl catalog --json\n"},
     {"stats",
      "  stats [--zero] [--json]\n"
-     "      Counters of the running coopd; --zero prints them, then zeroes them.\n",
+     "      Counters of the running coopd; --zero prints them, then zeroes them. Never starts\n"
+     "      coopd.\n",
      "print the running coopd's counters",
      "  coopctl stats\n"
      "  coopctl stats --zero --json\n"},
     {"ls",
-     "  ls [--family F] [--dtype T] [--arch A] [--limit N] [--json]\n"
-     "      Disk cache entries, most recently used first.\n",
-     "list disk cache entries, most recently used first",
-     "  coopctl ls --family block_reduce --arch sm_90 --limit 10\n"},
+     "  ls [--family F] [--dtype T] [--arch A] [--limit N] [--json | --manifest]\n"
+     "      Disk cache entries, most recently used first. --manifest writes them as a manifest\n"
+     "      for `coopctl warm` (JSON; entries with user operators are left out, and named on\n"
+     "      stderr: coopd keeps no operator source).\n",
+     "list disk cache entries, most recently used first, or export them as a warm manifest",
+     "  coopctl ls --family block_reduce --arch sm_90 --limit 10\n"
+     "  coopctl ls --manifest > app.json        (then, elsewhere: coopctl warm app.json)\n"},
     {"purge",
      "  purge (--all | [--family F] [--dtype T] [--arch A]) [--json]\n"
      "      Remove every cache entry, or those that match all the filters given.\n",
@@ -116,62 +134,136 @@ constexpr CommandHelp kCommands[] = {
      "check whether coopd is running and serving (for scripts and probes)",
      "  coopctl health\n"
      "  coopctl --socket /run/coopd/coopd.sock health --json\n"},
+    {"warm",
+     "  warm MANIFEST [--jobs N] [--dry-run] [--json]\n"
+     "      Request every spec of a manifest (JSON or YAML; `-` reads stdin; format in\n"
+     "      docs/operators.md), N at a time (default 4). A progress bar (done/total, hits,\n"
+     "      compiled, failed, ETA) is drawn on stderr when stderr is a terminal; when stdout\n"
+     "      is not a terminal, one line per spec goes to stdout. A failed spec does not stop\n"
+     "      the others; exit status 7 when some failed. --json: a summary object on stdout.\n"
+     "      --dry-run checks the manifest and lists its specs without contacting coopd.\n",
+     "prepare a cache: request every spec of a manifest, in parallel, with progress",
+     "  coopctl warm deploy/warm-manifest.example.yaml\n"
+     "  coopctl ls --manifest > app.json; coopctl --socket /new/coopd.sock warm app.json\n"
+     "  coopctl warm --jobs 8 --json app.json | jq .failed\n"},
 };
 
 constexpr char kGlobalUsage[] =
-    "usage: coopctl [--socket PATH] [--timeout SECONDS] [--full-error] COMMAND ...\n";
+    "usage: coopctl [--socket PATH | --target TARGET] [--timeout SECONDS] [--full-error]\n"
+    "               COMMAND ...\n";
 
 constexpr char kUsageFooter[] =
     "The socket defaults to $COOPD_SOCKET, else $XDG_RUNTIME_DIR/coopd/coopd.sock, else\n"
-    "/tmp/coopd-$UID/coopd.sock. Exit status is 0 on success; otherwise one line on stderr.\n"
+    "/tmp/coopd-$UID/coopd.sock. --target names a gRPC target instead, for replicas that\n"
+    "listen on TCP (coopd --listen): ipv4:127.0.0.1:7070, dns:///coopd.farm:7070, ...\n"
     "coopd bounds long error messages (a compiler log of megabytes: its first lines and how\n"
-    "many bytes were left out); --full-error asks for the whole one and prints it as it is.\n";
+    "many bytes were left out); --full-error asks for the whole one and prints it as it is.\n"
+    "On failure: one line on stderr (with --json, also {\"error\": {...}} on stdout) and exit\n"
+    "status 1 failed, 2 usage error, 3 coopd unreachable, 4 request refused (INVALID_ARGUMENT,\n"
+    "FAILED_PRECONDITION, NOT_FOUND, ...), 5 permission denied or unauthenticated, 6 busy,\n"
+    "out of resources or timed out (RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED, ...: try again\n"
+    "later), 7 warm: some specs failed. 0 on success.\n";
 
-// `coopctl --help`: every command's usage.
-std::string Usage() {
-  std::string out = std::string(kGlobalUsage) + "\ncommands:\n";
-  for (const auto& c : kCommands) out += c.usage;
-  out += "\n";
-  out += kUsageFooter;
-  out += "`coopctl COMMAND --help` shows one command's usage with examples.\n";
-  return out;
+const CommandHelp* FindCommand(const std::string& name) {
+  for (const auto& c : kCommands) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
 }
 
-// `coopctl COMMAND --help`.
-std::string CommandUsage(const CommandHelp& c) {
-  return "coopctl " + std::string(c.name) + ": " + c.summary +
-         "\n\nusage (after coopctl [--socket PATH] [--timeout SECONDS] [--full-error]):\n" +
-         c.usage + "\nexamples:\n" + c.examples + "\n" + kUsageFooter;
-}
-
-// "specialize, link, ..." for error messages.
-std::string CommandNames() {
-  std::string out;
-  for (const auto& c : kCommands) out += (out.empty() ? "" : ", ") + std::string(c.name);
-  return out;
-}
-
-struct UsageError {
-  std::string message;
+// Help in coopctl's layout: the synopsis, CLI11's list of options, the examples.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_description(const CLI::App* app) const override {
+    const CommandHelp* c = FindCommand(app->get_name());
+    if (app->get_parent() == nullptr || c == nullptr) return "";
+    return "coopctl " + std::string(c->name) + ": " + c->summary + "\n\n";
+  }
+  std::string make_usage(const CLI::App* app, std::string) const override {
+    const CommandHelp* c = FindCommand(app->get_name());
+    if (app->get_parent() == nullptr || c == nullptr) return kGlobalUsage;
+    return "usage (after coopctl [--socket PATH | --target TARGET] [--timeout SECONDS] "
+           "[--full-error]):\n" +
+           std::string(c->usage);
+  }
+  std::string make_subcommands(const CLI::App* app, CLI::AppFormatMode) const override {
+    if (app->get_parent() != nullptr) return "";
+    std::string out = "\ncommands:\n";
+    for (const auto& c : kCommands) out += c.usage;
+    return out;
+  }
+  std::string make_footer(const CLI::App* app) const override {
+    const CommandHelp* c = FindCommand(app->get_name());
+    if (app->get_parent() == nullptr || c == nullptr) {
+      return std::string(kUsageFooter) +
+             "`coopctl COMMAND --help` shows one command's usage with examples.\n";
+    }
+    return "examples:\n" + std::string(c->examples) + "\n" + kUsageFooter;
+  }
 };
 
-[[noreturn]] void Fail(const std::string& message, int code = 1) {
-  std::fprintf(stderr, "coopctl: %s\n", message.c_str());
-  std::exit(code);
-}
+// The connection: where coopd is and how to talk to it. Flags that change how the client
+// connects (credentials, TLS) belong here, each with its ClientOptions field in ToOptions.
+struct GlobalOptions {
+  std::string socket;
+  std::string target;
+  std::string timeout_s;
+  bool full_error = false;
+  std::string token_file, tls_ca, tls_cert, tls_key;
 
-bool g_full_error = false;  // --full-error
+  void Add(CLI::App* app) {
+    auto* socket_opt =
+        app->add_option("--socket", socket, "coopd's Unix socket")->type_name("PATH");
+    auto* target_opt =
+        app->add_option("--target", target,
+                        "a gRPC target instead of the socket, e.g. ipv4:127.0.0.1:7070 "
+                        "(never starts coopd)")
+            ->type_name("TARGET");
+    socket_opt->excludes(target_opt);
+    app->add_option("--timeout", timeout_s, "per-call deadline (default 180)")
+        ->type_name("SECONDS");
+    app->add_flag("--full-error", full_error, "print coopd's whole error message");
+    app->add_option("--token-file", token_file,
+                    "a file holding the bearer token to send (env COOPD_TOKEN_FILE)")
+        ->type_name("FILE");
+    app->add_option("--tls-ca", tls_ca,
+                    "PEM CA that signed coopd's certificate: TLS to --target (env COOPD_TLS_CA)")
+        ->type_name("FILE");
+    app->add_option("--tls-cert", tls_cert,
+                    "PEM client certificate, for coopd's mTLS (env COOPD_TLS_CERT)")
+        ->type_name("FILE");
+    app->add_option("--tls-key", tls_key, "its PEM private key (env COOPD_TLS_KEY)")
+        ->type_name("FILE");
+  }
 
-std::string OneLine(std::string s);
+  // The global options that take a value (main finds the command after them).
+  static bool TakesValue(const std::string& flag) {
+    return flag == "--socket" || flag == "--target" || flag == "--timeout" ||
+           flag == "--token-file" || flag == "--tls-ca" || flag == "--tls-cert" ||
+           flag == "--tls-key";
+  }
 
-// What coopctl prints of an error: one line, or with --full-error the whole message as coopd
-// sent it (Error::details: every line of a compiler log).
-std::string ErrorText(const coop::Error& e) {
-  if (g_full_error && !e.details.empty()) return e.details;
-  return OneLine(e.message);
-}
+  coop::ClientOptions ToOptions() const {
+    coop::ClientOptions options;
+    options.client_name = "coopctl";
+    options.socket_path = socket;
+    options.target = target;
+    if (!timeout_s.empty()) {
+      options.timeout = std::chrono::seconds(coopctl::ParseUint("--timeout", timeout_s));
+    }
+    options.full_errors = full_error;
+    options.token_file = token_file;  // empty: the library reads COOPD_TOKEN_FILE, ...
+    options.tls_ca_file = tls_ca;
+    options.tls_cert_file = tls_cert;
+    options.tls_key_file = tls_key;
+    return options;
+  }
+};
 
-std::string OneLine(std::string s) {
+GlobalOptions g_global;
+bool g_json = false;  // --json
+
+std::string OneLine(const std::string& s) {
   // Errors are one line on stderr; compiler logs keep their content, joined with " | ".
   std::string out;
   for (char c : s) {
@@ -185,29 +277,29 @@ std::string OneLine(std::string s) {
   return out;
 }
 
-uint32_t ParseUint(const std::string& flag, const std::string& v) {
-  if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) {
-    Fail(flag + ": expected a non-negative whole number, got \"" + v + "\"", 2);
-  }
-  return static_cast<uint32_t>(std::stoul(v));
+// What coopctl prints of an error: one line, or with --full-error the whole message as coopd
+// sent it (Error::details: every line of a compiler log).
+std::string ErrorText(const coop::Error& e) {
+  if (g_global.full_error && !e.details.empty()) return e.details;
+  return OneLine(e.message);
 }
 
-coop::Dim3 ParseThreads(const std::string& v) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (;;) {
-    size_t comma = v.find(',', start);
-    parts.push_back(
-        v.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  if (parts.size() > 3) Fail("--threads: expected X[,Y[,Z]], got \"" + v + "\"", 2);
-  coop::Dim3 d;
-  d.x = ParseUint("--threads", parts[0]);
-  if (parts.size() > 1) d.y = ParseUint("--threads", parts[1]);
-  if (parts.size() > 2) d.z = ParseUint("--threads", parts[2]);
-  return d;
+[[noreturn]] void FailWith(const coop::Error& e) {
+  throw CommandError(coopctl::ExitStatusFor(e), coop::ErrorCodeName(e.code),
+                     std::string(coop::ErrorCodeName(e.code)) + ": " + ErrorText(e));
+}
+
+[[noreturn]] void Fail(const std::string& message) {
+  throw CommandError(coopctl::kExitFailed, "FAILED", message);
+}
+
+// Where the client talks to, for messages.
+std::string Where(const coop::Client& client) {
+  return g_global.target.empty() ? client.socket_path() : g_global.target;
+}
+
+void Print(const Json& j) {
+  std::cout << coopctl::Dump(j) << "\n";
 }
 
 void WriteFile(const std::filesystem::path& path, const std::string& data) {
@@ -217,52 +309,15 @@ void WriteFile(const std::filesystem::path& path, const std::string& data) {
   if (!out) Fail("cannot write " + path.string() + ": " + std::strerror(errno));
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) Fail("cannot read " + path + ": " + std::strerror(errno), 2);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // File stem for --out: the entry symbol of a single spec, "coop_bundle_<key>" for a bundle.
 std::string FileStem(const coop::Artifact& a) {
   if (a.parts.size() == 1 && !a.parts[0].entries.empty()) return a.parts[0].entries[0].symbol;
   return "coop_bundle_" + a.key.substr(0, 16);
 }
 
-// The value dtype and radix bits a spec's options carry, whichever options message holds them.
-std::string ValueDtype(const coop::Spec& s) {
-  for (const std::string* v :
-       {&s.radix_sort.value_dtype, &s.merge_sort.value_dtype, &s.top_k.value_dtype}) {
-    if (!v->empty()) return *v;
-  }
-  return "";
-}
-uint32_t RadixBits(const coop::Spec& s) {
-  return s.radix_sort.radix_bits != 0 ? s.radix_sort.radix_bits : s.radix_rank.radix_bits;
-}
-
-std::string Shape(const coop::Spec& s) {
-  std::string out;
-  if (s.block.x != 0) {
-    out += " block " + std::to_string(s.block.x) + "x" + std::to_string(s.block.y) + "x" +
-           std::to_string(s.block.z);
-  }
-  if (s.warp_threads != 0) out += " logical warp " + std::to_string(s.warp_threads);
-  out += " items " + std::to_string(s.items_per_thread);
-  if (!s.algorithm.empty()) out += " algorithm " + s.algorithm;
-  if (!s.op.empty()) out += " op " + s.op;
-  const std::string values = ValueDtype(s);
-  if (!values.empty()) out += " values " + values;
-  if (RadixBits(s) != 0) out += " radix_bits " + std::to_string(RadixBits(s));
-  if (s.histogram.bins != 0) out += " bins " + std::to_string(s.histogram.bins);
-  if (s.run_length_decode.decoded_items_per_thread != 0) {
-    out += " decoded_items " + std::to_string(s.run_length_decode.decoded_items_per_thread);
-  }
-  if (s.calling_convention == coop::CallingConvention::kNumba) out += " abi numba";
-  return out;
-}
+using coopctl::RadixBits;
+using coopctl::Shape;
+using coopctl::ValueDtype;
 
 std::string Header(const coop::Artifact& a) {
   std::string guard = "COOP_" + a.key.substr(0, 16) + "_H";
@@ -290,117 +345,90 @@ std::string Header(const coop::Artifact& a) {
   return h;
 }
 
-void WriteSpecJson(coopctl::JsonWriter& w, const coop::Spec& s) {
-  w.BeginObject();
-  w.Key("family").String(s.family);
-  w.Key("method").String(s.method);
-  w.Key("dtype").String(s.dtype);
-  w.Key("threads").BeginArray().Uint(s.block.x).Uint(s.block.y).Uint(s.block.z).EndArray();
-  w.Key("items_per_thread").Uint(s.items_per_thread);
-  w.Key("algorithm").String(s.algorithm);
-  w.Key("op").String(s.user_op.name.empty() ? s.op : "user:" + s.user_op.name);
-  w.Key("warp_threads").Uint(s.warp_threads);
-  w.Key("abi").String(s.calling_convention == coop::CallingConvention::kNumba ? "numba" : "c");
+Json SpecJson(const coop::Spec& s) {
+  Json j = Json::object();
+  j["family"] = s.family;
+  j["method"] = s.method;
+  j["dtype"] = s.dtype;
+  j["threads"] = Json::array({s.block.x, s.block.y, s.block.z});
+  j["items_per_thread"] = s.items_per_thread;
+  j["algorithm"] = s.algorithm;
+  j["op"] = s.user_op.name.empty() ? s.op : "user:" + s.user_op.name;
+  j["warp_threads"] = s.warp_threads;
+  j["abi"] = s.calling_convention == coop::CallingConvention::kNumba ? "numba" : "c";
   // The rest of the resolved spec, so --json says everything the header written by --out does.
-  w.Key("value_dtype").String(ValueDtype(s));
-  w.Key("user_type").BeginObject();
-  w.Key("size").Uint(s.user_type_size);
-  w.Key("align").Uint(s.user_type_align);
-  w.EndObject();
-  w.Key("radix_bits").Uint(RadixBits(s));
-  w.Key("bins").Uint(s.histogram.bins);
-  w.Key("decoded_items_per_thread").Uint(s.run_length_decode.decoded_items_per_thread);
-  w.Key("with_aggregate").Bool(s.scan.with_aggregate);
-  w.Key("warp_time_slicing").Bool(s.exchange.warp_time_slicing);
-  w.Key("prefix_callback").String(s.prefix_callback.name);
-  w.EndObject();
+  j["value_dtype"] = ValueDtype(s);
+  j["user_type"] = {{"size", s.user_type_size}, {"align", s.user_type_align}};
+  j["radix_bits"] = RadixBits(s);
+  j["bins"] = s.histogram.bins;
+  j["decoded_items_per_thread"] = s.run_length_decode.decoded_items_per_thread;
+  j["with_aggregate"] = s.scan.with_aggregate;
+  j["warp_time_slicing"] = s.exchange.warp_time_slicing;
+  j["prefix_callback"] = s.prefix_callback.name;
+  return j;
 }
 
-void WriteEntriesJson(coopctl::JsonWriter& w, const std::vector<coop::Entry>& entries) {
-  w.BeginArray();
+Json EntriesJson(const std::vector<coop::Entry>& entries) {
+  Json out = Json::array();
   for (const auto& e : entries) {
-    w.BeginObject();
-    w.Key("symbol").String(e.symbol);
-    w.Key("declaration").String(e.declaration);
-    w.Key("description").String(e.description);
-    w.EndObject();
+    out.push_back(
+        {{"symbol", e.symbol}, {"declaration", e.declaration}, {"description", e.description}});
   }
-  w.EndArray();
+  return out;
 }
 
-void PrintArtifactJson(const coop::Artifact& a, const std::vector<std::string>& files) {
-  coopctl::JsonWriter w;
-  w.BeginObject();
-  w.Key("key").String(a.key);
-  w.Key("origin").String(coop::OriginName(a.origin));
-  w.Key("compile_ms").Double(a.compile_ms);
-  w.Key("layout_ms").Double(a.layout_ms);
-  w.Key("pch").String(a.pch_status);
-  w.Key("ltoir_bytes").Uint(a.ltoir.size());
+Json TempStorageJson(uint64_t bytes, uint64_t align) {
+  return {{"bytes", bytes}, {"align", align}};
+}
+
+Json ToolchainJson(const coop::Toolchain& t) {
+  return {{"nvrtc", t.nvrtc_version},
+          {"nvjitlink", t.nvjitlink_version},
+          {"cccl", t.cccl_version},
+          {"header_digest", t.header_digest},
+          {"clang", t.clang_version}};
+}
+
+Json ArtifactJson(const coop::Artifact& a, const std::vector<std::string>& files) {
+  Json j = Json::object();
+  j["key"] = a.key;
+  j["origin"] = coop::OriginName(a.origin);
+  j["compile_ms"] = a.compile_ms;
+  j["layout_ms"] = a.layout_ms;
+  j["pch"] = a.pch_status;
+  j["ltoir_bytes"] = a.ltoir.size();
   if (!a.bitcode.key.empty()) {
-    w.Key("bitcode").BeginObject();
-    w.Key("key").String(a.bitcode.key);
-    w.Key("origin").String(coop::OriginName(a.bitcode.origin));
-    w.Key("bytes").Uint(a.bitcode.data.size());
-    w.Key("compile_ms").Double(a.bitcode.compile_ms);
-    w.Key("pch").String(a.bitcode.pch_status);
-    w.Key("compile_log").String(a.bitcode.compile_log);
-    w.EndObject();
+    j["bitcode"] = {
+        {"key", a.bitcode.key},           {"origin", coop::OriginName(a.bitcode.origin)},
+        {"bytes", a.bitcode.data.size()}, {"compile_ms", a.bitcode.compile_ms},
+        {"pch", a.bitcode.pch_status},    {"compile_log", a.bitcode.compile_log}};
   }
-  if (a.parts.size() == 1) {
-    w.Key("temp_storage").BeginObject();
-    w.Key("bytes").Uint(a.temp_storage_bytes);
-    w.Key("align").Uint(a.temp_storage_align);
-    w.EndObject();
-  }
-  w.Key("entries");
-  WriteEntriesJson(w, a.entries);
-  w.Key("arch").String(a.arch);
-  w.Key("toolchain").BeginObject();
-  w.Key("nvrtc").String(a.toolchain.nvrtc_version);
-  w.Key("nvjitlink").String(a.toolchain.nvjitlink_version);
-  w.Key("cccl").String(a.toolchain.cccl_version);
-  w.Key("header_digest").String(a.toolchain.header_digest);
-  w.Key("clang").String(a.toolchain.clang_version);
-  w.EndObject();
-  if (a.parts.size() == 1) {
-    w.Key("spec");
-    WriteSpecJson(w, a.spec);
-  }
-  w.Key("parts").BeginArray();
+  if (a.parts.size() == 1)
+    j["temp_storage"] = TempStorageJson(a.temp_storage_bytes, a.temp_storage_align);
+  j["entries"] = EntriesJson(a.entries);
+  j["arch"] = a.arch;
+  j["toolchain"] = ToolchainJson(a.toolchain);
+  if (a.parts.size() == 1) j["spec"] = SpecJson(a.spec);
+  Json parts = Json::array();
   for (const auto& p : a.parts) {
-    w.BeginObject();
-    w.Key("spec");
-    WriteSpecJson(w, p.spec);
-    w.Key("temp_storage").BeginObject();
-    w.Key("bytes").Uint(p.temp_storage_bytes);
-    w.Key("align").Uint(p.temp_storage_align);
-    w.EndObject();
-    w.Key("entries");
-    WriteEntriesJson(w, p.entries);
-    w.EndObject();
+    parts.push_back({{"spec", SpecJson(p.spec)},
+                     {"temp_storage", TempStorageJson(p.temp_storage_bytes, p.temp_storage_align)},
+                     {"entries", EntriesJson(p.entries)}});
   }
-  w.EndArray();
-  w.Key("type_definitions").String(a.type_definitions);
-  w.Key("compile_log").String(a.compile_log);
-  w.Key("link_inputs").BeginArray();
+  j["parts"] = std::move(parts);
+  j["type_definitions"] = a.type_definitions;
+  j["compile_log"] = a.compile_log;
+  Json inputs = Json::array();
   for (const auto& in : a.link_inputs) {
-    w.BeginObject();
-    w.Key("symbol").String(in.symbol);
-    w.Key("key").String(in.key);
-    w.Key("ltoir_bytes").Uint(in.ltoir.size());
-    w.Key("bitcode_key").String(in.bitcode_key);
-    w.Key("bitcode_bytes").Uint(in.bitcode.size());
-    w.EndObject();
+    inputs.push_back({{"symbol", in.symbol},
+                      {"key", in.key},
+                      {"ltoir_bytes", in.ltoir.size()},
+                      {"bitcode_key", in.bitcode_key},
+                      {"bitcode_bytes", in.bitcode.size()}});
   }
-  w.EndArray();
-  if (!files.empty()) {
-    w.Key("files").BeginArray();
-    for (const auto& f : files) w.String(f);
-    w.EndArray();
-  }
-  w.EndObject();
-  std::cout << w.str() << "\n";
+  j["link_inputs"] = std::move(inputs);
+  if (!files.empty()) j["files"] = files;
+  return j;
 }
 
 void PrintArtifactText(const coop::Artifact& a, const std::vector<std::string>& files) {
@@ -447,159 +475,59 @@ void PrintArtifactText(const coop::Artifact& a, const std::vector<std::string>& 
   for (const auto& f : files) std::cout << "wrote " << f << "\n";
 }
 
-// Parses one spec: FAMILY [options...], stopping at "+" (the next spec of a bundle).
-coop::Spec ParseSpec(const std::vector<std::string>& args, size_t* i, bool* json,
-                     std::string* out_dir, coop::Formats* formats) {
-  if (*i >= args.size() || args[*i].rfind("--", 0) == 0) {
-    Fail("specialize: missing FAMILY (see coopctl catalog)", 2);
-  }
-  coop::Spec spec;
-  spec.family = args[(*i)++];
-  for (; *i < args.size() && args[*i] != "+"; ++*i) {
-    const std::string& a = args[*i];
-    auto value = [&]() -> std::string {
-      if (*i + 1 >= args.size() || args[*i + 1] == "+") Fail(a + ": missing value", 2);
-      return args[++*i];
-    };
-    if (a == "--method") {
-      spec.method = value();
-    } else if (a == "--dtype") {
-      spec.dtype = value();
-    } else if (a == "--threads") {
-      spec.block = ParseThreads(value());
-    } else if (a == "--items") {
-      spec.items_per_thread = ParseUint(a, value());
-    } else if (a == "--algorithm") {
-      spec.algorithm = value();
-    } else if (a == "--op") {
-      spec.op = value();
-    } else if (a == "--user-type") {
-      // SIZE[,ALIGN]: dtype "user", an opaque struct.
-      const std::string v = value();
-      const size_t comma = v.find(',');
-      spec.dtype = "user";
-      spec.user_type_size = ParseUint(a, v.substr(0, comma));
-      spec.user_type_align = comma == std::string::npos ? 1 : ParseUint(a, v.substr(comma + 1));
-    } else if (a == "--op-name") {
-      spec.user_op.name = value();
-    } else if (a == "--op-source") {
-      spec.user_op.source = ReadFile(value());
-    } else if (a == "--op-ltoir") {
-      spec.user_op.ltoir = ReadFile(value());
-    } else if (a == "--op-stateful") {
-      spec.user_op.stateful = true;
-    } else if (a == "--prefix-name") {
-      spec.prefix_callback.name = value();
-    } else if (a == "--prefix-source") {
-      spec.prefix_callback.source = ReadFile(value());
-    } else if (a == "--prefix-ltoir") {
-      spec.prefix_callback.ltoir = ReadFile(value());
-    } else if (a == "--warp-threads") {
-      spec.warp_threads = ParseUint(a, value());
-    } else if (a == "--arch") {
-      spec.arch = value();
-    } else if (a == "--with-aggregate") {
-      spec.scan.with_aggregate = true;
-    } else if (a == "--warp-time-slicing") {
-      spec.exchange.warp_time_slicing = true;
-    } else if (a == "--value-dtype") {
-      // Held in radix_sort until RouteSortFlags moves it to the family's options message.
-      spec.radix_sort.value_dtype = value();
-    } else if (a == "--radix-bits") {
-      spec.radix_sort.radix_bits = ParseUint(a, value());
-    } else if (a == "--bins") {
-      spec.histogram.bins = ParseUint(a, value());
-    } else if (a == "--decoded-items") {
-      spec.run_length_decode.decoded_items_per_thread = ParseUint(a, value());
-    } else if (a == "--abi") {
-      std::string v = value();
-      if (v == "c") {
-        spec.calling_convention = coop::CallingConvention::kC;
-      } else if (v == "numba") {
-        spec.calling_convention = coop::CallingConvention::kNumba;
-      } else {
-        Fail("--abi must be c or numba, got \"" + v + "\"", 2);
-      }
-    } else if (a == "--format") {
-      const std::string v = value();
-      if (v == "ltoir") {
-        *formats = coop::Formats::kLtoIr;
-      } else if (v == "bitcode") {
-        *formats = coop::Formats::kBitcode;
-      } else if (v == "both") {
-        *formats = coop::Formats::kBoth;
-      } else {
-        Fail("--format must be ltoir, bitcode or both, got \"" + v + "\"", 2);
-      }
-    } else if (a == "--json") {
-      *json = true;
-    } else if (a == "--out") {
-      *out_dir = value();
-    } else {
-      Fail("specialize: unknown argument \"" + a + "\" (see coopctl --help)", 2);
-    }
-  }
-  return spec;
+// --format's values.
+coop::Formats ParseFormats(const std::string& v) {
+  if (v == "bitcode") return coop::Formats::kBitcode;
+  if (v == "both") return coop::Formats::kBoth;
+  return coop::Formats::kLtoIr;
 }
 
-// --value-dtype and --radix-bits belong to whichever options message the family takes (the
-// catalogue's family_options): ParseSpec holds them in radix_sort and this moves them. A family
-// the catalogue does not know keeps them there, and coopd names the problem.
-void RouteSortFlags(coop::Client& client, std::vector<coop::Spec>* specs) {
-  bool any = false;
-  for (const auto& s : *specs) {
-    any = any || !s.radix_sort.value_dtype.empty() || s.radix_sort.radix_bits != 0;
-  }
-  if (!any) return;
-  auto catalog = client.GetCatalog();
-  if (!catalog) {
-    Fail(std::string(coop::ErrorCodeName(catalog.error().code)) + ": " +
-         ErrorText(catalog.error()));
-  }
-  for (auto& s : *specs) {
-    std::string options;
-    for (const auto& f : catalog->families) {
-      if (f.name == s.family) options = f.family_options;
-    }
-    coop::RadixSortOptions held = s.radix_sort;
-    if (options == "merge_sort" && held.radix_bits == 0) {
-      s.merge_sort.value_dtype = held.value_dtype;
-      s.radix_sort = {};
-    } else if (options == "top_k" && held.radix_bits == 0) {
-      s.top_k.value_dtype = held.value_dtype;
-      s.radix_sort = {};
-    } else if (options == "radix_rank" && held.value_dtype.empty()) {
-      s.radix_rank.radix_bits = held.radix_bits;
-      s.radix_sort = {};
-    }
-  }
-}
-
-int Specialize(coop::Client& client, const std::vector<std::string>& args) {
-  bool json = false;
+// The options of specialize besides the spec's: accepted in every spec of a bundle.
+struct OutputArgs {
+  std::string format = "ltoir";
   std::string out_dir;
-  coop::Formats formats = coop::Formats::kLtoIr;
-  std::vector<coop::Spec> specs;
-  size_t i = 0;
-  specs.push_back(ParseSpec(args, &i, &json, &out_dir, &formats));
-  while (i < args.size() && args[i] == "+") {
-    ++i;
-    specs.push_back(ParseSpec(args, &i, &json, &out_dir, &formats));
+  void Add(CLI::App* app, bool with_out, bool with_both) {
+    app->add_option("--format", format,
+                    with_both ? "ltoir (default), bitcode or both" : "ltoir (default) or bitcode")
+        ->check(with_both ? coopctl::OneOf({"ltoir", "bitcode", "both"})
+                          : coopctl::OneOf({"ltoir", "bitcode"}));
+    if (with_out) {
+      app->add_option("--out", out_dir, "write the artifact's files here")->type_name("DIR");
+    }
+    app->add_flag("--json", g_json, "machine-readable output");
   }
-  RouteSortFlags(client, &specs);
+};
+
+// A spec command's specs: the first parsed with the command, each further one ("+ FAMILY ...")
+// by an app of its own with the same options.
+std::vector<coop::Spec> BundleSpecs(const coopctl::SpecArgs& first,
+                                    const std::vector<std::vector<std::string>>& more,
+                                    OutputArgs* output, bool with_out, bool with_both) {
+  std::vector<coop::Spec> specs{coopctl::ToSpec(first)};
+  for (size_t k = 0; k < more.size(); ++k) {
+    coopctl::SpecArgs args;
+    CLI::App app;
+    coopctl::AddSpecOptions(&app, &args);
+    output->Add(&app, with_out, with_both);
+    coopctl::ParseSegment(&app, "specs[" + std::to_string(k + 1) + "]", more[k]);
+    specs.push_back(coopctl::ToSpec(args));
+  }
+  return specs;
+}
+
+int Specialize(coop::Client& client, std::vector<coop::Spec> specs, const OutputArgs& output) {
+  const coop::Formats formats = ParseFormats(output.format);
+  coopctl::RouteSortFlags(client, &specs);
   auto artifact = specs.size() == 1 ? client.Specialize(specs[0], formats)
                                     : client.SpecializeBundle(specs, formats);
-  if (!artifact) {
-    Fail(std::string(coop::ErrorCodeName(artifact.error().code)) + ": " +
-         ErrorText(artifact.error()));
-  }
+  if (!artifact) FailWith(artifact.error());
   std::vector<std::string> files;
-  if (!out_dir.empty()) {
+  if (!output.out_dir.empty()) {
     std::error_code ec;
-    std::filesystem::create_directories(out_dir, ec);
-    if (ec) Fail("cannot create " + out_dir + ": " + ec.message());
+    std::filesystem::create_directories(output.out_dir, ec);
+    if (ec) Fail("cannot create " + output.out_dir + ": " + ec.message());
     const std::string stem = FileStem(*artifact);
-    const std::filesystem::path dir(out_dir);
+    const std::filesystem::path dir(output.out_dir);
     auto write = [&](const std::string& name, const std::string& bytes) {
       WriteFile(dir / name, bytes);
       files.push_back((dir / name).string());
@@ -615,67 +543,124 @@ int Specialize(coop::Client& client, const std::vector<std::string>& args) {
       if (bitcode) write(op + ".bc", artifact->link_inputs[n].bitcode);
     }
   }
-  if (json) {
-    PrintArtifactJson(*artifact, files);
+  if (g_json) {
+    Print(ArtifactJson(*artifact, files));
   } else {
     PrintArtifactText(*artifact, files);
   }
   return 0;
 }
 
-int Link(coop::Client& client, const std::vector<std::string>& args) {
-  coop::LinkRequest request;
-  std::string out;
-  bool json = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= args.size()) Fail(a + ": missing value", 2);
-      return args[++i];
-    };
-    if (a == "--arch") {
-      request.arch = value();
-    } else if (a == "--ltoir" || a == "--ptx") {
-      std::string path = value();
-      request.modules.push_back(
-          {a == "--ptx" ? coop::LinkInputKind::kPtx : coop::LinkInputKind::kLtoIr,
-           std::filesystem::path(path).filename().string(), ReadFile(path)});
-    } else if (a == "--artifact") {
-      request.artifact_keys.push_back(value());
-    } else if (a == "--option") {
-      request.options.push_back(value());
-    } else if (a == "--keep-unused-variables") {
-      request.keep_unused_variables = true;
-    } else if (a == "--out") {
-      out = value();
-    } else if (a == "--json") {
-      json = true;
-    } else {
-      Fail("link: unknown argument \"" + a + "\" (see coopctl link --help)", 2);
+int Explain(coop::Client& client, std::vector<coop::Spec> specs, const OutputArgs& output) {
+  if (specs.size() > 1) UsageFail("explain: takes one spec (no \"+\" bundles)");
+  coopctl::RouteSortFlags(client, &specs);
+  auto e = client.Explain(specs[0], ParseFormats(output.format));
+  if (!e) FailWith(e.error());
+  if (g_json) {
+    Json components = Json::array();
+    for (const auto& c : e->components) {
+      components.push_back({{"name", c.name}, {"value", c.value}, {"digest", c.digest}});
     }
+    Json others = Json::array();
+    for (const auto& o : e->others) {
+      others.push_back({{"key", o.key},
+                        {"created_at", static_cast<uint64_t>(o.created_at)},
+                        {"differing", o.differing}});
+    }
+    Print({{"key", e->key}, {"cached", e->cached}, {"components", components}, {"others", others}});
+    return 0;
   }
-  if (request.modules.empty()) Fail("link: give the kernel with --ltoir FILE or --ptx FILE", 2);
-  if (out.empty()) Fail("link: give the output cubin path with --out FILE", 2);
+  std::cout << "key:    " << e->key << (e->cached ? "  (cached)" : "  (not cached)") << "\n";
+  for (const auto& c : e->components) {
+    std::string value = c.value;
+    for (auto& ch : value) {
+      if (ch == '\n') ch = ' ';
+    }
+    std::cout << "  " << c.name << std::string(c.name.size() < 18 ? 18 - c.name.size() : 1, ' ')
+              << c.digest.substr(0, 16) << (value.empty() ? "" : "  " + value) << "\n";
+  }
+  if (e->others.empty() && !e->cached) {
+    std::cout << "no other entries for this request: it has never been compiled with this cache\n";
+  }
+  for (const auto& o : e->others) {
+    std::cout << "other key " << o.key.substr(0, 16) << " for the same request differs in: ";
+    for (size_t k = 0; k < o.differing.size(); ++k) {
+      std::cout << (k ? ", " : "") << o.differing[k];
+    }
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+// The order of --ltoir and --ptx as given (CLI11 keeps each option's values apart).
+std::vector<coop::LinkModule> LinkModules(const std::vector<std::string>& args) {
+  std::vector<coop::LinkModule> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i], path;
+    const size_t eq = flag.find('=');
+    if (eq != std::string::npos) {
+      path = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    } else if (i + 1 < args.size()) {
+      path = args[i + 1];
+    }
+    if (flag != "--ltoir" && flag != "--ptx") continue;
+    if (eq == std::string::npos) ++i;
+    out.push_back({flag == "--ptx" ? coop::LinkInputKind::kPtx : coop::LinkInputKind::kLtoIr,
+                   std::filesystem::path(path).filename().string(),
+                   coopctl::ReadFileOrFail(flag, path)});
+  }
+  return out;
+}
+
+struct LinkArgs {
+  std::string arch, out;
+  std::vector<std::string> ltoir, ptx, artifacts, options;
+  bool keep_unused = false;
+  void Add(CLI::App* app) {
+    app->add_option("--arch", arch, "target architecture, e.g. sm_90");
+    app->add_option("--ltoir", ltoir, "a kernel module as LTO-IR (repeatable)")
+        ->type_name("FILE")
+        ->allow_extra_args(false);
+    app->add_option("--ptx", ptx, "a kernel module as PTX (repeatable)")
+        ->type_name("FILE")
+        ->allow_extra_args(false);
+    app->add_option("--artifact", artifacts, "a cached artifact's key (repeatable)")
+        ->type_name("KEY")
+        ->allow_extra_args(false);
+    app->add_option("--option", options, "an extra nvJitLink option (repeatable)")
+        ->type_name("OPT")
+        ->allow_extra_args(false);
+    app->add_flag("--keep-unused-variables", keep_unused,
+                  "link without -optimize-unused-variables");
+    app->add_option("--out", out, "the cubin to write")->type_name("FILE");
+    app->add_flag("--json", g_json, "machine-readable output");
+  }
+};
+
+int Link(coop::Client& client, const LinkArgs& args, const std::vector<std::string>& raw) {
+  if (args.ltoir.empty() && args.ptx.empty()) {
+    UsageFail("link: give the kernel with --ltoir FILE or --ptx FILE");
+  }
+  if (args.out.empty()) UsageFail("link: give the output cubin path with --out FILE");
+  coop::LinkRequest request;
+  request.arch = args.arch;
+  request.modules = LinkModules(raw);
+  request.artifact_keys = args.artifacts;
+  request.options = args.options;
+  request.keep_unused_variables = args.keep_unused;
   auto result = client.Link(request);
-  if (!result) {
-    Fail(std::string(coop::ErrorCodeName(result.error().code)) + ": " + ErrorText(result.error()));
-  }
-  WriteFile(out, result->cubin);
-  if (json) {
-    coopctl::JsonWriter w;
-    w.BeginObject();
-    w.Key("key").String(result->key);
-    w.Key("origin").String(coop::OriginName(result->origin));
-    w.Key("link_ms").Double(result->link_ms);
-    w.Key("cubin_bytes").Uint(result->cubin.size());
-    w.Key("options").BeginArray();
-    for (const auto& o : result->options) w.String(o);
-    w.EndArray();
-    w.Key("file").String(out);
-    w.EndObject();
-    std::cout << w.str() << "\n";
+  if (!result) FailWith(result.error());
+  WriteFile(args.out, result->cubin);
+  if (g_json) {
+    Print({{"key", result->key},
+           {"origin", coop::OriginName(result->origin)},
+           {"link_ms", result->link_ms},
+           {"cubin_bytes", result->cubin.size()},
+           {"options", result->options},
+           {"file", args.out}});
   } else {
-    std::cout << "wrote " << out << " (" << result->cubin.size() << " bytes, "
+    std::cout << "wrote " << args.out << " (" << result->cubin.size() << " bytes, "
               << coop::OriginName(result->origin) << ", linked in " << result->link_ms << " ms)\n";
   }
   return 0;
@@ -692,135 +677,109 @@ std::string ListenerText(const coop::Listener& l) {
   return out;
 }
 
-int Stats(coop::Client& client, const std::vector<std::string>& args) {
-  bool json = false, zero = false;
-  for (const auto& a : args) {
-    if (a == "--json") {
-      json = true;
-    } else if (a == "--zero") {
-      zero = true;
-    } else {
-      Fail("stats: unknown argument \"" + a + "\" (--json, --zero)", 2);
-    }
-  }
+int Stats(coop::Client& client, bool zero) {
   // --zero prints the counters as they were, then zeroes them.
   auto s = zero ? client.ResetStats() : client.GetStats();
-  if (!s) Fail(std::string(coop::ErrorCodeName(s.error().code)) + ": " + ErrorText(s.error()));
-  if (json) {
-    coopctl::JsonWriter w;
-    w.BeginObject();
-    w.Key("requests").Uint(s->requests);
-    w.Key("invalid_requests").Uint(s->invalid_requests);
-    w.Key("memory_hits").Uint(s->memory_hits);
-    w.Key("disk_hits").Uint(s->disk_hits);
-    w.Key("misses").Uint(s->misses);
-    w.Key("compiles").Uint(s->compiles);
-    w.Key("compile_failures").Uint(s->compile_failures);
-    w.Key("compile_ms_total").Double(s->compile_ms_total);
-    w.Key("memory_entries").Uint(s->memory_entries);
-    w.Key("memory_bytes").Uint(s->memory_bytes);
-    w.Key("disk_entries").Uint(s->disk_entries);
-    w.Key("disk_bytes").Uint(s->disk_bytes);
-    w.Key("disk_write_failures").Uint(s->disk_write_failures);
-    w.Key("uptime_s").Double(s->uptime_s);
-    w.Key("cache_path").String(s->cache_path);
-    w.Key("pch_warm_compiles").Uint(s->pch_warm_compiles);
-    w.Key("joined_requests").Uint(s->joined_requests);
-    w.Key("worker_restarts").Uint(s->worker_restarts);
-    w.Key("worker_crashes").Uint(s->worker_crashes);
-    w.Key("compile_timeouts").Uint(s->compile_timeouts);
-    w.Key("queue_depth").Uint(s->queue_depth);
-    w.Key("workers").Uint(s->workers);
-    w.Key("workers_busy").Uint(s->workers_busy);
-    w.Key("compile_ms_p50").Double(s->compile_ms_p50);
-    w.Key("compile_ms_p90").Double(s->compile_ms_p90);
-    w.Key("compile_ms_p99").Double(s->compile_ms_p99);
-    w.Key("links").Uint(s->links);
-    w.Key("link_failures").Uint(s->link_failures);
-    w.Key("link_hits").Uint(s->link_hits);
-    w.Key("bundles").Uint(s->bundles);
-    w.Key("corruptions").Uint(s->corruptions);
-    w.Key("evictions").Uint(s->evictions);
-    w.Key("cache_degraded").Bool(s->cache_degraded);
-    w.Key("bitcode_compiles").Uint(s->bitcode_compiles);
-    w.Key("remote_hits").Uint(s->remote_hits);
-    w.Key("listeners").BeginArray();
+  if (!s) FailWith(s.error());
+  if (g_json) {
+    Json j = Json::object();
+    j["requests"] = s->requests;
+    j["invalid_requests"] = s->invalid_requests;
+    j["memory_hits"] = s->memory_hits;
+    j["disk_hits"] = s->disk_hits;
+    j["misses"] = s->misses;
+    j["compiles"] = s->compiles;
+    j["compile_failures"] = s->compile_failures;
+    j["compile_ms_total"] = s->compile_ms_total;
+    j["memory_entries"] = s->memory_entries;
+    j["memory_bytes"] = s->memory_bytes;
+    j["disk_entries"] = s->disk_entries;
+    j["disk_bytes"] = s->disk_bytes;
+    j["disk_write_failures"] = s->disk_write_failures;
+    j["uptime_s"] = s->uptime_s;
+    j["cache_path"] = s->cache_path;
+    j["pch_warm_compiles"] = s->pch_warm_compiles;
+    j["joined_requests"] = s->joined_requests;
+    j["worker_restarts"] = s->worker_restarts;
+    j["worker_crashes"] = s->worker_crashes;
+    j["compile_timeouts"] = s->compile_timeouts;
+    j["queue_depth"] = s->queue_depth;
+    j["workers"] = s->workers;
+    j["workers_busy"] = s->workers_busy;
+    j["compile_ms_p50"] = s->compile_ms_p50;
+    j["compile_ms_p90"] = s->compile_ms_p90;
+    j["compile_ms_p99"] = s->compile_ms_p99;
+    j["links"] = s->links;
+    j["link_failures"] = s->link_failures;
+    j["link_hits"] = s->link_hits;
+    j["bundles"] = s->bundles;
+    j["corruptions"] = s->corruptions;
+    j["evictions"] = s->evictions;
+    j["cache_degraded"] = s->cache_degraded;
+    j["bitcode_compiles"] = s->bitcode_compiles;
+    j["remote_hits"] = s->remote_hits;
+    j["listeners"] = nlohmann::json::array();
     for (const auto& l : s->listeners) {
-      w.BeginObject();
-      w.Key("address").String(l.address);
-      w.Key("tls").Bool(l.tls);
-      w.Key("client_certificates").Bool(l.client_certificates);
-      w.Key("tokens").Bool(l.tokens);
-      w.Key("insecure").Bool(l.insecure);
-      if (!l.mode.empty()) w.Key("mode").String(l.mode);
-      w.EndObject();
+      nlohmann::json o = {{"address", l.address},
+                          {"tls", l.tls},
+                          {"client_certificates", l.client_certificates},
+                          {"tokens", l.tokens},
+                          {"insecure", l.insecure}};
+      if (!l.mode.empty()) o["mode"] = l.mode;
+      j["listeners"].emplace_back(std::move(o));
     }
-    w.EndArray();
-    w.Key("unauthenticated_calls").Uint(s->unauthenticated_calls);
-    w.Key("denied_calls").Uint(s->denied_calls);
+    j["unauthenticated_calls"] = s->unauthenticated_calls;
+    j["denied_calls"] = s->denied_calls;
     if (s->remote.configured) {
       const auto& r = s->remote;
-      w.Key("remote").BeginObject();
-      w.Key("url").String(r.url);
-      w.Key("cluster").Bool(r.cluster);
-      w.Key("read_only").Bool(r.read_only);
-      w.Key("healthy").Bool(r.healthy);
-      w.Key("hits").Uint(r.hits);
-      w.Key("misses").Uint(r.misses);
-      w.Key("errors").Uint(r.errors);
-      w.Key("timeouts").Uint(r.timeouts);
-      w.Key("reconnects").Uint(r.reconnects);
-      w.Key("corruptions").Uint(r.corruptions);
-      w.Key("writes").Uint(r.writes);
-      w.Key("write_failures").Uint(r.write_failures);
-      w.Key("writes_skipped").Uint(r.writes_skipped);
-      w.Key("writes_dropped").Uint(r.writes_dropped);
-      w.Key("redirects").Uint(r.redirects);
-      w.Key("slot_refreshes").Uint(r.slot_refreshes);
-      w.Key("leases_acquired").Uint(r.leases_acquired);
-      w.Key("lease_waits").Uint(r.lease_waits);
-      w.Key("lease_wait_hits").Uint(r.lease_wait_hits);
-      w.Key("lease_wait_timeouts").Uint(r.lease_wait_timeouts);
-      w.Key("lease_takeovers").Uint(r.lease_takeovers);
-      w.Key("leases_lost").Uint(r.leases_lost);
-      w.EndObject();
+      j["remote"] = {{"url", r.url},
+                     {"cluster", r.cluster},
+                     {"read_only", r.read_only},
+                     {"healthy", r.healthy},
+                     {"hits", r.hits},
+                     {"misses", r.misses},
+                     {"errors", r.errors},
+                     {"timeouts", r.timeouts},
+                     {"reconnects", r.reconnects},
+                     {"corruptions", r.corruptions},
+                     {"writes", r.writes},
+                     {"write_failures", r.write_failures},
+                     {"writes_skipped", r.writes_skipped},
+                     {"writes_dropped", r.writes_dropped},
+                     {"redirects", r.redirects},
+                     {"slot_refreshes", r.slot_refreshes},
+                     {"leases_acquired", r.leases_acquired},
+                     {"lease_waits", r.lease_waits},
+                     {"lease_wait_hits", r.lease_wait_hits},
+                     {"lease_wait_timeouts", r.lease_wait_timeouts},
+                     {"lease_takeovers", r.lease_takeovers},
+                     {"leases_lost", r.leases_lost}};
     }
-    w.Key("tiers").BeginArray();
+    Json tiers = Json::array();
     for (const auto& t : s->tiers) {
-      w.BeginObject();
-      w.Key("name").String(t.name);
-      w.Key("hits").Uint(t.hits);
-      w.Key("misses").Uint(t.misses);
-      w.Key("entries").Uint(t.entries);
-      w.Key("bytes").Uint(t.bytes);
-      w.Key("raw_bytes").Uint(t.raw_bytes);
-      w.Key("budget_bytes").Uint(t.budget_bytes);
-      w.Key("evictions").Uint(t.evictions);
-      w.Key("corruptions").Uint(t.corruptions);
-      w.Key("write_failures").Uint(t.write_failures);
-      w.Key("degraded").Bool(t.degraded);
-      w.EndObject();
+      tiers.push_back({{"name", t.name},
+                       {"hits", t.hits},
+                       {"misses", t.misses},
+                       {"entries", t.entries},
+                       {"bytes", t.bytes},
+                       {"raw_bytes", t.raw_bytes},
+                       {"budget_bytes", t.budget_bytes},
+                       {"evictions", t.evictions},
+                       {"corruptions", t.corruptions},
+                       {"write_failures", t.write_failures},
+                       {"degraded", t.degraded}});
     }
-    w.EndArray();
-    w.Key("worker_status").BeginArray();
+    j["tiers"] = std::move(tiers);
+    Json workers = Json::array();
     for (const auto& ws : s->worker_status) {
-      w.BeginObject();
-      w.Key("pid").Uint(static_cast<uint64_t>(ws.pid));
-      w.Key("busy").Bool(ws.busy);
-      w.Key("jobs").Uint(ws.jobs);
-      w.Key("header_set").String(ws.header_set);
-      w.EndObject();
+      workers.push_back({{"pid", static_cast<uint64_t>(ws.pid)},
+                         {"busy", ws.busy},
+                         {"jobs", ws.jobs},
+                         {"header_set", ws.header_set}});
     }
-    w.EndArray();
-    w.Key("toolchain").BeginObject();
-    w.Key("nvrtc").String(s->toolchain.nvrtc_version);
-    w.Key("nvjitlink").String(s->toolchain.nvjitlink_version);
-    w.Key("cccl").String(s->toolchain.cccl_version);
-    w.Key("header_digest").String(s->toolchain.header_digest);
-    w.Key("clang").String(s->toolchain.clang_version);
-    w.EndObject();
-    w.EndObject();
-    std::cout << w.str() << "\n";
+    j["worker_status"] = std::move(workers);
+    j["toolchain"] = ToolchainJson(s->toolchain);
+    Print(j);
   } else {
     std::cout << "requests:        " << s->requests << " (" << s->invalid_requests << " invalid)\n"
               << "hits:            " << s->memory_hits << " memory, " << s->disk_hits << " disk, "
@@ -871,306 +830,41 @@ int Stats(coop::Client& client, const std::vector<std::string>& args) {
   return 0;
 }
 
-// Shared by ls and purge: --family/--dtype/--arch; returns the remaining arguments.
-std::vector<std::string> ParseFilter(const std::string& command,
-                                     const std::vector<std::string>& args,
-                                     coop::CacheFilter* filter) {
-  std::vector<std::string> rest;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= args.size()) Fail(command + ": " + a + ": missing value", 2);
-      return args[++i];
-    };
-    if (a == "--family") {
-      filter->family = value();
-    } else if (a == "--dtype") {
-      filter->dtype = value();
-    } else if (a == "--arch") {
-      filter->arch = value();
-    } else if (a == "--limit") {
-      rest.push_back(a);
-      rest.push_back(value());
-    } else {
-      rest.push_back(a);
-    }
-  }
-  return rest;
-}
-
-[[noreturn]] void FailWith(const coop::Error& e) {
-  Fail(std::string(coop::ErrorCodeName(e.code)) + ": " + ErrorText(e));
-}
-
-// "NAME=BYTES[,ALIGN[,COUNT]]" of --reserve (align defaults to 1).
-coop::PlanReservation ParseReservation(const std::string& v) {
-  const size_t eq = v.find('=');
-  if (eq == std::string::npos || eq == 0) {
-    Fail("--reserve: expected NAME=BYTES[,ALIGN[,COUNT]], got \"" + v + "\"", 2);
-  }
-  std::vector<std::string> parts;
-  for (size_t start = eq + 1;;) {
-    const size_t comma = v.find(',', start);
-    parts.push_back(v.substr(start, comma == std::string::npos ? comma : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  if (parts.size() > 3)
-    Fail("--reserve: expected NAME=BYTES[,ALIGN[,COUNT]], got \"" + v + "\"", 2);
-  coop::PlanReservation r;
-  r.name = v.substr(0, eq);
-  r.bytes = ParseUint("--reserve", parts[0]);
-  r.align = parts.size() > 1 ? ParseUint("--reserve", parts[1]) : 1;
-  r.count = parts.size() > 2 ? ParseUint("--reserve", parts[2]) : 0;
-  return r;
-}
-
-// One use of `coopctl plan`: NAME[@FIRST[-LAST]] [--count N] (--bytes N [--align A] | SPEC),
-// stopping at "+".
-coop::PlanUse ParsePlanUse(const std::vector<std::string>& args, size_t* i, bool* json) {
-  if (*i >= args.size() || args[*i] == "+" || args[*i].rfind("--", 0) == 0) {
-    Fail("plan: expected a use, NAME[@FIRST[-LAST]] then a spec or --bytes N --align A", 2);
-  }
-  coop::PlanUse use;
-  const std::string head = args[(*i)++];
-  const size_t at = head.find('@');
-  use.name = head.substr(0, at);
-  if (at != std::string::npos) {
-    const std::string span = head.substr(at + 1);
-    const size_t dash = span.find('-');
-    use.first = ParseUint(head, span.substr(0, dash));
-    use.last = dash == std::string::npos ? use.first : ParseUint(head, span.substr(dash + 1));
-  }
-  bool sized = false;
-  for (; *i < args.size() && args[*i] != "+"; ++*i) {
-    const std::string& a = args[*i];
-    auto value = [&]() -> std::string {
-      if (*i + 1 >= args.size() || args[*i + 1] == "+") Fail(a + ": missing value", 2);
-      return args[++*i];
-    };
-    if (a == "--count") {
-      use.count = ParseUint(a, value());
-    } else if (a == "--bytes") {
-      use.bytes = ParseUint(a, value());
-      sized = true;
-    } else if (a == "--align") {
-      use.align = ParseUint(a, value());
-      sized = true;
-    } else if (a == "--json") {
-      *json = true;
-    } else if (a.rfind("--", 0) == 0) {
-      Fail("plan: unknown argument \"" + a + "\" for use \"" + use.name +
-               "\" (before its FAMILY: --count, --bytes, --align)",
-           2);
-    } else {
-      if (sized) Fail("plan: use \"" + use.name + "\" has --bytes/--align and a spec: give one", 2);
-      std::string out_dir;
-      coop::Formats formats = coop::Formats::kLtoIr;
-      use.spec = ParseSpec(args, i, json, &out_dir, &formats);
-      if (!out_dir.empty()) Fail("plan: --out does not apply", 2);
-      if (formats != coop::Formats::kLtoIr) Fail("plan: --format does not apply", 2);
-      break;
-    }
-  }
-  if (!use.spec && !sized) {
-    Fail("plan: use \"" + use.name + "\" needs a spec (FAMILY ...) or --bytes N --align A", 2);
-  }
-  if (sized && use.align == 0) use.align = 1;
-  return use;
-}
-
-void PlanRegionJson(coopctl::JsonWriter& w, const coop::PlanRegion& r, bool use) {
-  w.BeginObject();
-  w.Key("name").String(r.name);
-  w.Key("offset").Uint(r.offset);
-  w.Key("bytes").Uint(r.bytes);
-  w.Key("align").Uint(r.align);
-  w.Key("padding").Uint(r.padding);
-  w.Key("count").Uint(r.count);
-  w.Key("stride").Uint(r.stride);
-  if (use) {
-    w.Key("first").Uint(r.first);
-    w.Key("last").Uint(r.last);
-    w.Key("artifact_key").String(r.artifact_key);
-  }
-  w.EndObject();
-}
-
-int Plan(coop::Client& client, const std::vector<std::string>& args) {
-  coop::PlanRequest request;
-  bool json = false;
-  size_t i = 0;
-  for (; i < args.size() && args[i].rfind("--", 0) == 0; ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= args.size()) Fail(a + ": missing value", 2);
-      return args[++i];
-    };
-    if (a == "--base-offset") {
-      request.base_offset = ParseUint(a, value());
-    } else if (a == "--reserve") {
-      request.reservations.push_back(ParseReservation(value()));
-    } else if (a == "--json") {
-      json = true;
-    } else {
-      Fail("plan: unknown argument \"" + a + "\" (see coopctl plan --help)", 2);
-    }
-  }
-  if (i < args.size()) {
-    request.uses.push_back(ParsePlanUse(args, &i, &json));
-    while (i < args.size() && args[i] == "+") {
-      ++i;
-      request.uses.push_back(ParsePlanUse(args, &i, &json));
-    }
-  }
-  // --value-dtype / --radix-bits into each spec's own options message, as for specialize.
-  std::vector<coop::Spec> specs;
-  for (const auto& use : request.uses) {
-    if (use.spec) specs.push_back(*use.spec);
-  }
-  RouteSortFlags(client, &specs);
-  for (size_t u = 0, k = 0; u < request.uses.size(); ++u) {
-    if (request.uses[u].spec) request.uses[u].spec = specs[k++];
-  }
-  auto plan = client.Plan(request);
-  if (!plan) FailWith(plan.error());
-  if (json) {
-    coopctl::JsonWriter w;
-    w.BeginObject();
-    w.Key("dynamic_shared_bytes").Uint(plan->dynamic_shared_bytes);
-    w.Key("base_align").Uint(plan->base_align);
-    w.Key("reserved_bytes").Uint(plan->reserved_bytes);
-    w.Key("no_reuse_bytes").Uint(plan->no_reuse_bytes);
-    w.Key("reservations").BeginArray();
-    for (const auto& r : plan->reservations) PlanRegionJson(w, r, false);
-    w.EndArray();
-    w.Key("uses").BeginArray();
-    for (const auto& r : plan->uses) PlanRegionJson(w, r, true);
-    w.EndArray();
-    w.EndObject();
-    std::cout << w.str() << "\n";
-    return 0;
-  }
-  std::cout << "dynamic shared memory: " << plan->dynamic_shared_bytes << " bytes, aligned to "
-            << plan->base_align << " (reserved " << plan->reserved_bytes << ", without reuse "
-            << plan->no_reuse_bytes << ")\n";
-  std::printf("%8s %8s %6s %4s %7s  %s\n", "offset", "bytes", "align", "pad", "points", "name");
-  auto row = [](const coop::PlanRegion& r, const std::string& points) {
-    std::string name = r.name;
-    if (r.count > 1)
-      name += " [" + std::to_string(r.count) + " x " + std::to_string(r.stride) + "]";
-    if (!r.artifact_key.empty()) name += "  (artifact " + r.artifact_key.substr(0, 16) + ")";
-    std::printf("%8llu %8llu %6llu %4llu %7s  %s\n", static_cast<unsigned long long>(r.offset),
-                static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(r.align),
-                static_cast<unsigned long long>(r.padding), points.c_str(), name.c_str());
-  };
-  for (const auto& r : plan->reservations) row(r, "all");
-  for (const auto& r : plan->uses) {
-    row(r, r.first == r.last ? std::to_string(r.first)
-                             : std::to_string(r.first) + "-" + std::to_string(r.last));
-  }
-  return 0;
-}
-
-int Explain(coop::Client& client, const std::vector<std::string>& args) {
-  bool json = false;
-  std::string out_dir;
-  size_t i = 0;
-  coop::Formats format = coop::Formats::kLtoIr;
-  std::vector<coop::Spec> specs{ParseSpec(args, &i, &json, &out_dir, &format)};
-  if (i < args.size()) Fail("explain: takes one spec (no \"+\" bundles)", 2);
-  if (!out_dir.empty()) Fail("explain: --out does not apply", 2);
-  if (format == coop::Formats::kBoth) {
-    Fail("explain: --format must be ltoir or bitcode (each format has a key of its own)", 2);
-  }
-  RouteSortFlags(client, &specs);
-  auto e = client.Explain(specs[0], format);
-  if (!e) FailWith(e.error());
-  if (json) {
-    coopctl::JsonWriter w;
-    w.BeginObject();
-    w.Key("key").String(e->key);
-    w.Key("cached").Bool(e->cached);
-    w.Key("components").BeginArray();
-    for (const auto& c : e->components) {
-      w.BeginObject();
-      w.Key("name").String(c.name);
-      w.Key("value").String(c.value);
-      w.Key("digest").String(c.digest);
-      w.EndObject();
-    }
-    w.EndArray();
-    w.Key("others").BeginArray();
-    for (const auto& o : e->others) {
-      w.BeginObject();
-      w.Key("key").String(o.key);
-      w.Key("created_at").Uint(static_cast<uint64_t>(o.created_at));
-      w.Key("differing").BeginArray();
-      for (const auto& d : o.differing) w.String(d);
-      w.EndArray();
-      w.EndObject();
-    }
-    w.EndArray();
-    w.EndObject();
-    std::cout << w.str() << "\n";
-    return 0;
-  }
-  std::cout << "key:    " << e->key << (e->cached ? "  (cached)" : "  (not cached)") << "\n";
-  for (const auto& c : e->components) {
-    std::string value = c.value;
-    for (auto& ch : value) {
-      if (ch == '\n') ch = ' ';
-    }
-    std::cout << "  " << c.name << std::string(c.name.size() < 18 ? 18 - c.name.size() : 1, ' ')
-              << c.digest.substr(0, 16) << (value.empty() ? "" : "  " + value) << "\n";
-  }
-  if (e->others.empty() && !e->cached) {
-    std::cout << "no other entries for this request: it has never been compiled with this cache\n";
-  }
-  for (const auto& o : e->others) {
-    std::cout << "other key " << o.key.substr(0, 16) << " for the same request differs in: ";
-    for (size_t k = 0; k < o.differing.size(); ++k) {
-      std::cout << (k ? ", " : "") << o.differing[k];
-    }
-    std::cout << "\n";
-  }
-  return 0;
-}
-
-int Ls(coop::Client& client, const std::vector<std::string>& args) {
+// --family/--dtype/--arch of ls and purge.
+struct FilterArgs {
   coop::CacheFilter filter;
-  bool json = false;
-  uint32_t limit = 0;
-  auto rest = ParseFilter("ls", args, &filter);
-  for (size_t i = 0; i < rest.size(); ++i) {
-    if (rest[i] == "--json") {
-      json = true;
-    } else if (rest[i] == "--limit") {
-      limit = ParseUint("--limit", rest[++i]);
-    } else {
-      Fail("ls: unknown argument \"" + rest[i] + "\" (--family, --dtype, --arch, --limit, --json)",
-           2);
-    }
+  void Add(CLI::App* app) {
+    app->add_option("--family", filter.family, "only entries of this family (or bundle, link)");
+    app->add_option("--dtype", filter.dtype, "only entries of this dtype");
+    app->add_option("--arch", filter.arch, "only entries for this arch");
   }
-  auto entries = client.ListEntries(filter, limit);
+};
+
+int Ls(coop::Client& client, const coop::CacheFilter& filter, const std::string& limit,
+       bool manifest) {
+  const uint32_t n = limit.empty() ? 0 : coopctl::ParseUint("--limit", limit);
+  auto entries = client.ListEntries(filter, n, manifest);
   if (!entries) FailWith(entries.error());
-  if (json) {
-    coopctl::JsonWriter w;
-    w.BeginArray();
+  if (manifest) {
+    std::vector<std::string> left_out;
+    const Json doc = coopctl::ManifestOf(*entries, &left_out);
+    Print(doc);
+    for (const auto& l : left_out) std::cerr << "coopctl: ls --manifest: left out " << l << "\n";
+    return 0;
+  }
+  if (g_json) {
+    Json out = Json::array();
     for (const auto& e : *entries) {
-      w.BeginObject();
-      w.Key("key").String(e.key);
-      w.Key("family").String(e.family);
-      w.Key("dtype").String(e.dtype);
-      w.Key("arch").String(e.arch);
-      w.Key("raw_bytes").Uint(e.raw_bytes);
-      w.Key("stored_bytes").Uint(e.stored_bytes);
-      w.Key("created_at").Uint(static_cast<uint64_t>(e.created_at));
-      w.Key("last_access").Uint(static_cast<uint64_t>(e.last_access));
-      w.EndObject();
+      out.push_back({{"key", e.key},
+                     {"family", e.family},
+                     {"dtype", e.dtype},
+                     {"arch", e.arch},
+                     {"raw_bytes", e.raw_bytes},
+                     {"stored_bytes", e.stored_bytes},
+                     {"created_at", static_cast<uint64_t>(e.created_at)},
+                     {"last_access", static_cast<uint64_t>(e.last_access)}});
     }
-    w.EndArray();
-    std::cout << w.str() << "\n";
+    Print(out);
     return 0;
   }
   for (const auto& e : *entries) {
@@ -1181,47 +875,28 @@ int Ls(coop::Client& client, const std::vector<std::string>& args) {
   return 0;
 }
 
-int Purge(coop::Client& client, const std::vector<std::string>& args) {
-  coop::CacheFilter filter;
-  bool json = false, all = false;
-  for (const auto& a : ParseFilter("purge", args, &filter)) {
-    if (a == "--json") {
-      json = true;
-    } else if (a == "--all") {
-      all = true;
-    } else {
-      Fail("purge: unknown argument \"" + a + "\" (--all, --family, --dtype, --arch, --json)", 2);
-    }
-  }
+int Purge(coop::Client& client, const coop::CacheFilter& filter, bool all) {
   if (!all && filter.family.empty() && filter.dtype.empty() && filter.arch.empty()) {
-    Fail("purge: give --all, or a filter (--family, --dtype, --arch)", 2);
+    UsageFail("purge: give --all, or a filter (--family, --dtype, --arch)");
   }
   auto n = client.Purge(filter, all);
   if (!n) FailWith(n.error());
-  if (json) {
-    std::cout << "{\"entries_removed\":" << *n << "}\n";
+  if (g_json) {
+    Print({{"entries_removed", *n}});
   } else {
     std::cout << "removed " << *n << " entries\n";
   }
   return 0;
 }
 
-int Verify(coop::Client& client, const std::vector<std::string>& args) {
-  bool json = !args.empty() && args[0] == "--json";
-  if (args.size() > (json ? 1u : 0u)) Fail("verify: takes only --json", 2);
+int Verify(coop::Client& client) {
   auto r = client.Verify();
   if (!r) FailWith(r.error());
-  if (json) {
-    coopctl::JsonWriter w;
-    w.BeginObject();
-    w.Key("entries_checked").Uint(r->entries_checked);
-    w.Key("blobs_checked").Uint(r->blobs_checked);
-    w.Key("bad_removed").Uint(r->bad_removed);
-    w.Key("bad_keys").BeginArray();
-    for (const auto& k : r->bad_keys) w.String(k);
-    w.EndArray();
-    w.EndObject();
-    std::cout << w.str() << "\n";
+  if (g_json) {
+    Print({{"entries_checked", r->entries_checked},
+           {"blobs_checked", r->blobs_checked},
+           {"bad_removed", r->bad_removed},
+           {"bad_keys", r->bad_keys}});
   } else {
     std::cout << "checked " << r->entries_checked << " entries and " << r->blobs_checked
               << " blobs; removed " << r->bad_removed << " bad entries\n";
@@ -1230,14 +905,11 @@ int Verify(coop::Client& client, const std::vector<std::string>& args) {
   return 0;
 }
 
-int Vacuum(coop::Client& client, const std::vector<std::string>& args) {
-  bool json = !args.empty() && args[0] == "--json";
-  if (args.size() > (json ? 1u : 0u)) Fail("vacuum: takes only --json", 2);
+int Vacuum(coop::Client& client) {
   auto r = client.Vacuum();
   if (!r) FailWith(r.error());
-  if (json) {
-    std::cout << "{\"file_bytes_before\":" << r->file_bytes_before
-              << ",\"file_bytes_after\":" << r->file_bytes_after << "}\n";
+  if (g_json) {
+    Print({{"file_bytes_before", r->file_bytes_before}, {"file_bytes_after", r->file_bytes_after}});
   } else {
     std::cout << "database file: " << r->file_bytes_before << " -> " << r->file_bytes_after
               << " bytes\n";
@@ -1245,38 +917,25 @@ int Vacuum(coop::Client& client, const std::vector<std::string>& args) {
   return 0;
 }
 
-// Exit status 3: no daemon answered (health only, for now; issue 16 item 2 extends it).
-constexpr int kExitNotRunning = 3;
-
-int Health(coop::Client& client, const std::vector<std::string>& args) {
-  bool json = false;
-  std::string service;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--json") {
-      json = true;
-    } else if (args[i] == "--service" && i + 1 < args.size()) {
-      service = args[++i];
-    } else if (args[i] == "--service") {
-      Fail("health: --service: missing value", 2);
-    } else {
-      Fail("health: unknown argument \"" + args[i] + "\" (--service, --json)", 2);
-    }
-  }
+int Health(coop::Client& client, const std::string& service) {
   auto print_json = [&client](const char* status) {
-    coopctl::JsonWriter w;
-    w.BeginObject();
-    w.Key("status").String(status);
-    w.Key("socket").String(client.socket_path());
-    w.EndObject();
-    std::cout << w.str() << "\n";
+    Print({{"status", status}, {"socket", Where(client)}});
   };
   auto h = client.Health(service);
   if (!h && h.error().code == coop::ErrorCode::kUnavailable && !h.error().from_server) {
-    if (json) print_json("NOT_RUNNING");
-    Fail("coopd is not running on " + client.socket_path() + " (coopctl health never starts it)",
-         kExitNotRunning);
+    if (g_json) print_json("NOT_RUNNING");
+    CommandError e(
+        coopctl::kExitUnreachable, "UNAVAILABLE",
+        "coopd is not running on " + Where(client) + " (coopctl health never starts it)");
+    e.json_printed = true;
+    throw e;
   }
-  if (!h) FailWith(h.error());
+  // Every other answer but SERVING is exit status 1, as for probes.
+  if (!h) {
+    CommandError e(coopctl::kExitFailed, coop::ErrorCodeName(h.error().code),
+                   std::string(coop::ErrorCodeName(h.error().code)) + ": " + ErrorText(h.error()));
+    throw e;
+  }
   // An --insecure TCP listener is said on every health check (when the stats can be read).
   if (auto stats = client.GetStats()) {
     for (const auto& l : stats->listeners) {
@@ -1284,83 +943,59 @@ int Health(coop::Client& client, const std::vector<std::string>& args) {
     }
   }
   const char* name = coop::HealthStatusName(*h);
-  if (json) {
+  if (g_json) {
     print_json(name);
   } else {
-    std::cout << name << " (" << client.socket_path() << ")\n";
+    std::cout << name << " (" << Where(client) << ")\n";
   }
   return *h == coop::HealthStatus::kServing ? 0 : 1;
 }
 
-int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
-  bool json = !args.empty() && args[0] == "--json";
-  if (args.size() > (json ? 1u : 0u)) Fail("catalog: takes only --json", 2);
+int CatalogCommand(coop::Client& client) {
   auto c = client.GetCatalog();
   if (!c) FailWith(c.error());
-  auto strings = [](coopctl::JsonWriter& w, const std::vector<std::string>& v) {
-    w.BeginArray();
-    for (const auto& s : v) w.String(s);
-    w.EndArray();
-  };
-  if (json) {
-    coopctl::JsonWriter w;
-    w.BeginObject();
-    w.Key("families").BeginArray();
+  if (g_json) {
+    Json families = Json::array();
     for (const auto& f : c->families) {
-      w.BeginObject();
-      w.Key("name").String(f.name);
-      w.Key("description").String(f.description);
-      w.Key("methods").BeginArray();
+      Json methods = Json::array();
       for (const auto& m : f.methods) {
-        w.BeginObject();
-        w.Key("name").String(m.name);
-        w.Key("needs_op").Bool(m.needs_op);
-        w.Key("op_kind").String(m.op_kind);
-        w.Key("description").String(m.description);
-        w.EndObject();
+        methods.push_back({{"name", m.name},
+                           {"needs_op", m.needs_op},
+                           {"op_kind", m.op_kind},
+                           {"description", m.description}});
       }
-      w.EndArray();
-      w.Key("algorithms");
-      strings(w, f.algorithms);
-      w.Key("default_algorithm").String(f.default_algorithm);
-      w.Key("warp").Bool(f.warp);
-      w.Key("max_items_per_thread").Uint(f.max_items_per_thread);
-      w.Key("scan_options").Bool(f.scan_options);
-      w.Key("warp_multiple_algorithms");
-      strings(w, f.warp_multiple_algorithms);
-      w.Key("exchange_options").Bool(f.exchange_options);
-      w.Key("family_options").String(f.family_options);
-      w.Key("dtypes");
-      strings(w, f.dtypes);
-      w.Key("power_of_two_threads").Bool(f.power_of_two_threads);
-      w.Key("available").Bool(f.available);
-      w.Key("requires").String(f.requires);
-      w.EndObject();
+      Json fj = Json::object();
+      fj["name"] = f.name;
+      fj["description"] = f.description;
+      fj["methods"] = std::move(methods);
+      fj["algorithms"] = f.algorithms;
+      fj["default_algorithm"] = f.default_algorithm;
+      fj["warp"] = f.warp;
+      fj["max_items_per_thread"] = f.max_items_per_thread;
+      fj["scan_options"] = f.scan_options;
+      fj["warp_multiple_algorithms"] = f.warp_multiple_algorithms;
+      fj["exchange_options"] = f.exchange_options;
+      fj["family_options"] = f.family_options;
+      fj["dtypes"] = f.dtypes;
+      fj["power_of_two_threads"] = f.power_of_two_threads;
+      fj["available"] = f.available;
+      fj["requires"] = f.requires;
+      families.push_back(std::move(fj));
     }
-    w.EndArray();
-    w.Key("dtypes");
-    strings(w, c->dtypes);
-    w.Key("builtin_ops");
-    strings(w, c->builtin_ops);
-    w.Key("op_kinds").BeginArray();
+    Json kinds = Json::array();
     for (const auto& k : c->op_kinds) {
-      w.BeginObject();
-      w.Key("name").String(k.name);
-      w.Key("signature").String(k.signature);
-      w.Key("builtins");
-      strings(w, k.builtins);
-      w.EndObject();
+      kinds.push_back({{"name", k.name}, {"signature", k.signature}, {"builtins", k.builtins}});
     }
-    w.EndArray();
-    w.Key("archs");
-    strings(w, c->archs);
-    w.Key("calling_conventions");
-    strings(w, c->calling_conventions);
-    w.Key("bitcode_archs");
-    strings(w, c->bitcode_archs);
-    w.Key("bitcode_unavailable").String(c->bitcode_unavailable);
-    w.EndObject();
-    std::cout << w.str() << "\n";
+    Json j = Json::object();
+    j["families"] = std::move(families);
+    j["dtypes"] = c->dtypes;
+    j["builtin_ops"] = c->builtin_ops;
+    j["op_kinds"] = std::move(kinds);
+    j["archs"] = c->archs;
+    j["calling_conventions"] = c->calling_conventions;
+    j["bitcode_archs"] = c->bitcode_archs;
+    j["bitcode_unavailable"] = c->bitcode_unavailable;
+    Print(j);
     return 0;
   }
   auto join = [](const std::vector<std::string>& v) {
@@ -1413,58 +1048,512 @@ int CatalogCommand(coop::Client& client, const std::vector<std::string>& args) {
   return 0;
 }
 
+// ---- plan ------------------------------------------------------------------------------------
+
+// "NAME=BYTES[,ALIGN[,COUNT]]" of --reserve (align defaults to 1).
+coop::PlanReservation ParseReservation(const std::string& v) {
+  const size_t eq = v.find('=');
+  auto bad = [&v]() {
+    UsageFail("--reserve: expected NAME=BYTES[,ALIGN[,COUNT]], got \"" + v + "\"");
+  };
+  if (eq == std::string::npos || eq == 0) bad();
+  std::vector<std::string> parts;
+  for (size_t start = eq + 1;;) {
+    const size_t comma = v.find(',', start);
+    parts.push_back(v.substr(start, comma == std::string::npos ? comma : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (parts.size() > 3) bad();
+  coop::PlanReservation r;
+  r.name = v.substr(0, eq);
+  r.bytes = coopctl::ParseUint("--reserve", parts[0]);
+  r.align = parts.size() > 1 ? coopctl::ParseUint("--reserve", parts[1]) : 1;
+  r.count = parts.size() > 2 ? coopctl::ParseUint("--reserve", parts[2]) : 0;
+  return r;
+}
+
+// One use: NAME[@FIRST[-LAST]] [--count N] (--bytes N [--align A] | SPEC).
+coop::PlanUse ParsePlanUse(const std::vector<std::string>& segment, size_t index) {
+  const std::string where = "plan: uses[" + std::to_string(index) + "]";
+  std::string head, count, bytes, align;
+  CLI::App app;
+  app.add_option("NAME", head, "NAME[@FIRST[-LAST]]")->required();
+  app.add_option("--count", count, "instances");
+  app.add_option("--bytes", bytes, "size, instead of a spec");
+  app.add_option("--align", align, "alignment, with --bytes");
+  app.add_flag("--json", g_json, "machine-readable output");
+  app.prefix_command();  // the spec, from its FAMILY on
+  std::vector<std::string> reversed(segment.rbegin(), segment.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    UsageFail(where + ": " + e.what());
+  }
+  std::vector<std::string> spec_args = app.remaining();
+  coop::PlanUse use;
+  const size_t at = head.find('@');
+  use.name = head.substr(0, at);
+  if (at != std::string::npos) {
+    const std::string span = head.substr(at + 1);
+    const size_t dash = span.find('-');
+    use.first = coopctl::ParseUint(head, span.substr(0, dash));
+    use.last =
+        dash == std::string::npos ? use.first : coopctl::ParseUint(head, span.substr(dash + 1));
+  }
+  if (!count.empty()) use.count = coopctl::ParseUint("--count", count);
+  const bool sized = !bytes.empty() || !align.empty();
+  if (!bytes.empty()) use.bytes = coopctl::ParseUint("--bytes", bytes);
+  if (!align.empty()) use.align = coopctl::ParseUint("--align", align);
+  if (!spec_args.empty()) {
+    if (spec_args[0].rfind("-", 0) == 0) {
+      UsageFail("plan: unknown argument \"" + spec_args[0] + "\" for use \"" + use.name +
+                "\" (before its FAMILY: --count, --bytes, --align)");
+    }
+    if (sized) UsageFail("plan: use \"" + use.name + "\" has --bytes/--align and a spec: give one");
+    coopctl::SpecArgs args;
+    CLI::App spec_app;
+    coopctl::AddSpecOptions(&spec_app, &args);
+    spec_app.add_flag("--json", g_json, "machine-readable output");
+    coopctl::ParseSegment(&spec_app, where, spec_args);
+    use.spec = coopctl::ToSpec(args);
+  } else if (!sized) {
+    UsageFail("plan: use \"" + use.name + "\" needs a spec (FAMILY ...) or --bytes N --align A");
+  }
+  if (sized && use.align == 0) use.align = 1;
+  return use;
+}
+
+Json PlanRegionJson(const coop::PlanRegion& r, bool use) {
+  Json j = {{"name", r.name},       {"offset", r.offset}, {"bytes", r.bytes},  {"align", r.align},
+            {"padding", r.padding}, {"count", r.count},   {"stride", r.stride}};
+  if (use) {
+    j["first"] = r.first;
+    j["last"] = r.last;
+    j["artifact_key"] = r.artifact_key;
+  }
+  return j;
+}
+
+int Plan(coop::Client& client, const std::string& base_offset,
+         const std::vector<std::string>& reserves, const std::vector<std::string>& uses) {
+  coop::PlanRequest request;
+  if (!base_offset.empty()) request.base_offset = coopctl::ParseUint("--base-offset", base_offset);
+  for (const auto& r : reserves) request.reservations.push_back(ParseReservation(r));
+  if (!uses.empty()) {
+    const auto segments = coopctl::SplitAtPlus(uses);
+    for (size_t k = 0; k < segments.size(); ++k) {
+      request.uses.push_back(ParsePlanUse(segments[k], k));
+    }
+  }
+  // --value-dtype / --radix-bits into each spec's own options message, as for specialize.
+  std::vector<coop::Spec> specs;
+  for (const auto& use : request.uses) {
+    if (use.spec) specs.push_back(*use.spec);
+  }
+  coopctl::RouteSortFlags(client, &specs);
+  for (size_t u = 0, k = 0; u < request.uses.size(); ++u) {
+    if (request.uses[u].spec) request.uses[u].spec = specs[k++];
+  }
+  auto plan = client.Plan(request);
+  if (!plan) FailWith(plan.error());
+  if (g_json) {
+    Json reservations = Json::array(), placed = Json::array();
+    for (const auto& r : plan->reservations) reservations.push_back(PlanRegionJson(r, false));
+    for (const auto& r : plan->uses) placed.push_back(PlanRegionJson(r, true));
+    Print({{"dynamic_shared_bytes", plan->dynamic_shared_bytes},
+           {"base_align", plan->base_align},
+           {"reserved_bytes", plan->reserved_bytes},
+           {"no_reuse_bytes", plan->no_reuse_bytes},
+           {"reservations", reservations},
+           {"uses", placed}});
+    return 0;
+  }
+  std::cout << "dynamic shared memory: " << plan->dynamic_shared_bytes << " bytes, aligned to "
+            << plan->base_align << " (reserved " << plan->reserved_bytes << ", without reuse "
+            << plan->no_reuse_bytes << ")\n";
+  std::printf("%8s %8s %6s %4s %7s  %s\n", "offset", "bytes", "align", "pad", "points", "name");
+  auto row = [](const coop::PlanRegion& r, const std::string& points) {
+    std::string name = r.name;
+    if (r.count > 1)
+      name += " [" + std::to_string(r.count) + " x " + std::to_string(r.stride) + "]";
+    if (!r.artifact_key.empty()) name += "  (artifact " + r.artifact_key.substr(0, 16) + ")";
+    std::printf("%8llu %8llu %6llu %4llu %7s  %s\n", static_cast<unsigned long long>(r.offset),
+                static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(r.align),
+                static_cast<unsigned long long>(r.padding), points.c_str(), name.c_str());
+  };
+  for (const auto& r : plan->reservations) row(r, "all");
+  for (const auto& r : plan->uses) {
+    row(r, r.first == r.last ? std::to_string(r.first)
+                             : std::to_string(r.first) + "-" + std::to_string(r.last));
+  }
+  return 0;
+}
+
+// ---- warm ------------------------------------------------------------------------------------
+
+// What became of one manifest item.
+struct WarmResult {
+  bool done = false, ok = false, compiled = false;
+  std::string origin, key, code, message;
+  int exit_status = 0;
+  double ms = 0;
+};
+
+std::string Clock(double seconds) {
+  const long s = static_cast<long>(seconds + 0.5);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
+  return buf;
+}
+
+// The progress bar: "[#####-----] 17/50  hits 3  compiled 14  failed 0  ETA 0:23".
+std::string Bar(size_t done, size_t total, size_t hits, size_t compiled, size_t failed,
+                double elapsed_s) {
+  constexpr size_t kWidth = 30;
+  const size_t filled = total == 0 ? kWidth : done * kWidth / total;
+  std::string eta = "--:--";
+  if (done > 0 && done < total) eta = Clock(elapsed_s / done * (total - done));
+  if (done == total) eta = Clock(0);
+  return "[" + std::string(filled, '#') + std::string(kWidth - filled, '-') + "] " +
+         std::to_string(done) + "/" + std::to_string(total) + "  hits " + std::to_string(hits) +
+         "  compiled " + std::to_string(compiled) + "  failed " + std::to_string(failed) +
+         "  ETA " + eta;
+}
+
+std::string ItemText(const coopctl::ManifestItem& item) {
+  std::string out;
+  for (const auto& s : item.specs) out += (out.empty() ? "" : " + ") + coopctl::Describe(s);
+  return out;
+}
+
+struct WarmArgs {
+  std::string manifest;
+  std::string jobs = "4";
+  void Add(CLI::App* app) {
+    app->add_option("MANIFEST", manifest, "manifest of specs, JSON or YAML (- reads stdin)")
+        ->required();
+    app->add_option("--jobs", jobs, "requests in flight at once (default 4)")->type_name("N");
+    app->add_flag("--dry-run", dry_run, "check the manifest and list its specs; send nothing");
+    app->add_flag("--json", g_json, "machine-readable summary");
+  }
+  bool dry_run = false;
+};
+
+// --dry-run: the manifest's items as warm would request them.
+int WarmDryRun(const std::vector<coopctl::ManifestItem>& items) {
+  const char* kFormats[] = {"ltoir", "bitcode", "both"};
+  Json list = Json::array();
+  for (const auto& item : items) {
+    const char* format = kFormats[static_cast<int>(item.formats)];
+    if (g_json) {
+      list.push_back({{"item", item.where}, {"spec", ItemText(item)}, {"format", format}});
+    } else {
+      std::cout << item.where << " " << ItemText(item) << " (" << format << ")\n";
+    }
+  }
+  if (g_json) {
+    Print({{"total", items.size()}, {"items", list}});
+  } else {
+    std::cout << items.size() << " specs\n";
+  }
+  return 0;
+}
+
+int Warm(coop::Client& client, const WarmArgs& args, std::vector<coopctl::ManifestItem> items) {
+  const uint32_t jobs = coopctl::ParseUint("--jobs", args.jobs);
+  if (jobs == 0 || jobs > 256) UsageFail("warm: --jobs must be 1..256, got " + args.jobs);
+  // The sort flags into each family's options message, as for specialize (one catalogue call).
+  std::vector<coop::Spec> all;
+  for (const auto& item : items) all.insert(all.end(), item.specs.begin(), item.specs.end());
+  coopctl::RouteSortFlags(client, &all);
+  for (size_t i = 0, k = 0; i < items.size(); ++i) {
+    for (auto& s : items[i].specs) s = all[k++];
+  }
+
+  const bool bar = isatty(STDERR_FILENO) != 0;
+  const bool lines = !g_json && isatty(STDOUT_FILENO) == 0;
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::vector<WarmResult> results(items.size());
+  std::mutex mu;
+  std::condition_variable changed;
+  size_t done = 0, hits = 0, compiled = 0, failed = 0;
+  std::atomic<size_t> next{0};
+
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < items.size();) {
+      const auto& item = items[i];
+      const auto t0 = std::chrono::steady_clock::now();
+      auto a = item.specs.size() == 1 ? client.Specialize(item.specs[0], item.formats)
+                                      : client.SpecializeBundle(item.specs, item.formats);
+      WarmResult r;
+      r.done = true;
+      r.ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (a) {
+        r.ok = true;
+        r.key = a->key;
+        const bool lto = item.formats != coop::Formats::kBitcode;
+        const coop::Origin origin = lto ? a->origin : a->bitcode.origin;
+        r.compiled =
+            origin == coop::Origin::kCompiled ||
+            (item.formats == coop::Formats::kBoth && a->bitcode.origin == coop::Origin::kCompiled);
+        r.origin = r.compiled ? "compiled" : coop::OriginName(origin);
+      } else {
+        r.code = coop::ErrorCodeName(a.error().code);
+        r.message = OneLine(a.error().message);
+        r.exit_status = coopctl::ExitStatusFor(a.error());
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      ++done;
+      if (!r.ok) {
+        ++failed;
+      } else if (r.compiled) {
+        ++compiled;
+      } else {
+        ++hits;
+      }
+      if (lines) {
+        std::string line = "[" + std::to_string(done) + "/" + std::to_string(items.size()) + "] ";
+        if (r.ok) {
+          char ms[32];
+          std::snprintf(ms, sizeof ms, "%.0f", r.ms);
+          line += "ok " + r.origin + " " + r.key.substr(0, 16) + " " + ItemText(item) + " (" + ms +
+                  " ms)";
+        } else {
+          line += "FAILED " + item.where + " " + ItemText(item) + ": " + r.code + ": " + r.message;
+        }
+        std::cout << line << std::endl;
+      }
+      results[i] = std::move(r);
+      changed.notify_all();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (uint32_t t = 0; t < std::min<size_t>(jobs, items.size()); ++t) threads.emplace_back(work);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      if (bar) {
+        std::cerr << "\r\033[K" << Bar(done, items.size(), hits, compiled, failed, elapsed())
+                  << std::flush;
+      }
+      if (done == items.size()) break;
+      // Redrawn at every completion, and twice a second for the ETA.
+      changed.wait_for(lock, std::chrono::milliseconds(500));
+    }
+  }
+  for (auto& t : threads) t.join();
+  if (bar) std::cerr << "\n";
+  const double seconds = elapsed();
+  size_t unreachable = 0;
+  for (const auto& r : results) unreachable += r.exit_status == coopctl::kExitUnreachable;
+
+  if (g_json) {
+    Json list = Json::array();
+    for (size_t i = 0; i < items.size(); ++i) {
+      const auto& r = results[i];
+      Json j = {{"item", items[i].where},
+                {"spec", ItemText(items[i])},
+                {"status", r.ok ? r.origin : "failed"},
+                {"ms", r.ms}};
+      if (r.ok) {
+        j["key"] = r.key;
+      } else {
+        j["code"] = r.code;
+        j["message"] = r.message;
+      }
+      list.push_back(std::move(j));
+    }
+    Print({{"total", items.size()},
+           {"hits", hits},
+           {"compiled", compiled},
+           {"failed", failed},
+           {"seconds", seconds},
+           {"results", list}});
+  } else {
+    if (bar && !lines) {
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (results[i].ok) continue;
+        std::cerr << "coopctl: warm: " << items[i].where << " " << ItemText(items[i]) << ": "
+                  << results[i].code << ": " << results[i].message << "\n";
+      }
+    }
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.1f", seconds);
+    std::cout << "warm: " << items.size() << " specs: " << hits << " hits, " << compiled
+              << " compiled, " << failed << " failed (" << secs << " s)\n";
+  }
+  if (failed == 0) return coopctl::kExitOk;
+  if (unreachable == items.size()) {
+    const auto& first =
+        *std::find_if(results.begin(), results.end(), [](const WarmResult& r) { return !r.ok; });
+    std::cerr << "coopctl: warm: every spec failed: " << first.code << ": " << first.message
+              << "\n";
+    return coopctl::kExitUnreachable;
+  }
+  std::cerr << "coopctl: warm: " << failed << " of " << items.size() << " specs failed\n";
+  return coopctl::kExitPartial;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  coop::ClientOptions options;
-  options.client_name = "coopctl";
-  int i = 1;
-  for (; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::cout << Usage();
-      return 0;
-    } else if (a == "--socket") {
-      if (i + 1 >= argc) Fail("--socket: missing value", 2);
-      options.socket_path = argv[++i];
-    } else if (a == "--full-error") {
-      g_full_error = true;
-      options.full_errors = true;
-    } else if (a == "--timeout") {
-      if (i + 1 >= argc) Fail("--timeout: missing value", 2);
-      options.timeout = std::chrono::seconds(ParseUint("--timeout", argv[++i]));
-    } else {
-      break;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  // With --json anywhere, errors are reported as JSON too, even those found while parsing.
+  for (const auto& a : args) g_json = g_json || a == "--json";
+  try {
+    // The command, after the global options; for the commands that take "+"-joined specs, the
+    // first spec goes to CLI11 with the command, the others are parsed one by one.
+    size_t command_at = 0;
+    while (command_at < args.size() && args[command_at].rfind("-", 0) == 0) {
+      const std::string& a = args[command_at];
+      const bool takes_value = GlobalOptions::TakesValue(a);  // "--socket=PATH" is one
+      command_at += takes_value ? 2 : 1;
     }
-  }
-  if (i >= argc) Fail("missing COMMAND (" + CommandNames() + "); see coopctl --help", 2);
-  const std::string command = argv[i];
-  std::vector<std::string> rest(argv + i + 1, argv + argc);
-  // `--help` (or -h) anywhere among a command's arguments prints that command's help, whatever
-  // else is there: it is what a user reaches for after a usage error.
-  for (const auto& c : kCommands) {
-    if (command != c.name) continue;
-    for (const auto& a : rest) {
-      if (a == "--help" || a == "-h") {
-        std::cout << CommandUsage(c);
-        return 0;
+    std::vector<std::string> head(args.begin(), args.begin() + std::min(command_at, args.size()));
+    std::vector<std::string> rest;
+    std::string command;
+    if (command_at < args.size()) {
+      command = args[command_at];
+      rest.assign(args.begin() + command_at + 1, args.end());
+    }
+    // `--help` (or -h) anywhere among a command's arguments prints that command's help, whatever
+    // else is there: it is what a user reaches for after a usage error.
+    if (FindCommand(command) != nullptr &&
+        std::any_of(rest.begin(), rest.end(),
+                    [](const std::string& a) { return a == "--help" || a == "-h"; })) {
+      rest = {"--help"};
+    }
+    std::vector<std::vector<std::string>> more;
+    if (command == "specialize" || command == "explain") {
+      auto segments = coopctl::SplitAtPlus(rest);
+      rest = segments[0];
+      more.assign(segments.begin() + 1, segments.end());
+    }
+
+    CLI::App app("command-line client of coopd", "coopctl");
+    app.formatter(std::make_shared<HelpFormatter>());
+    app.require_subcommand(1);
+    g_global.Add(&app);
+    app.add_flag("--json", g_json, "machine-readable output (also after the command)");
+    std::map<std::string, CLI::App*> subs;
+    for (const auto& c : kCommands) {
+      subs[c.name] = app.add_subcommand(c.name, c.summary);
+      subs[c.name]->allow_extras();
+    }
+    coopctl::SpecArgs spec_args;
+    OutputArgs output;
+    coopctl::AddSpecOptions(subs["specialize"], &spec_args);
+    output.Add(subs["specialize"], true, true);
+    coopctl::SpecArgs explain_args;
+    OutputArgs explain_output;
+    coopctl::AddSpecOptions(subs["explain"], &explain_args);
+    explain_output.Add(subs["explain"], false, false);
+    LinkArgs link;
+    link.Add(subs["link"]);
+    std::string base_offset;
+    std::vector<std::string> reserves;
+    subs["plan"]->add_option("--base-offset", base_offset, "bytes kept below the layout");
+    subs["plan"]
+        ->add_option("--reserve", reserves, "a region live throughout (repeatable)")
+        ->type_name("NAME=BYTES[,ALIGN[,COUNT]]")
+        ->allow_extra_args(false);
+    subs["plan"]->add_flag("--json", g_json, "machine-readable output");
+    subs["plan"]->prefix_command();  // the uses, from the first one on
+    subs["catalog"]->add_flag("--json", g_json, "machine-readable output");
+    bool zero = false;
+    subs["stats"]->add_flag("--zero", zero, "zero the counters after printing them");
+    subs["stats"]->add_flag("--json", g_json, "machine-readable output");
+    FilterArgs ls_filter, purge_filter;
+    std::string limit;
+    bool manifest = false, all = false;
+    ls_filter.Add(subs["ls"]);
+    subs["ls"]->add_option("--limit", limit, "at most N entries")->type_name("N");
+    auto* ls_json = subs["ls"]->add_flag("--json", g_json, "machine-readable output");
+    subs["ls"]
+        ->add_flag("--manifest", manifest, "write a manifest for coopctl warm (JSON)")
+        ->excludes(ls_json);
+    purge_filter.Add(subs["purge"]);
+    subs["purge"]->add_flag("--all", all, "remove every entry");
+    subs["purge"]->add_flag("--json", g_json, "machine-readable output");
+    subs["verify"]->add_flag("--json", g_json, "machine-readable output");
+    subs["vacuum"]->add_flag("--json", g_json, "machine-readable output");
+    std::string service;
+    subs["health"]->add_option("--service", service, "\"\" (default) or coop.v1.Coop");
+    subs["health"]->add_flag("--json", g_json, "machine-readable output");
+    WarmArgs warm;
+    warm.Add(subs["warm"]);
+
+    std::vector<std::string> to_parse = head;
+    if (!command.empty()) to_parse.push_back(command);
+    to_parse.insert(to_parse.end(), rest.begin(), rest.end());
+    std::reverse(to_parse.begin(), to_parse.end());
+    try {
+      app.parse(to_parse);
+    } catch (const CLI::CallForHelp&) {
+      std::cout << app.help();
+      return 0;
+    } catch (const CLI::ParseError& e) {
+      if (command.empty() || FindCommand(command) == nullptr) {
+        std::string names;
+        for (const auto& c : kCommands) names += (names.empty() ? "" : ", ") + std::string(c.name);
+        UsageFail(
+            (command.empty() ? "missing COMMAND (" : "unknown command \"" + command + "\" (") +
+            names + "); see coopctl --help");
+      }
+      UsageFail(command + ": " + e.what());
+    }
+    CLI::App* sub = subs[command];
+    if (command != "plan") {
+      const auto extras = sub->remaining();
+      if (!extras.empty()) {
+        UsageFail(command + ": unknown argument \"" + extras[0] + "\" (see coopctl " + command +
+                  " --help)");
       }
     }
+
+    coop::ClientOptions options = g_global.ToOptions();
+    // Commands that report on the daemon itself say it is not running rather than start one;
+    // the others start it when it is not (coop::ClientOptions::autostart).
+    if (command == "stats" || command == "health") options.autostart = false;
+    if (command == "specialize") {
+      auto specs = BundleSpecs(spec_args, more, &output, true, true);
+      coop::Client client(options);
+      return Specialize(client, std::move(specs), output);
+    }
+    if (command == "explain") {
+      if (!more.empty()) UsageFail("explain: takes one spec (no \"+\" bundles)");
+      auto specs = BundleSpecs(explain_args, more, &explain_output, false, false);
+      coop::Client client(options);
+      return Explain(client, std::move(specs), explain_output);
+    }
+    if (command == "warm") {
+      auto items = coopctl::LoadManifest(warm.manifest);
+      if (warm.dry_run) return WarmDryRun(items);
+      coop::Client client(options);
+      return Warm(client, warm, std::move(items));
+    }
+    coop::Client client(options);
+    if (command == "link") return Link(client, link, rest);
+    if (command == "plan") return Plan(client, base_offset, reserves, sub->remaining());
+    if (command == "catalog") return CatalogCommand(client);
+    if (command == "stats") return Stats(client, zero);
+    if (command == "ls") return Ls(client, ls_filter.filter, limit, manifest);
+    if (command == "purge") return Purge(client, purge_filter.filter, all);
+    if (command == "verify") return Verify(client);
+    if (command == "vacuum") return Vacuum(client);
+    if (command == "health") return Health(client, service);
+    UsageFail("unknown command \"" + command + "\"");
+  } catch (const CommandError& e) {
+    std::fflush(stdout);
+    std::cerr << "coopctl: " << e.what() << "\n";
+    if (g_json && !e.json_printed) {
+      Print({{"error", {{"exit_status", e.status}, {"code", e.code}, {"message", e.what()}}}});
+    }
+    return e.status;
   }
-  // Commands that report on the daemon itself say it is not running rather than start one;
-  // the others start it when it is not (coop::ClientOptions::autostart).
-  if (command == "stats" || command == "health") options.autostart = false;
-  coop::Client client(options);
-  if (command == "specialize") return Specialize(client, rest);
-  if (command == "stats") return Stats(client, rest);
-  if (command == "link") return Link(client, rest);
-  if (command == "explain") return Explain(client, rest);
-  if (command == "plan") return Plan(client, rest);
-  if (command == "catalog") return CatalogCommand(client, rest);
-  if (command == "ls") return Ls(client, rest);
-  if (command == "purge") return Purge(client, rest);
-  if (command == "verify") return Verify(client, rest);
-  if (command == "vacuum") return Vacuum(client, rest);
-  if (command == "health") return Health(client, rest);
-  Fail("unknown command \"" + command + "\" (" + CommandNames() + "); see coopctl --help", 2);
 }

@@ -47,6 +47,8 @@ std::string ClientMetadata(const std::string& name) {
   return out + "/" + std::to_string(getpid());
 }
 constexpr char kErrorDetailTypeUrl[] = "type.googleapis.com/coop.v1.ErrorDetail";
+// The trailing metadata that carries the call's request id (server/rpc/grpc_service.h).
+constexpr char kRequestIdKey[] = "x-request-id";
 
 bool FromServer(const grpc::ClientContext& ctx) {
   const auto& trailers = ctx.GetServerTrailingMetadata();
@@ -57,11 +59,16 @@ bool FromServer(const grpc::ClientContext& ctx) {
 
 // `ctx` is the finished call's context. Only an UNAVAILABLE the transport produced (coopd did
 // not answer) says "not reachable"; coopd's own UNAVAILABLE ("retry") keeps its message.
+// `socket`: where the call went (the socket path, or the gRPC target).
 Error FromGrpc(const grpc::Status& s, const grpc::ClientContext& ctx, const std::string& socket) {
   Error e;
   e.code = static_cast<ErrorCode>(s.error_code());
   e.message = s.error_message();
   e.from_server = FromServer(ctx);
+  const auto& trailers = ctx.GetServerTrailingMetadata();
+  if (auto it = trailers.find(kRequestIdKey); it != trailers.end()) {
+    e.request_id.assign(it->second.data(), it->second.size());
+  }
   // The whole message, when coopd summarized it and the call asked for it (coop.proto: Errors).
   if (!s.error_details().empty()) {
     v1::StatusDetails details;
@@ -127,7 +134,7 @@ std::optional<Error> CheckFamilyOptions(const Spec& s, const std::string& where)
                where + ": family options set in " + names +
                    "; a spec takes one options message, the one its family's catalog entry "
                    "names (family_options)",
-               false, ""};
+               false, "", ""};
 }
 
 v1::PrimitiveSpec ToProto(const Spec& s) {
@@ -808,16 +815,28 @@ Result<Explanation> Client::Explain(const Spec& spec, Formats format) {
   return out;
 }
 
-Result<std::vector<CacheEntry>> Client::ListEntries(const CacheFilter& filter, uint32_t limit) {
+Result<std::vector<CacheEntry>> Client::ListEntries(const CacheFilter& filter, uint32_t limit,
+                                                    bool with_specs) {
   v1::ListEntriesRequest req;
   *req.mutable_filter() = ToProto(filter);
   req.set_limit(limit);
+  req.set_with_specs(with_specs);
   v1::ListEntriesResponse resp;
   if (auto e = impl_->Unary(&v1::Coop::Stub::ListEntries, req, &resp)) return *e;
   std::vector<CacheEntry> out;
   for (const auto& e : resp.entries()) {
-    out.push_back({e.key(), e.family(), e.dtype(), e.arch(), e.raw_bytes(), e.stored_bytes(),
-                   e.created_at(), e.last_access()});
+    CacheEntry entry;
+    entry.key = e.key();
+    entry.family = e.family();
+    entry.dtype = e.dtype();
+    entry.arch = e.arch();
+    entry.raw_bytes = e.raw_bytes();
+    entry.stored_bytes = e.stored_bytes();
+    entry.created_at = e.created_at();
+    entry.last_access = e.last_access();
+    for (const auto& s : e.specs()) entry.specs.push_back(FromProto(s));
+    entry.format = e.format() == v1::FORMAT_BITCODE ? Formats::kBitcode : Formats::kLtoIr;
+    out.push_back(std::move(entry));
   }
   return out;
 }

@@ -792,19 +792,21 @@ void SqliteCache::ZeroStats() {
 }
 
 absl::StatusOr<std::vector<SqliteCache::ListedEntry>> SqliteCache::List(const CacheFilter& filter,
-                                                                        size_t limit) {
+                                                                        size_t limit,
+                                                                        bool with_meta) {
   FlushAccessTimes();
   ReaderLease reader(this);
   if (!reader.ok()) return reader.status();
-  Stmt q(*reader,
-         "SELECT e.key, e.family, e.dtype, e.arch, e.raw_bytes, "
-         "e.stored_bytes + COALESCE(b.stored_bytes, 0), e.created_at, e.last_access "
-         "FROM entries e LEFT JOIN blobs b ON b.digest = e.blob_digest "
-         "WHERE (?1 = '' OR e.family = ?1) AND (?2 = '' OR e.dtype = ?2) "
-         "AND (?3 = '' OR e.arch = ?3) ORDER BY e.last_access DESC, e.created_at DESC LIMIT ?4");
+  Stmt q(
+      *reader,
+      "SELECT e.key, e.family, e.dtype, e.arch, e.raw_bytes, "
+      "e.stored_bytes + COALESCE(b.stored_bytes, 0), e.created_at, e.last_access, "
+      "CASE WHEN ?5 THEN e.meta END FROM entries e LEFT JOIN blobs b ON b.digest = e.blob_digest "
+      "WHERE (?1 = '' OR e.family = ?1) AND (?2 = '' OR e.dtype = ?2) "
+      "AND (?3 = '' OR e.arch = ?3) ORDER BY e.last_access DESC, e.created_at DESC LIMIT ?4");
   if (!q.ok()) return q.status("list");
   q.Text(1, filter.family).Text(2, filter.dtype).Text(3, filter.arch);
-  q.Int(4, limit == 0 ? -1 : static_cast<int64_t>(limit));
+  q.Int(4, limit == 0 ? -1 : static_cast<int64_t>(limit)).Int(5, with_meta ? 1 : 0);
   std::vector<ListedEntry> out;
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
@@ -817,6 +819,11 @@ absl::StatusOr<std::vector<SqliteCache::ListedEntry>> SqliteCache::List(const Ca
     e.stored_bytes = static_cast<uint64_t>(q.ColInt(5));
     e.created_at = q.ColInt(6) / 1000;
     e.last_access = q.ColInt(7) / 1000;
+    if (with_meta) {
+      // A bad record is verify's business; the listing just carries no meta for it.
+      auto meta = DecodeRecord(q.ColView(8));
+      if (meta.ok()) e.value_meta = std::move(*meta);
+    }
     out.push_back(std::move(e));
   }
   if (rc != SQLITE_DONE) return SqliteError(reader->db, rc, "list");

@@ -91,9 +91,12 @@ class SqliteCache final : public CacheTier {
     uint64_t stored_bytes = 0;  // the entry's meta record plus its blob's record
     int64_t created_at = 0;     // unix seconds
     int64_t last_access = 0;
+    std::string value_meta;  // with `with_meta`: the decoded CacheValue::meta ("" if unreadable)
   };
-  // Most recently used first; at most `limit` (0: all).
-  absl::StatusOr<std::vector<ListedEntry>> List(const CacheFilter& filter, size_t limit);
+  // Most recently used first; at most `limit` (0: all). `with_meta` also reads and decodes each
+  // entry's meta record.
+  absl::StatusOr<std::vector<ListedEntry>> List(const CacheFilter& filter, size_t limit,
+                                                bool with_meta = false);
 
   struct VerifyReport {
     uint64_t entries_checked = 0;

@@ -1,6 +1,7 @@
 #include "server/engine/worker.h"
 
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -184,9 +185,8 @@ int RunWorker(int fd, pid_t parent, uint64_t memory_limit_bytes, SandboxPolicy s
     sandbox.write.push_back(temp);
   }
   if (absl::Status s = ConfineSelf(sandbox); !s.ok()) {
-    // The daemon's log is this process's stderr.
-    std::fprintf(stderr, "coopd worker %d: %s%s\n", static_cast<int>(getpid()),
-                 std::string(s.message()).c_str(),
+    // The daemon's log is this process's stdout, in the daemon's format (server/main.cc).
+    spdlog::warn("worker {}: {}{}", static_cast<int>(getpid()), std::string(s.message()),
                  sandbox.mode == SandboxMode::kRequire ? "; exiting" : "; running unconfined");
     if (sandbox.mode == SandboxMode::kRequire) return 4;
   } else {

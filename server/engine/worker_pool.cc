@@ -1,5 +1,6 @@
 #include "server/engine/worker_pool.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <spdlog/spdlog.h>
@@ -292,6 +293,23 @@ absl::StatusOr<WorkerPool::Reply> WorkerPool::Run(int index, const Job& job) {
     pid = slots_[static_cast<size_t>(index)].pid;
   }
   if (fd < 0) {
+    if (absl::Status s = Spawn(index); !s.ok()) return absl::UnavailableError(s.message());
+    std::lock_guard<std::mutex> lock(mu_);
+    fd = slots_[static_cast<size_t>(index)].fd;
+    pid = slots_[static_cast<size_t>(index)].pid;
+  }
+  // An idle worker never writes, so a readable or hung-up socket means it died between jobs
+  // (killed from outside, or by the OOM killer). Restart it before handing it this job, which it
+  // never saw and must not fail for it.
+  if (pollfd p{fd, POLLIN, 0}; poll(&p, 1, 0) > 0) {
+    std::string cause;
+    Reap(index, /*kill_first=*/true, &cause);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++crashes_;
+    }
+    spdlog::error("worker {} (pid {}) died while idle ({}); restarting it for {}", index, pid,
+                  cause, job.description);
     if (absl::Status s = Spawn(index); !s.ok()) return absl::UnavailableError(s.message());
     std::lock_guard<std::mutex> lock(mu_);
     fd = slots_[static_cast<size_t>(index)].fd;

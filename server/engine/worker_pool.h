@@ -19,9 +19,10 @@
 // options. So once a header set has been seen, the next requests for it find warm workers.
 //
 // Supervision: a worker that dies mid-job fails that job with UNAVAILABLE naming the cause
-// (signal or exit status) and is restarted at once; a job that exceeds the timeout kills its
-// worker (SIGKILL), fails with DEADLINE_EXCEEDED, and the worker is restarted. An optional
-// address-space limit (RLIMIT_AS) bounds each worker's memory.
+// (signal or exit status) and is restarted at once; one found dead between jobs (its socket
+// hung up) is restarted before the job is sent, which then runs normally; a job that exceeds the
+// timeout kills its worker (SIGKILL), fails with DEADLINE_EXCEEDED, and the worker is restarted. An
+// optional address-space limit (RLIMIT_AS) bounds each worker's memory.
 //
 // Thread-safe. Completion callbacks run on the slot's thread, never under the pool's lock.
 #pragma once

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <mutex>
+#include <random>
 
 #include "server/util/escape.h"
 #include "server/util/strings.h"
@@ -206,7 +207,43 @@ CoopService::CoopService(coopd::Service* service, Executor* executor, Executor* 
       maintenance_(maintenance),
       limits_(limits),
       clients_(limits.clients),
-      access_(access) {}
+      access_(access) {
+  char prefix[16];
+  std::snprintf(prefix, sizeof(prefix), "%08x", static_cast<unsigned>(std::random_device{}()));
+  request_id_prefix_ = prefix;
+}
+
+bool SaneRequestId(std::string_view id) {
+  if (id.empty() || id.size() > kMaxRequestIdBytes) return false;
+  for (char c : id) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    std::string_view("-_.:/+=@").find(c) != std::string_view::npos;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string CoopService::RequestId(grpc::CallbackServerContext* context) {
+  std::string id;
+  const auto& metadata = context->client_metadata();
+  auto it = metadata.find(kRequestIdKey);
+  const bool given = it != metadata.end();
+  const std::string_view theirs =
+      given ? std::string_view(it->second.data(), it->second.size()) : std::string_view();
+  if (given && SaneRequestId(theirs)) {
+    id.assign(theirs.data(), theirs.size());
+  } else {
+    id = StrCat(request_id_prefix_, "-", next_request_id_++);
+    if (given) {
+      spdlog::info(
+          "[req {}] not using the client's x-request-id {}: it must be 1..{} letters, digits "
+          "or -_.:/+=@",
+          id, QuoteValue(theirs), kMaxRequestIdBytes);
+    }
+  }
+  context->AddTrailingMetadata(kRequestIdKey, id);
+  return id;
+}
 
 void CoopService::Reply::Send(grpc::Status status) {
   if (status.ok()) {
@@ -224,11 +261,14 @@ void CoopService::Reply::Send(grpc::Status status) {
   reactor->Finish(status);
 }
 
-absl::Status CoopService::Parse(const Raw* in, google::protobuf::Message* request) {
+absl::Status CoopService::Parse(const Raw* in, const std::string& request_id,
+                                google::protobuf::Message* request) {
   absl::Status s = ParseRequest(*in, limits_.max_message_bytes, request);
   // Freed now, as the generated handler does, not when the call ends.
   const_cast<Raw*>(in)->Clear();
-  if (!s.ok()) spdlog::info("undecodable request: {}", std::string(s.message()));
+  if (!s.ok()) {
+    spdlog::info("[req {}] undecodable request: {}", request_id, std::string(s.message()));
+  }
   return s;
 }
 
@@ -255,16 +295,16 @@ absl::Status CoopService::Admit(Reply* call, const Gate& gate) {
   return absl::OkStatus();
 }
 
-void CoopService::Accept(Reply* call, std::function<void(uint64_t id, Finish finish)> work,
+void CoopService::Accept(Reply* call,
+                         std::function<void(const std::string& id, Finish finish)> work,
                          Executor* on) {
   if (draining_) {
     call->Send(grpc::Status(grpc::StatusCode::UNAVAILABLE, "coopd is shutting down; retry"));
     return;
   }
   ++in_flight_;
-  const uint64_t id = next_request_id_++;
-  (on != nullptr ? on : executor_)->Submit([this, call, id, work = std::move(work)] {
-    work(id, [this, call](const absl::Status& status) {
+  (on != nullptr ? on : executor_)->Submit([this, call, work = std::move(work)] {
+    work(call->request_id, [this, call](const absl::Status& status) {
       const bool details = WantsErrorDetails(call->context);
       call->Send(ToGrpcStatus(status, details));
       --in_flight_;
@@ -282,7 +322,7 @@ grpc::ServerUnaryReactor* CoopService::Specialize(grpc::CallbackServerContext* c
   using Resp = coop::v1::SpecializeResponse;
   return Decode<Req, Resp>(
       context, in, out, {Role::kRead, "Specialize"}, [this](Call<Req, Resp>* call) {
-        Accept(call, [this, call](uint64_t id, Finish finish) {
+        Accept(call, [this, call](const std::string& id, Finish finish) {
           const Req& request = call->request;
           const std::vector<int> formats(request.formats().begin(), request.formats().end());
           service_->Specialize(
@@ -304,7 +344,7 @@ grpc::ServerUnaryReactor* CoopService::SpecializeBundle(grpc::CallbackServerCont
   using Resp = coop::v1::SpecializeResponse;
   return Decode<Req, Resp>(
       context, in, out, {Role::kRead, "SpecializeBundle"}, [this](Call<Req, Resp>* call) {
-        Accept(call, [this, call](uint64_t id, Finish finish) {
+        Accept(call, [this, call](const std::string& id, Finish finish) {
           const Req& request = call->request;
           std::vector<coop::v1::PrimitiveSpec> specs(request.specs().begin(),
                                                      request.specs().end());
@@ -327,7 +367,7 @@ grpc::ServerUnaryReactor* CoopService::Link(grpc::CallbackServerContext* context
   using Req = coop::v1::LinkRequest;
   using Resp = coop::v1::LinkResponse;
   return Decode<Req, Resp>(context, in, out, {Role::kRead, "Link"}, [this](Call<Req, Resp>* call) {
-    AcceptAsync(call, [this, call](uint64_t id, auto done) {
+    AcceptAsync(call, [this, call](const std::string& id, auto done) {
       service_->Link(call->request, id, std::move(done), call->role >= Role::kCompile);
     });
   });
@@ -338,7 +378,7 @@ grpc::ServerUnaryReactor* CoopService::Plan(grpc::CallbackServerContext* context
   using Req = coop::v1::PlanRequest;
   using Resp = coop::v1::PlanResponse;
   return Decode<Req, Resp>(context, in, out, {Role::kRead, "Plan"}, [this](Call<Req, Resp>* call) {
-    AcceptAsync(call, [this, call](uint64_t id, auto done) {
+    AcceptAsync(call, [this, call](const std::string& id, auto done) {
       service_->Plan(call->request, id, std::move(done), call->role >= Role::kCompile);
     });
   });

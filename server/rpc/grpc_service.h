@@ -38,6 +38,15 @@ inline constexpr char kErrorDetailsFull[] = "full";
 // ErrorDetail's type URL in the status details.
 inline constexpr char kErrorDetailTypeUrl[] = "type.googleapis.com/coop.v1.ErrorDetail";
 
+// Request ids. Every call gets one: the client's `x-request-id` metadata when it is sane (1 to
+// kMaxRequestIdBytes of letters, digits and - _ . : / + = @, so it cannot break a log line or
+// forge another request's tag), else one coopd makes, "<8 hex digits of this process>-<n>". The
+// id tags the call's log lines ("[req ID] ...": log_format.h) and returns to the client in the
+// `x-request-id` trailing metadata.
+inline constexpr char kRequestIdKey[] = "x-request-id";
+inline constexpr size_t kMaxRequestIdBytes = 64;
+bool SaneRequestId(std::string_view id);
+
 // `message` when it fits the bound above; otherwise its summary.
 std::string StatusSummary(std::string_view message);
 
@@ -158,6 +167,7 @@ class CoopService final : public RawCoopService {
     grpc::CallbackServerContext* const context;
     Role role = Role::kAdmin;  // the caller's (Admit)
     ClientLimiter::Admission admission;
+    std::string request_id;  // RequestId(), set by Decode
 
    private:
     virtual const google::protobuf::Message& response() const = 0;
@@ -196,28 +206,32 @@ class CoopService final : public RawCoopService {
                                    const Gate& gate, Handle handle) {
     auto* reactor = context->DefaultReactor();
     auto* call = new Call<Request, Response>(context, reactor, out);
+    call->request_id = RequestId(context);
     if (absl::Status s = Admit(call, gate); !s.ok()) {
       const_cast<Raw*>(in)->Clear();
       call->Send(ToGrpcStatus(s));
-    } else if (absl::Status s = Parse(in, &call->request); !s.ok()) {
+    } else if (absl::Status s = Parse(in, call->request_id, &call->request); !s.ok()) {
       call->Send(ToGrpcStatus(s));
     } else {
       handle(call);
     }
     return reactor;
   }
-  absl::Status Parse(const Raw* in, google::protobuf::Message* request);
+  absl::Status Parse(const Raw* in, const std::string& request_id,
+                     google::protobuf::Message* request);
+  // The call's request id (see kRequestIdKey), also set as its trailing metadata.
+  std::string RequestId(grpc::CallbackServerContext* context);
 
   // Accepts an admitted, decoded request (or refuses it while draining) and runs `work` on the
   // executor; `work` must arrange for `finish` to be called exactly once.
   using Finish = std::function<void(const absl::Status&)>;
-  void Accept(Reply* call, std::function<void(uint64_t id, Finish finish)> work,
+  void Accept(Reply* call, std::function<void(const std::string& id, Finish finish)> work,
               Executor* on = nullptr);
   // For calls whose service method delivers a StatusOr<Response> through a callback:
   // `start(id, done)` starts it.
   template <class Request, class Response, class Start>
   void AcceptAsync(Call<Request, Response>* call, Start start) {
-    Accept(call, [call, start](uint64_t id, Finish finish) {
+    Accept(call, [call, start](const std::string& id, Finish finish) {
       start(id, std::function<void(absl::StatusOr<Response>)>(
                     [call, finish](absl::StatusOr<Response> r) {
                       if (r.ok()) call->response_message = std::move(*r);
@@ -231,7 +245,7 @@ class CoopService final : public RawCoopService {
   void AcceptSync(Call<Request, Response>* call, Fn fn, Executor* on = nullptr) {
     Accept(
         call,
-        [call, fn](uint64_t, Finish finish) {
+        [call, fn](const std::string&, Finish finish) {
           auto result = fn();
           if (result.ok()) call->response_message = std::move(*result);
           finish(result.status());
@@ -246,6 +260,7 @@ class CoopService final : public RawCoopService {
   ClientLimiter clients_;
   const AccessControl* const access_;
   std::vector<coop::v1::Listener> listeners_;
+  std::string request_id_prefix_;  // 8 random hex digits, so ids differ across restarts
   std::atomic<uint64_t> next_request_id_{1};
   std::atomic<int> in_flight_{0};
   std::atomic<bool> draining_{false};

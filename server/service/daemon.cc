@@ -35,6 +35,7 @@
 #include "server/rpc/grpc_service.h"
 #include "server/rpc/inherited_listener.h"
 #include "server/service/log_format.h"
+#include "server/service/settings.h"
 #include "server/util/escape.h"
 #include "server/util/strings.h"
 
@@ -43,98 +44,6 @@ namespace {
 
 // The name of coopd's gRPC service, for health checks (proto/coop/v1/coop.proto).
 constexpr char kCoopServiceName[] = "coop.v1.Coop";
-
-constexpr char kUsage[] =
-    "usage: coopd [--socket PATH] [--cache-dir DIR] [--cccl-include DIR] [--clang PATH]\n"
-    "             [--workers N] [--compile-timeout SECONDS] [--worker-memory-mb N]\n"
-    "             [--prewarm ARCHS] [--memory-cache-mb N] [--cache-max-mb N] [--no-pch]\n"
-    "             [--shutdown-grace SECONDS] [--sandbox auto|require|off] [--log-level LEVEL]\n"
-    "             [--remote-cache URL] [--remote-cache-password-file FILE]\n"
-    "             [--listen HOST:PORT] [--metrics HOST:PORT] [--max-message-mb N]\n"
-    "             [--max-op-source-kb N] [--max-bundle N] [--max-plan-specs N]\n"
-    "             [--max-user-ops N] [--client-max-in-flight N] [--client-rate R]\n"
-    "             [--client-burst N]\n"
-    "             [--socket-group GROUP] [--tls-cert FILE --tls-key FILE] [--tls-client-ca FILE]\n"
-    "             [--tokens-file FILE] [--tokens-unix] [--insecure] [--version]\n"
-    "\n"
-    "Serves CUB block/warp primitive specializations over gRPC on a Unix socket.\n"
-    "  --socket PATH        Unix socket to listen on (env COOPD_SOCKET;\n"
-    "                       default $XDG_RUNTIME_DIR/coopd/coopd.sock or "
-    "/tmp/coopd-$UID/coopd.sock)\n"
-    "  --cache-dir DIR      SQLite cache directory (env COOPD_CACHE_DIR;\n"
-    "                       default $XDG_CACHE_HOME/coopd or ~/.cache/coopd)\n"
-    "  --cccl-include DIR   CCCL headers root (env COOPD_CCCL_INCLUDE;\n"
-    "                       default $CUDA_HOME/include/cccl or /usr/local/cuda/include/cccl)\n"
-    "  --clang PATH         clang for LLVM bitcode artifacts, a path or a name on PATH (env\n"
-    "                       COOPD_CLANG; default clang++-22, Debian's clang-22 package). Without\n"
-    "                       it coopd serves LTO-IR only\n"
-    "  --memory-cache-mb N  in-memory cache budget in MiB (env COOPD_MEMORY_CACHE_MB; default "
-    "256)\n"
-    "  --cache-max-mb N     disk cache budget in MiB; least recently used entries are evicted\n"
-    "                       beyond it (env COOPD_CACHE_MAX_MB; default 5120)\n"
-    "  --worker-memory-mb N address-space limit per compile worker and its clang, in MiB\n"
-    "                       (env COOPD_WORKER_MEMORY_MB; default 2048; 0: unlimited)\n"
-    "  --no-pch             disable NVRTC automatic precompiled headers\n"
-    "  --prewarm ARCHS      build every worker's PCH for these archs (sm_90,sm_80) in the\n"
-    "                       background at start (env COOPD_PREWARM; none: off); default: the\n"
-    "                       archs this cache last compiled for (CACHE_DIR/prewarm-archs)\n"
-    "  --shutdown-grace S   on SIGTERM/SIGINT, seconds the requests in flight may take before\n"
-    "                       their compiles are cancelled (env COOPD_SHUTDOWN_GRACE; default 5)\n"
-    "  --sandbox MODE       compile workers' confinement (env COOPD_SANDBOX; default auto):\n"
-    "                       auto: Landlock + seccomp, or with a warning seccomp alone on a\n"
-    "                       kernel without Landlock; require: refuse to start without Landlock;\n"
-    "                       off: none (docs/security.md)\n"
-    "  --log-level LEVEL    trace, debug, info, warn, error (env COOPD_LOG_LEVEL; default info)\n"
-    "  --remote-cache URL   the farm tier shared by replicas (env COOPD_REMOTE_CACHE):\n"
-    "                       redis://[USER:PASSWORD@]HOST:PORT[/PREFIX][?OPTIONS] or\n"
-    "                       redis-cluster://HOST:PORT,HOST:PORT[/PREFIX][?OPTIONS]; options ttl,\n"
-    "                       pool, write (sync|async), read_only, timeout_ms, connect_timeout_ms,\n"
-    "                       lease_ttl_ms, lease_wait_ms, password_file (docs/farm.md)\n"
-    "  --remote-cache-password-file FILE\n"
-    "                       the Redis password, first line of FILE (env\n"
-    "                       COOPD_REMOTE_CACHE_PASSWORD_FILE), so it is never on a command line\n"
-    "  --listen HOST:PORT   also serve gRPC on TCP (env COOPD_LISTEN, comma-separated; may be\n"
-    "                       repeated). Needs TLS (--tls-cert, --tls-key) and client\n"
-    "                       authentication (--tokens-file or --tls-client-ca), or --insecure\n"
-    "  --metrics HOST:PORT  serve Prometheus metrics at http://HOST:PORT/metrics (env\n"
-    "                       COOPD_METRICS; default off). Plain HTTP, no authentication\n"
-    "Access control (docs/security.md):\n"
-    "  --socket-group GROUP the Unix socket is 0660 and owned by GROUP, whose members may use\n"
-    "                       it (env COOPD_SOCKET_GROUP; default: 0600, coopd's user alone)\n"
-    "  --tls-cert FILE      PEM certificate chain for the --listen ports (env COOPD_TLS_CERT)\n"
-    "  --tls-key FILE       its PEM private key; others may not read it (env COOPD_TLS_KEY)\n"
-    "  --tls-client-ca FILE TCP clients must present a certificate this CA signed (mTLS; env\n"
-    "                       COOPD_TLS_CLIENT_CA)\n"
-    "  --tokens-file FILE   bearer tokens, one \"ROLE NAME TOKEN\" per line, ROLE read, compile\n"
-    "                       or admin; TCP calls need one (env COOPD_TOKENS_FILE; mode 0600/0640)\n"
-    "  --tokens-unix        calls on the Unix socket need a token too (env COOPD_TOKENS_UNIX=1)\n"
-    "  --insecure           allow --listen without TLS or without client authentication, with\n"
-    "                       warnings at start and in stats (env COOPD_INSECURE=1)\n"
-    "Limits (docs/security.md); over one, a request gets the error named, the daemon serves on:\n"
-    "  --max-message-mb N   largest request message in MiB, 1..4095 (env COOPD_MAX_MESSAGE_MB;\n"
-    "                       default 64): RESOURCE_EXHAUSTED\n"
-    "  --max-op-source-kb N largest user operator source in KiB, 1..16384 (env\n"
-    "                       COOPD_MAX_OP_SOURCE_KB; default 1024): INVALID_ARGUMENT\n"
-    "  --max-bundle N       specs per SpecializeBundle, 1..1024 (env COOPD_MAX_BUNDLE; default\n"
-    "                       64): INVALID_ARGUMENT\n"
-    "  --max-plan-specs N   Plan uses given by spec, 0..1024 (env COOPD_MAX_PLAN_SPECS; default\n"
-    "                       1024): INVALID_ARGUMENT\n"
-    "  --max-user-ops N     distinct user operators per request, 0..1024 (env\n"
-    "                       COOPD_MAX_USER_OPS; default 16): INVALID_ARGUMENT\n"
-    "  --client-max-in-flight N\n"
-    "                       requests one client may have in flight, 0..65536, 0: no limit (env\n"
-    "                       COOPD_CLIENT_MAX_IN_FLIGHT; default 256): RESOURCE_EXHAUSTED\n"
-    "  --client-rate R      requests per second one client may send on average, 0: no limit\n"
-    "                       (env COOPD_CLIENT_RATE; default 0) in bursts of up to\n"
-    "  --client-burst N     requests, 1..1000000 (env COOPD_CLIENT_BURST; default 100):\n"
-    "                       RESOURCE_EXHAUSTED. A client is its token's name when it presents\n"
-    "                       one; otherwise the peer's address on TCP, and the coopd-client\n"
-    "                       metadata it sends itself on the Unix socket (GetStats and Catalog\n"
-    "                       are not limited)\n"
-    "\n"
-    "Started by systemd socket activation (LISTEN_FDS), coopd serves on the inherited socket\n"
-    "and ignores --socket. Health: grpc.health.v1.Health (service \"\" or coop.v1.Coop);\n"
-    "server reflection is on.\n";
 
 // An fd holding an exclusive flock on "<socket>.lock" for the daemon's lifetime.
 class SocketLock {
@@ -373,15 +282,9 @@ std::string TokenSummary(const std::vector<TokenEntry>& tokens) {
   return out;
 }
 
-std::string EnvOr(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? v : fallback;
-}
-
 }  // namespace
 
 std::string DefaultCacheDir() {
-  if (const char* v = std::getenv("COOPD_CACHE_DIR"); v && *v) return v;
   if (const char* v = std::getenv("XDG_CACHE_HOME"); v && *v) return std::string(v) + "/coopd";
   if (const char* v = std::getenv("HOME"); v && *v) return std::string(v) + "/.cache/coopd";
   return "/tmp/coopd-" + std::to_string(getuid()) + "/cache";
@@ -389,315 +292,60 @@ std::string DefaultCacheDir() {
 
 absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* exit_now) {
   *exit_now = false;
-  config->socket_path = coop::DefaultSocketPath();
-  config->cache_dir = DefaultCacheDir();
-  config->cccl_include = EnvOr("COOPD_CCCL_INCLUDE", "");
-  config->clang = EnvOr("COOPD_CLANG", config->clang);
-  config->log_level = EnvOr("COOPD_LOG_LEVEL", "info");
-  config->metrics_address = EnvOr("COOPD_METRICS", "");
-  std::string metrics_source = "COOPD_METRICS";
-  // Numeric settings: value and where it came from, for error messages (Setting, above).
-  auto env_setting = [](const char* name) { return Setting{EnvOr(name, ""), name}; };
-  Setting mem = env_setting("COOPD_MEMORY_CACHE_MB");
-  Setting disk_mem = env_setting("COOPD_CACHE_MAX_MB");
-  Setting workers = env_setting("COOPD_WORKERS");
-  Setting timeout = env_setting("COOPD_COMPILE_TIMEOUT");
-  Setting worker_mem = env_setting("COOPD_WORKER_MEMORY_MB");
-  Setting prewarm = env_setting("COOPD_PREWARM");
-  Setting grace = env_setting("COOPD_SHUTDOWN_GRACE");
-  Setting remote = env_setting("COOPD_REMOTE_CACHE");
-  Setting remote_password_file = env_setting("COOPD_REMOTE_CACHE_PASSWORD_FILE");
-  Setting listen = env_setting("COOPD_LISTEN");
-  std::vector<std::string> listen_flags;
-  Setting sandbox = env_setting("COOPD_SANDBOX");
-  Setting socket_group = env_setting("COOPD_SOCKET_GROUP");
-  Setting tls_cert = env_setting("COOPD_TLS_CERT");
-  Setting tls_key = env_setting("COOPD_TLS_KEY");
-  Setting tls_client_ca = env_setting("COOPD_TLS_CLIENT_CA");
-  Setting tokens_file = env_setting("COOPD_TOKENS_FILE");
-  Setting insecure = env_setting("COOPD_INSECURE");
-  Setting tokens_unix = env_setting("COOPD_TOKENS_UNIX");
-  // Limits (docs/security.md): flag, environment variable, setting.
-  struct LimitSetting {
-    const char* flag;
-    Setting setting;
-  };
-  LimitSetting limits[] = {
-      {"--max-message-mb", env_setting("COOPD_MAX_MESSAGE_MB")},
-      {"--max-op-source-kb", env_setting("COOPD_MAX_OP_SOURCE_KB")},
-      {"--max-bundle", env_setting("COOPD_MAX_BUNDLE")},
-      {"--max-plan-specs", env_setting("COOPD_MAX_PLAN_SPECS")},
-      {"--max-user-ops", env_setting("COOPD_MAX_USER_OPS")},
-      {"--client-max-in-flight", env_setting("COOPD_CLIENT_MAX_IN_FLIGHT")},
-      {"--client-rate", env_setting("COOPD_CLIENT_RATE")},
-      {"--client-burst", env_setting("COOPD_CLIENT_BURST")},
-  };
-
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&](const char* flag) -> absl::StatusOr<std::string> {
-      if (i + 1 >= argc) {
-        return absl::InvalidArgumentError(StrCat(flag, ": missing value"));
+  auto loaded = LoadSettings(argc, argv, config);
+  if (!loaded.ok()) return loaded.status();
+  {
+    // Access control's settings are checked together (AccessSettings), each named by where it
+    // came from.
+    const auto& table = Settings();
+    auto setting = [&](const char* key, std::string value) {
+      for (size_t i = 0; i < table.size(); ++i) {
+        if (table[i].key == key) {
+          const std::string& origin = loaded->origins[i];
+          const bool file =
+              origin != "default" && origin.rfind("--", 0) != 0 && origin.rfind("COOPD_", 0) != 0;
+          return Setting{std::move(value), file ? StrCat(origin, ": ", key) : origin};
+        }
       }
-      return std::string(argv[++i]);
+      return Setting{std::move(value), key};
     };
-    absl::StatusOr<std::string> v;
-    if (arg == "--help" || arg == "-h") {
-      std::cout << kUsage;
-      *exit_now = true;
-      return absl::OkStatus();
-    } else if (arg == "--version") {
-      std::cout << "coopd 0.1.0\n";
-      *exit_now = true;
-      return absl::OkStatus();
-    } else if (arg == "--socket") {
-      if (!(v = value("--socket")).ok()) return v.status();
-      config->socket_path = *v;
-    } else if (arg == "--cache-dir") {
-      if (!(v = value("--cache-dir")).ok()) return v.status();
-      config->cache_dir = *v;
-    } else if (arg == "--cccl-include") {
-      if (!(v = value("--cccl-include")).ok()) return v.status();
-      config->cccl_include = *v;
-    } else if (arg == "--clang") {
-      if (!(v = value("--clang")).ok()) return v.status();
-      config->clang = *v;
-    } else if (arg == "--memory-cache-mb" || arg == "--workers" || arg == "--compile-timeout" ||
-               arg == "--worker-memory-mb" || arg == "--prewarm" || arg == "--cache-max-mb" ||
-               arg == "--shutdown-grace") {
-      if (!(v = value(arg.c_str())).ok()) return v.status();
-      Setting& target = arg == "--cache-max-mb"       ? disk_mem
-                        : arg == "--memory-cache-mb"  ? mem
-                        : arg == "--workers"          ? workers
-                        : arg == "--compile-timeout"  ? timeout
-                        : arg == "--worker-memory-mb" ? worker_mem
-                        : arg == "--shutdown-grace"   ? grace
-                                                      : prewarm;
-      target = Setting{*v, arg};
-    } else if (arg == "--sandbox") {
-      if (!(v = value("--sandbox")).ok()) return v.status();
-      sandbox = Setting{*v, "--sandbox"};
-    } else if (arg == "--log-level") {
-      if (!(v = value("--log-level")).ok()) return v.status();
-      config->log_level = *v;
-    } else if (arg == "--remote-cache") {
-      if (!(v = value("--remote-cache")).ok()) return v.status();
-      remote = Setting{*v, "--remote-cache"};
-    } else if (arg == "--remote-cache-password-file") {
-      if (!(v = value("--remote-cache-password-file")).ok()) return v.status();
-      remote_password_file = Setting{*v, "--remote-cache-password-file"};
-    } else if (arg == "--listen") {
-      if (!(v = value("--listen")).ok()) return v.status();
-      listen_flags.push_back(*v);
-    } else if (arg == "--metrics") {
-      if (!(v = value("--metrics")).ok()) return v.status();
-      config->metrics_address = *v;
-      metrics_source = "--metrics";
-    } else if (arg == "--socket-group" || arg == "--tls-cert" || arg == "--tls-key" ||
-               arg == "--tls-client-ca" || arg == "--tokens-file") {
-      if (!(v = value(arg.c_str())).ok()) return v.status();
-      Setting& target = arg == "--socket-group"    ? socket_group
-                        : arg == "--tls-cert"      ? tls_cert
-                        : arg == "--tls-key"       ? tls_key
-                        : arg == "--tls-client-ca" ? tls_client_ca
-                                                   : tokens_file;
-      target = Setting{*v, arg};
-    } else if (arg == "--insecure" || arg == "--tokens-unix") {
-      (arg == "--insecure" ? insecure : tokens_unix) = Setting{"1", arg};
-    } else if (arg == "--no-pch") {
-      config->pch = false;
-    } else if (auto limit = std::find_if(std::begin(limits), std::end(limits),
-                                         [&](const LimitSetting& l) { return arg == l.flag; });
-               limit != std::end(limits)) {
-      if (!(v = value(limit->flag)).ok()) return v.status();
-      limit->setting = Setting{*v, limit->flag};
-    } else {
-      return absl::InvalidArgumentError(
-          StrCat("unknown argument \"", arg, "\" (see coopd --help)"));
-    }
-  }
-  auto whole = [](const Setting& s, uint64_t max, const char* what, uint64_t* out) -> absl::Status {
-    if (!absl::SimpleAtoi(s.value, out) || *out > max) {
-      return absl::InvalidArgumentError(
-          StrCat(s.source, ": must be ", what, " 0..", max, ", got \"", s.value, "\""));
-    }
-    return absl::OkStatus();
-  };
-  uint64_t n = 0;
-  if (!mem.value.empty()) {
-    if (absl::Status s = whole(mem, uint64_t{1} << 20, "a whole number of MiB", &n); !s.ok()) {
-      return s;
-    }
-    config->memory_cache_bytes = n << 20;
-  }
-  if (!disk_mem.value.empty()) {
-    if (absl::Status s = whole(disk_mem, uint64_t{1} << 30, "a whole number of MiB", &n); !s.ok()) {
-      return s;
-    }
-    if (n == 0) {
-      return absl::InvalidArgumentError(
-          StrCat(disk_mem.source, ": must be at least 1 MiB, got \"", disk_mem.value, "\""));
-    }
-    config->disk_cache_bytes = n << 20;
-  }
-  if (!workers.value.empty()) {
-    if (absl::Status s = whole(workers, 256, "a number of workers", &n); !s.ok()) return s;
-    config->workers = static_cast<int>(n);
-  }
-  if (!worker_mem.value.empty()) {
-    if (absl::Status s = whole(worker_mem, uint64_t{1} << 24, "a whole number of MiB", &n);
+    if (absl::Status s =
+            AccessSettings(setting("server.socket_group", config->socket_group),
+                           setting("listen.tls_cert", config->tls_cert),
+                           setting("listen.tls_key", config->tls_key),
+                           setting("listen.tls_client_ca", config->tls_client_ca),
+                           setting("auth.tokens_file", config->tokens_file),
+                           setting("listen.insecure", config->insecure ? "1" : "0"),
+                           setting("auth.tokens_unix", config->tokens_unix ? "1" : "0"), config);
         !s.ok()) {
       return s;
     }
-    config->worker_memory_bytes = n << 20;
   }
-  {
-    // Limits: whole numbers in a range (each times its unit), and the rate, a number.
-    struct Range {
-      uint64_t min, max, unit;
-    };
-    const Range ranges[] = {{1, 4095, 1 << 20}, {1, 16384, 1 << 10}, {1, 1024, 1},
-                            {0, 1024, 1},       {0, 1024, 1},        {0, 65536, 1}};
-    uint64_t values[6] = {
-        config->rpc_limits.max_message_bytes, config->request_limits.op_source_bytes,
-        config->request_limits.bundle_specs,  config->request_limits.plan_specs,
-        config->request_limits.user_ops,      config->rpc_limits.clients.max_in_flight};
-    for (size_t i = 0; i < 6; ++i) {
-      const Setting& s = limits[i].setting;
-      if (s.value.empty()) continue;
-      if (!absl::SimpleAtoi(s.value, &n) || n < ranges[i].min || n > ranges[i].max) {
-        return absl::InvalidArgumentError(StrCat(s.source, ": must be a whole number ",
-                                                 ranges[i].min, "..", ranges[i].max, ", got ",
-                                                 QuoteValue(s.value)));
-      }
-      values[i] = n * ranges[i].unit;
-    }
-    config->rpc_limits.max_message_bytes = values[0];
-    config->request_limits.op_source_bytes = values[1];
-    config->request_limits.bundle_specs = values[2];
-    config->request_limits.plan_specs = values[3];
-    config->request_limits.user_ops = values[4];
-    config->rpc_limits.clients.max_in_flight = static_cast<uint32_t>(values[5]);
-    const Setting& rate = limits[6].setting;
-    if (!rate.value.empty()) {
-      double r = 0;
-      if (!absl::SimpleAtod(rate.value, &r) || !(r >= 0) || r > 1e6) {
-        return absl::InvalidArgumentError(
-            StrCat(rate.source,
-                   ": must be a number of requests per second 0..1000000 (0: no "
-                   "limit), got ",
-                   QuoteValue(rate.value)));
-      }
-      config->rpc_limits.clients.rate = r;
-    }
-    const Setting& burst = limits[7].setting;
-    if (!burst.value.empty()) {
-      if (!absl::SimpleAtoi(burst.value, &n) || n < 1 || n > 1000000) {
-        return absl::InvalidArgumentError(StrCat(
-            burst.source, ": must be a whole number 1..1000000, got ", QuoteValue(burst.value)));
-      }
-      config->rpc_limits.clients.burst = static_cast<uint32_t>(n);
-    }
-  }
-  auto seconds_setting = [](const Setting& s, bool zero_ok,
-                            std::chrono::milliseconds* out) -> absl::Status {
-    double seconds = 0;
-    if (!absl::SimpleAtod(s.value, &seconds) || !(zero_ok ? seconds >= 0 : seconds > 0) ||
-        seconds > 86400) {
-      return absl::InvalidArgumentError(StrCat(s.source, ": must be a number of seconds ",
-                                               zero_ok ? ">= 0" : "> 0", " and <= 86400, got \"",
-                                               s.value, "\""));
-    }
-    *out = std::chrono::milliseconds(
-        std::max<int64_t>(zero_ok ? 0 : 1, static_cast<int64_t>(seconds * 1000)));
+  if (loaded->help) {
+    std::cout << SettingsHelp();
+  } else if (loaded->version) {
+    std::cout << "coopd 0.1.0\n";
+  } else if (loaded->print_config) {
+    std::cout << PrintConfig(*config, *loaded);
+  } else {
     return absl::OkStatus();
-  };
-  if (!timeout.value.empty()) {
-    if (absl::Status s = seconds_setting(timeout, false, &config->compile_timeout); !s.ok()) {
-      return s;
-    }
   }
-  if (!grace.value.empty()) {
-    if (absl::Status s = seconds_setting(grace, true, &config->shutdown_grace); !s.ok()) return s;
-  }
-  if (!sandbox.value.empty()) {
-    if (sandbox.value == "auto") {
-      config->sandbox = SandboxMode::kAuto;
-    } else if (sandbox.value == "require") {
-      config->sandbox = SandboxMode::kRequire;
-    } else if (sandbox.value == "off") {
-      config->sandbox = SandboxMode::kOff;
-    } else {
-      return absl::InvalidArgumentError(StrCat(
-          sandbox.source, ": must be one of auto, require, off; got ", QuoteValue(sandbox.value)));
-    }
-  }
-  config->prewarm_archs.clear();
-  config->prewarm_from_history = prewarm.value.empty();
-  if (prewarm.value == "none") prewarm.value.clear();
-  for (size_t start = 0; start < prewarm.value.size();) {
-    size_t comma = prewarm.value.find(',', start);
-    if (comma == std::string::npos) comma = prewarm.value.size();
-    std::string arch = prewarm.value.substr(start, comma - start);
-    if (!arch.empty()) config->prewarm_archs.push_back(arch);
-    start = comma + 1;
-  }
-  config->remote = !remote.value.empty();
-  if (config->remote) {
-    auto parsed = ParseRemoteCacheUrl(remote.value, remote.source, remote_password_file.value);
-    if (!parsed.ok()) return parsed.status();
-    config->remote_cache = std::move(*parsed);
-  }
-  config->listen.clear();
-  std::vector<std::pair<std::string, std::string>> addresses;  // address, source
-  for (size_t start = 0; start < listen.value.size();) {
-    size_t comma = listen.value.find(',', start);
-    if (comma == std::string::npos) comma = listen.value.size();
-    if (comma > start)
-      addresses.push_back({listen.value.substr(start, comma - start), listen.source});
-    start = comma + 1;
-  }
-  if (!listen_flags.empty()) addresses.clear();  // flags override the environment
-  for (const auto& f : listen_flags) addresses.push_back({f, "--listen"});
-  for (const auto& [address, source] : addresses) {
-    const size_t colon = address.rfind(':');
-    int port = 0;
-    if (colon == std::string::npos || colon == 0 ||
-        !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
-      return absl::InvalidArgumentError(
-          StrCat(source, ": must be HOST:PORT (e.g. 0.0.0.0:7070, [::]:7070, 127.0.0.1:0), got \"",
-                 address, "\""));
-    }
-    config->listen.push_back(address);
-  }
-  if (absl::Status s = AccessSettings(socket_group, tls_cert, tls_key, tls_client_ca, tokens_file,
-                                      insecure, tokens_unix, config);
-      !s.ok()) {
-    return s;
-  }
-  if (!config->metrics_address.empty()) {
-    if (absl::Status s = CheckMetricsAddress(config->metrics_address, metrics_source); !s.ok()) {
-      return s;
-    }
-  }
-  auto level = spdlog::level::from_str(config->log_level);
-  if (level == spdlog::level::off && config->log_level != "off") {
-    return absl::InvalidArgumentError(
-        StrCat("log level must be one of trace, debug, info, warn, error, off; got \"",
-               config->log_level, "\""));
-  }
-  if (config->socket_path.size() >= sizeof(sockaddr_un{}.sun_path)) {
-    return absl::InvalidArgumentError(StrCat("socket path is too long (",
-                                             config->socket_path.size(), " bytes, max ",
-                                             sizeof(sockaddr_un{}.sun_path) - 1, ")"));
-  }
+  *exit_now = true;
   return absl::OkStatus();
 }
 
 absl::Status RunDaemon(const DaemonConfig& config) {
   spdlog::set_level(spdlog::level::from_str(config.log_level));
   // Every message escaped and bounded: requests' values cannot forge or flood log lines.
-  InstallSafeLogFormat("%Y-%m-%dT%H:%M:%S.%e %^%l%$ coopd: %v");
+  if (config.log_format == "json") {
+    InstallJsonLogFormat();
+  } else {
+    InstallSafeLogFormat(kTextLogPattern);
+  }
+  // Compile workers inherit it and log in the same format (server/main.cc). Set before any
+  // thread starts.
+  setenv("COOPD_LOG_FORMAT", config.log_format.c_str(), 1);
+  if (!config.config_file.empty()) spdlog::info("config file: {}", config.config_file);
 
   // Block SIGINT/SIGTERM before any thread starts, so every thread inherits the mask and only
   // the sigwait below receives them.

@@ -14,34 +14,41 @@
 
 namespace coopd {
 
+// Every field's default, environment variable, flag and config-file key are in the settings
+// table (server/service/settings.cc); ParseDaemonArgs fills them all.
 struct DaemonConfig {
-  std::string socket_path;           // default: coop::DefaultSocketPath()
-  std::string cache_dir;             // default: DefaultCacheDir()
-  std::string cccl_include;          // default: DefaultCcclInclude()
-  std::string clang = "clang++-22";  // the bitcode backend: a path or a name on PATH
-  uint64_t memory_cache_bytes = uint64_t{256} << 20;
-  uint64_t disk_cache_bytes = uint64_t{5} << 30;  // disk tier budget
-  int executor_threads = 8;
-  bool pch = true;
-  int workers = 0;  // compile worker processes; 0: one per core
-  std::chrono::milliseconds compile_timeout{120000};
-  // RLIMIT_AS per worker and its clang (0: unlimited). Measured (CUDA 13.0, CCCL 3.0.1): a
-  // worker with a warm PCH peaks at ~500 MiB of address space (~290 MiB resident, of it the
-  // ~200 MB PCH heap), a clang child at ~330 MiB; 2 GiB leaves room for bundles and large specs.
-  uint64_t worker_memory_bytes = uint64_t{2048} << 20;
-  // Compile workers' confinement (engine/sandbox.h): auto (Landlock when the kernel has it,
-  // else a warning and seccomp alone), require (refuse to start without Landlock), off.
+  std::string socket_path;   // server.socket
+  std::string cache_dir;     // cache.dir
+  std::string cccl_include;  // toolchain.cccl_include
+  std::string clang;         // toolchain.clang: the bitcode backend, a path or a name on PATH
+  uint64_t memory_cache_bytes = 0;  // cache.memory_mb
+  uint64_t disk_cache_bytes = 0;    // cache.max_mb: the disk tier's budget
+  int executor_threads = 8;         // request threads (not a setting)
+  bool pch = true;                  // compile.pch
+  int workers = 0;                  // compile.workers: worker processes; 0: one per core
+  std::chrono::milliseconds compile_timeout{0};  // compile.timeout_s
+  // RLIMIT_AS per worker and its clang (0: unlimited), compile.worker_memory_mb. Measured (CUDA
+  // 13.0, CCCL 3.0.1): a worker with a warm PCH peaks at ~500 MiB of address space (~290 MiB
+  // resident, of it the ~200 MB PCH heap), a clang child at ~330 MiB; the 2 GiB default leaves
+  // room for bundles and large specs.
+  uint64_t worker_memory_bytes = 0;
+  // Compile workers' confinement (engine/sandbox.h), compile.sandbox: auto (Landlock when the
+  // kernel has it, else a warning and seccomp alone), require (refuse to start without
+  // Landlock), off.
   SandboxMode sandbox = SandboxMode::kAuto;
-  // Build PCHs for these archs on every worker, in the background, at start (--prewarm; "none":
-  // nothing). Without --prewarm, the archs this cache's requests compiled for most recently
-  // (ServiceOptions::prewarm_history), which `prewarm_from_history` says.
+  // compile.prewarm: build PCHs for these archs on every worker, in the background, at start
+  // (["none"]: nothing). Empty (the default): the archs this cache's requests compiled for most
+  // recently (ServiceOptions::prewarm_history), which `prewarm_from_history` says.
   std::vector<std::string> prewarm_archs;
   bool prewarm_from_history = true;
-  // On SIGTERM/SIGINT: how long requests in flight may take to finish before their compiles
-  // are cancelled (they then fail with UNAVAILABLE).
-  std::chrono::milliseconds shutdown_grace{5000};
-  std::string log_level = "info";
-  // The farm tier (--remote-cache URL, COOPD_REMOTE_CACHE); none when `remote` is false.
+  // server.shutdown_grace_s: on SIGTERM/SIGINT, how long requests in flight may take to finish
+  // before their compiles are cancelled (they then fail with UNAVAILABLE).
+  std::chrono::milliseconds shutdown_grace{0};
+  std::string log_level;   // log.level
+  std::string log_format;  // log.format: text or json
+  // The farm tier: remote.url and remote.password_file as given, and what they parse to; none
+  // when `remote` is false (remote.url empty).
+  std::string remote_url, remote_password_file;
   bool remote = false;
   RemoteCacheConfig remote_cache;
   // Extra gRPC listening addresses (--listen HOST:PORT, COOPD_LISTEN). TCP needs TLS and client
@@ -59,21 +66,23 @@ struct DaemonConfig {
   // socket too with --tokens-unix.
   std::string tokens_file;
   bool tokens_unix = false;
-  // The Prometheus endpoint (--metrics HOST:PORT, COOPD_METRICS); empty: off.
+  // metrics.address: the Prometheus endpoint (HOST:PORT); empty: off.
   std::string metrics_address;
   // Limits (docs/security.md): the message size and per-client limits at the gRPC edge
   // (--max-message-mb, --client-max-in-flight, --client-rate, --client-burst), and what one
   // request may hold (--max-op-source-kb, --max-bundle, --max-plan-specs, --max-user-ops).
   RpcLimits rpc_limits;
   RequestLimits request_limits;
+  std::string config_file;  // the config file that was read (for the start-up log), or empty
 };
 
-// $COOPD_CACHE_DIR, else $XDG_CACHE_HOME/coopd, else $HOME/.cache/coopd, else
+// cache.dir's default: $XDG_CACHE_HOME/coopd, else $HOME/.cache/coopd, else
 // /tmp/coopd-$UID/cache.
 std::string DefaultCacheDir();
 
-// Fills `config` from built-in defaults < COOPD_* environment < command-line flags.
-// INVALID_ARGUMENT naming the flag for bad input. Sets *exit_now for --help/--version after
+// Fills `config` from built-in defaults < config file < COOPD_* environment < command-line
+// flags (server/service/settings.h). INVALID_ARGUMENT naming the source (flag, variable or
+// FILE:LINE) for bad input. Sets *exit_now for --help, --version and --print-config after
 // printing them.
 absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* exit_now);
 

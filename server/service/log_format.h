@@ -5,6 +5,11 @@
 // invalid UTF-8 become \n, \xNN, ...), so a value cannot start a line of its own or write raw
 // bytes to the log, and cuts it to kMaxLogMessageBytes with a note of the rest.
 //
+// A message about a request starts with its tag, "[req ID] " (ID: server/rpc/grpc_service.h's
+// request ids, which hold no space, bracket or quote). The text format prints it as it is; the
+// JSON format (JsonLogFormatter: one object per line, for log shippers) lifts it into the
+// object's request_id field.
+//
 // Thread-safe as spdlog formatters are (each sink holds its own clone).
 #pragma once
 
@@ -15,6 +20,9 @@
 #include <string>
 
 namespace coopd {
+
+// coopd's text format (spdlog pattern): "2026-12-01T18:40:00.123 info coopd: message".
+inline constexpr char kTextLogPattern[] = "%Y-%m-%dT%H:%M:%S.%e %^%l%$ coopd: %v";
 
 // The longest message a log line carries (bytes of the message before escaping).
 inline constexpr size_t kMaxLogMessageBytes = 16 * 1024;
@@ -30,7 +38,23 @@ class SafeLogFormatter final : public spdlog::formatter {
   spdlog::pattern_formatter inner_;
 };
 
+// One JSON object per line:
+//   {"time":"2026-12-01T18:40:00.123Z","level":"info","pid":12,"thread":34,
+//    "request_id":"9f2c01ab-7","message":"..."}
+// time in UTC; request_id only on messages tagged "[req ID] "; message escaped as the text
+// format escapes it (LogSafe: no control characters, valid UTF-8) and then for JSON.
+class JsonLogFormatter final : public spdlog::formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override;
+  std::unique_ptr<spdlog::formatter> clone() const override;
+};
+
+// Splits "[req ID] rest" into ID and rest; false for a message without the tag.
+bool SplitRequestTag(std::string_view message, std::string_view* id, std::string_view* rest);
+
 // Installs SafeLogFormatter with `pattern` on the default logger's sinks.
 void InstallSafeLogFormat(const std::string& pattern);
+// Installs JsonLogFormatter on the default logger's sinks.
+void InstallJsonLogFormat();
 
 }  // namespace coopd

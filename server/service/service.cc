@@ -300,7 +300,7 @@ std::optional<Artifact> Service::LookupArtifact(const std::string& key,
 }
 
 void Service::Fetch(const std::string& key, coop::v1::Format format, const std::string& description,
-                    uint64_t request_id, bool may_compile, ArtifactDone done,
+                    const std::string& request_id, bool may_compile, ArtifactDone done,
                     const std::function<void()>& start) {
   if (auto artifact = LookupArtifact(key, format)) {
     spdlog::info("[req {}] {} hit ({}) key {}", request_id, description,
@@ -403,7 +403,7 @@ absl::StatusOr<Service::Formats> Service::CheckFormats(const std::vector<int>& f
 }
 
 void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool bundle,
-                         const std::vector<int>& request_formats, uint64_t request_id,
+                         const std::vector<int>& request_formats, const std::string& request_id,
                          ArtifactDone done, bool may_compile) {
   ++requests_;
   if (bundle) ++bundles_;
@@ -453,8 +453,9 @@ void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool b
       });
 }
 
-void Service::ResolveOperators(std::vector<PendingOperator> ops, bool bitcode, uint64_t request_id,
-                               bool may_compile, OperatorsDone done) {
+void Service::ResolveOperators(std::vector<PendingOperator> ops, bool bitcode,
+                               const std::string& request_id, bool may_compile,
+                               OperatorsDone done) {
   struct Gather {
     std::mutex mu;
     size_t remaining;
@@ -529,7 +530,7 @@ void Service::FillClangJob(coop::worker::v1::CompileJob* job) const {
 
 void Service::StartOperatorCompile(const PendingOperator& op, const std::string& unit,
                                    const std::vector<std::string>& options,
-                                   const KeyComponents& components, uint64_t request_id) {
+                                   const KeyComponents& components, const std::string& request_id) {
   const std::string key = components.key;
   const bool bitcode = components.format == "bitcode";
   EntryMeta meta{"operator", op.resolved.operand_dtypes(0), op.arch, components.RequestDigest(),
@@ -602,8 +603,8 @@ void Service::StartOperatorCompile(const PendingOperator& op, const std::string&
 
 void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
                                  const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
-                                 const Formats& formats, uint64_t request_id, bool may_compile,
-                                 ArtifactDone done) {
+                                 const Formats& formats, const std::string& request_id,
+                                 bool may_compile, ArtifactDone done) {
   const RenderedUnit unit = Render(specs);
   const std::string& arch = specs[0].arch();
   const std::string encoding = BundleEncoding(specs);
@@ -663,7 +664,7 @@ void Service::StartBitcodeCompile(const std::vector<PrimitiveSpec>& specs, const
                                   const std::vector<std::string>& options,
                                   const KeyComponents& components,
                                   const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
-                                  uint64_t request_id,
+                                  const std::string& request_id,
                                   const std::function<void(ArtifactDone)>& ltoir) {
   const std::string key = components.key;
   const EntryMeta meta = PrimitiveMeta(specs, components);
@@ -743,7 +744,7 @@ void Service::StartBitcodeCompile(const std::vector<PrimitiveSpec>& specs, const
 void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const RenderedUnit& unit,
                            const std::vector<std::string>& options, const KeyComponents& components,
                            const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
-                           uint64_t request_id) {
+                           const std::string& request_id) {
   const std::string& key = components.key;
   const EntryMeta meta = PrimitiveMeta(specs, components);
   wv1::Request request = PrimitiveJob(specs, unit, options);
@@ -859,8 +860,8 @@ void Service::RecordCompileTime(double ms) {
   if (recent_compile_ms_.size() > 1024) recent_compile_ms_.pop_front();
 }
 
-void Service::Link(const coop::v1::LinkRequest& request, uint64_t request_id, LinkDone done,
-                   bool may_compile) {
+void Service::Link(const coop::v1::LinkRequest& request, const std::string& request_id,
+                   LinkDone done, bool may_compile) {
   ++requests_;
   auto invalid = [&](std::string message) {
     ++invalid_;
@@ -1056,8 +1057,8 @@ std::string UseContext(int i, const std::string& name) {
 
 }  // namespace
 
-void Service::Plan(const coop::v1::PlanRequest& request, uint64_t request_id, PlanDone done,
-                   bool may_compile) {
+void Service::Plan(const coop::v1::PlanRequest& request, const std::string& request_id,
+                   PlanDone done, bool may_compile) {
   auto invalid = [&](const absl::Status& status) {
     ++invalid_;
     spdlog::info("[req {}] invalid plan request: {}", request_id, std::string(status.message()));
@@ -1431,7 +1432,7 @@ absl::StatusOr<coop::v1::ListEntriesResponse> Service::ListEntries(
     const coop::v1::ListEntriesRequest& request) {
   if (disk_ == nullptr) return absl::FailedPreconditionError("ls: coopd runs without a disk cache");
   CacheFilter filter{request.filter().family(), request.filter().dtype(), request.filter().arch()};
-  auto entries = disk_->List(filter, request.limit());
+  auto entries = disk_->List(filter, request.limit(), request.with_specs());
   if (!entries.ok()) return entries.status();
   coop::v1::ListEntriesResponse out;
   for (const auto& e : *entries) {
@@ -1444,6 +1445,11 @@ absl::StatusOr<coop::v1::ListEntriesResponse> Service::ListEntries(
     pe->set_stored_bytes(e.stored_bytes);
     pe->set_created_at(e.created_at);
     pe->set_last_access(e.last_access);
+    Artifact artifact;  // a link result's record holds a LinkResponse instead
+    if (request.with_specs() && e.meta.family != "link" && artifact.ParseFromString(e.value_meta)) {
+      for (const auto& part : artifact.parts()) *pe->add_specs() = part.spec();
+      pe->set_format(artifact.has_bitcode() ? coop::v1::FORMAT_BITCODE : coop::v1::FORMAT_LTOIR);
+    }
   }
   return out;
 }

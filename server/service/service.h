@@ -86,13 +86,13 @@ class Service {
   // are served: a miss, of the primitive or of a source operator, is PERMISSION_DENIED, and
   // nothing is compiled or joined. Link and Plan take it the same way.
   void Specialize(const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
-                  const std::vector<int>& formats, uint64_t request_id, ArtifactDone done,
+                  const std::vector<int>& formats, const std::string& request_id, ArtifactDone done,
                   bool may_compile = true);
-  void Link(const coop::v1::LinkRequest& request, uint64_t request_id, LinkDone done,
+  void Link(const coop::v1::LinkRequest& request, const std::string& request_id, LinkDone done,
             bool may_compile = true);
   // Errors name the use or reservation ("plan: uses[2] \"scan\": ..."); a spec's error keeps
   // its code (a compile that times out is still DEADLINE_EXCEEDED).
-  void Plan(const coop::v1::PlanRequest& request, uint64_t request_id, PlanDone done,
+  void Plan(const coop::v1::PlanRequest& request, const std::string& request_id, PlanDone done,
             bool may_compile = true);
   coop::v1::Stats GetStats();
   // Stats as they were, then every counter zeroed.
@@ -154,7 +154,7 @@ class Service {
   // complete the flight (compiles_in_flight_) for `key`. Without `may_compile`, a miss is
   // PERMISSION_DENIED.
   void Fetch(const std::string& key, coop::v1::Format format, const std::string& description,
-             uint64_t request_id, bool may_compile, ArtifactDone done,
+             const std::string& request_id, bool may_compile, ArtifactDone done,
              const std::function<void()>& start);
   void FillClangJob(coop::worker::v1::CompileJob* job) const;
   // A primitive unit's compile job for either backend: source, options, PCH, arch, layouts.
@@ -174,27 +174,28 @@ class Service {
       std::function<void(absl::StatusOr<std::vector<coop::v1::ArtifactLinkInput>>)>;
   // Delivers one link input per operator, in order (with its bitcode too when `bitcode`), or the
   // first error.
-  void ResolveOperators(std::vector<PendingOperator> ops, bool bitcode, uint64_t request_id,
-                        bool may_compile, OperatorsDone done);
+  void ResolveOperators(std::vector<PendingOperator> ops, bool bitcode,
+                        const std::string& request_id, bool may_compile, OperatorsDone done);
   void StartOperatorCompile(const PendingOperator& op, const std::string& unit,
                             const std::vector<std::string>& options, const KeyComponents& key,
-                            uint64_t request_id);
+                            const std::string& request_id);
   // The rest of Specialize, once the operators' LTO-IR is at hand.
   void SpecializeResolved(const std::vector<coop::v1::PrimitiveSpec>& specs,
                           const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
-                          const Formats& formats, uint64_t request_id, bool may_compile,
+                          const Formats& formats, const std::string& request_id, bool may_compile,
                           ArtifactDone done);
   void StartCompile(const std::vector<coop::v1::PrimitiveSpec>& specs, const RenderedUnit& unit,
                     const std::vector<std::string>& options, const KeyComponents& key,
                     const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
-                    uint64_t request_id);
+                    const std::string& request_id);
   // Leads the bitcode key's flight: clang in one worker while `ltoir` delivers the reference
   // artifact, then the layout check, the store, and the flight's completion.
   void StartBitcodeCompile(const std::vector<coop::v1::PrimitiveSpec>& specs,
                            const RenderedUnit& unit, const std::vector<std::string>& options,
                            const KeyComponents& key,
                            const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
-                           uint64_t request_id, const std::function<void(ArtifactDone)>& ltoir);
+                           const std::string& request_id,
+                           const std::function<void(ArtifactDone)>& ltoir);
   void RecordCompileTime(double ms);
 
   const Toolchain toolchain_;

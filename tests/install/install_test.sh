@@ -34,7 +34,8 @@ for f in libcoop_client.a libcoop_paths.a libcoop_proto.a libcoop_c.so cmake/coo
 done
 for f in share/coopd/systemd/system/coopd.service share/coopd/systemd/system/coopd.socket \
          share/coopd/systemd/user/coopd.service share/coopd/systemd/user/coopd.socket \
-         share/coopd/coopd.env share/coopd/logrotate/coopd share/doc/coopd/operators.md; do
+         share/coopd/coopd.env share/coopd/coopd.toml share/coopd/logrotate/coopd \
+         share/doc/coopd/operators.md; do
   [[ -e $prefix/$f ]] || fail "not installed: $f"
 done
 grep -q '^ExecStart=/.*/coopd$' "$prefix/share/coopd/systemd/system/coopd.service" ||

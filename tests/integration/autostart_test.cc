@@ -120,7 +120,8 @@ TEST(Autostart, OffWithCoopdNoAutostartAndForCoopctlStats) {
   // coopctl stats reports on the daemon: it says it is not running instead of starting one.
   std::string out, err;
   EXPECT_EQ(
-      RunCommand({COOPCTL_BINARY, "--socket", socket, "--timeout", "10", "stats"}, &out, &err), 1);
+      RunCommand({COOPCTL_BINARY, "--socket", socket, "--timeout", "10", "stats"}, &out, &err),
+      3);  // coopd unreachable
   EXPECT_NE(err.find("not reachable"), std::string::npos) << err;
   EXPECT_TRUE(AutostartScope::DaemonsOn(socket).empty());
   EXPECT_FALSE(fs::exists(socket));

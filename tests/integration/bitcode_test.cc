@@ -367,7 +367,7 @@ TEST(Bitcode, FormatsAreCheckedAndNamed) {
                   "--dtype", "float32", "--threads", "256", "--arch", "sm_90", "--format", "ptx"},
                  &out, &err),
       2);
-  EXPECT_NE(err.find("--format must be ltoir, bitcode or both, got \"ptx\""), std::string::npos)
+  EXPECT_NE(err.find("--format: must be ltoir, bitcode or both, got \"ptx\""), std::string::npos)
       << err;
 }
 

@@ -228,14 +228,14 @@ TEST(MaintenanceTruth, ALockedDatabaseFailsPurgeAndVacuumWithoutLosingAnything) 
   ASSERT_TRUE(lock.held()) << lock.output();
 
   auto purge = Coopctl(d, {"purge", "--dtype", "int64"});
-  EXPECT_EQ(purge.rc, 1);
+  EXPECT_EQ(purge.rc, 6);  // coopctl: busy or out of resources
   EXPECT_NE(purge.err.find("UNAVAILABLE"), std::string::npos) << purge.err;
   EXPECT_NE(purge.err.find("locked"), std::string::npos) << purge.err;
   EXPECT_NE(purge.err.find("removed 0 of 60 matching entries"), std::string::npos) << purge.err;
   EXPECT_EQ(purge.err.find("not reachable"), std::string::npos) << purge.err;
   EXPECT_EQ(purge.out, "");
   auto vacuum = Coopctl(d, {"vacuum"});
-  EXPECT_EQ(vacuum.rc, 1);
+  EXPECT_EQ(vacuum.rc, 6);
   EXPECT_NE(vacuum.err.find("UNAVAILABLE"), std::string::npos) << vacuum.err;
   EXPECT_EQ(vacuum.err.find("not reachable"), std::string::npos) << vacuum.err;
   auto listed = d.Client().ListEntries({"", "int64", ""}, 0);
@@ -281,12 +281,12 @@ TEST(MaintenanceTruth, AFullDiskFailsPurgeAndVacuumWithResourceExhausted) {
   }
 
   auto purge = Coopctl(d, {"purge", "--dtype", "int64"});
-  EXPECT_EQ(purge.rc, 1);
+  EXPECT_EQ(purge.rc, 6);  // coopctl: busy or out of resources
   EXPECT_NE(purge.err.find("RESOURCE_EXHAUSTED"), std::string::npos) << purge.err;
   EXPECT_NE(purge.err.find("full"), std::string::npos) << purge.err;
   EXPECT_EQ(purge.err.find("not reachable"), std::string::npos) << purge.err;
   auto vacuum = Coopctl(d, {"vacuum"});
-  EXPECT_EQ(vacuum.rc, 1);
+  EXPECT_EQ(vacuum.rc, 6);
   EXPECT_NE(vacuum.err.find("RESOURCE_EXHAUSTED"), std::string::npos) << vacuum.err;
   EXPECT_EQ(vacuum.err.find("not reachable"), std::string::npos) << vacuum.err;
   auto listed = d.Client().ListEntries({"", "int64", ""}, 0);

@@ -37,11 +37,12 @@ const std::vector<CommandUsage>& Commands() {
       {"explain", "  explain SPEC [--format ltoir|bitcode] [--json]\n"},
       {"catalog", "  catalog [--json]\n"},
       {"stats", "  stats [--zero] [--json]\n"},
-      {"ls", "  ls [--family F] [--dtype T] [--arch A] [--limit N] [--json]\n"},
+      {"ls", "  ls [--family F] [--dtype T] [--arch A] [--limit N] [--json | --manifest]\n"},
       {"purge", "  purge (--all | [--family F] [--dtype T] [--arch A]) [--json]\n"},
       {"verify", "  verify [--json]\n"},
       {"vacuum", "  vacuum [--json]\n"},
       {"health", "  health [--service NAME] [--json]\n"},
+      {"warm", "  warm MANIFEST [--jobs N] [--dry-run] [--json]\n"},
   };
   return kCommands;
 }
@@ -116,7 +117,8 @@ TEST(ClientErrors, NonexistentSocketIsUnavailableAndNotReachable) {
       << verify.error().message;
 
   std::string out, err;
-  EXPECT_EQ(Coopctl(options.socket_path, {"vacuum"}, &out, &err), 1);
+  // Exit status 3: coopd unreachable.
+  EXPECT_EQ(Coopctl(options.socket_path, {"vacuum"}, &out, &err), 3);
   EXPECT_EQ(err.rfind("coopctl: UNAVAILABLE: coopd is not reachable on " + options.socket_path, 0),
             0u)
       << err;

@@ -68,6 +68,7 @@ bool CoopdProcess::Start(std::string* error) {
   std::vector<std::string> args = {COOPD_BINARY, "--socket", socket_path_, "--cache-dir",
                                    cache_dir_};
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+  args.insert(args.begin(), wrapper.begin(), wrapper.end());
   pid_ = fork();
   if (pid_ < 0) {
     *error = "fork failed";

@@ -53,6 +53,10 @@ class CoopdProcess {
   // Set before Start(): the daemon runs under a seccomp filter that answers Landlock's system
   // calls with ENOSYS, as a kernel without Landlock does (its workers inherit it).
   bool without_landlock = false;
+  // Set before Start(): a command line the daemon's runs under, its own arguments appended
+  // (e.g. `unshare -rm -- sh -c 'mount ... && exec "$@"' sh`). It must exec coopd in the same
+  // process, so pid() stays coopd's.
+  std::vector<std::string> wrapper;
 
  private:
   std::string socket_path_, cache_dir_, log_path_;

@@ -322,7 +322,7 @@ TEST(Plan, CoopctlPlansFromTheCommandLine) {
 
   EXPECT_EQ(
       RunCommand({COOPCTL_BINARY, "--socket", socket, "plan", "a@3-1", "--bytes", "8"}, &out, &err),
-      1);
+      4);  // refused by coopd
   EXPECT_EQ(err,
             "coopctl: INVALID_ARGUMENT: plan: uses[0] \"a\": last must be >= first (the "
             "lifetime [first, last] is inclusive), got first 3, last 1\n");

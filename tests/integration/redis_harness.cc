@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -10,6 +11,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -226,6 +228,76 @@ std::string RedisMonitor::Stop() {
     pid_ = -1;
   }
   return path_.empty() ? "" : ReadFile(path_);
+}
+
+TcpProxy::TcpProxy(int target) : target_(target) {
+  listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  if (listen_fd_ < 0 || bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+      listen(listen_fd_, 64) != 0 ||
+      getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    return;
+  }
+  port_ = ntohs(a.sin_port);
+  thread_ = std::thread([this] { Loop(); });
+}
+
+TcpProxy::~TcpProxy() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  if (listen_fd_ >= 0) close(listen_fd_);
+}
+
+void TcpProxy::Loop() {
+  std::map<int, int> peer;  // each side of a forwarded connection -> the other side
+  auto drop = [&](int fd) {
+    const int other = peer[fd];
+    close(fd);
+    close(other);
+    peer.erase(fd);
+    peer.erase(other);
+  };
+  while (!stop_) {
+    std::vector<pollfd> fds = {{listen_fd_, POLLIN, 0}};
+    for (const auto& [fd, other] : peer) fds.push_back({fd, POLLIN, 0});
+    if (poll(fds.data(), fds.size(), 50) <= 0) continue;
+    if (fds[0].revents & POLLIN) {
+      const int client = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      const int upstream = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_port = htons(static_cast<uint16_t>(target_));
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      if (client >= 0 && upstream >= 0 &&
+          connect(upstream, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) {
+        peer[client] = upstream;
+        peer[upstream] = client;
+      } else {
+        if (client >= 0) close(client);
+        if (upstream >= 0) close(upstream);
+      }
+    }
+    for (size_t i = 1; i < fds.size(); ++i) {
+      if (fds[i].revents == 0 || peer.count(fds[i].fd) == 0) continue;
+      char buf[65536];
+      const ssize_t n = read(fds[i].fd, buf, sizeof(buf));
+      if (n <= 0) {
+        drop(fds[i].fd);
+        continue;
+      }
+      if (partitioned_) continue;  // read and dropped: nothing crosses
+      const int to = peer[fds[i].fd];
+      for (ssize_t done = 0; done < n;) {
+        const ssize_t w = write(to, buf + done, static_cast<size_t>(n - done));
+        if (w <= 0) break;
+        done += w;
+      }
+    }
+  }
+  while (!peer.empty()) drop(peer.begin()->first);
 }
 
 }  // namespace coopd_test

@@ -9,8 +9,10 @@
 #include <sys/types.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace coopd_test {
@@ -99,6 +101,30 @@ class RedisMonitor {
   pid_t pid_ = -1;
   std::string path_;
   bool started_ = false;
+};
+
+// A TCP proxy on a free 127.0.0.1 port that forwards every connection to 127.0.0.1:`target`,
+// until Partition(): from then on it accepts connections and reads what both sides send, but
+// forwards nothing (as a network partition drops packets), so commands time out instead of
+// failing fast. Heal() forwards again on the same connections. One thread; stopped on
+// destruction. port() is 0 when it could not listen.
+class TcpProxy {
+ public:
+  explicit TcpProxy(int target);
+  ~TcpProxy();
+  TcpProxy(const TcpProxy&) = delete;
+  TcpProxy& operator=(const TcpProxy&) = delete;
+  int port() const { return port_; }
+  void Partition() { partitioned_ = true; }
+  void Heal() { partitioned_ = false; }
+
+ private:
+  void Loop();
+  int target_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> partitioned_{false}, stop_{false};
+  std::thread thread_;
 };
 
 }  // namespace coopd_test

@@ -37,7 +37,7 @@ std::string Sqlite3(const std::string& db, const std::string& sql) {
   return out;
 }
 
-SqliteLockHolder::SqliteLockHolder(const std::string& db) {
+SqliteLockHolder::SqliteLockHolder(const std::string& db, const std::string& lock_sql) {
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) != 0) return;
   if (pipe2(out, O_CLOEXEC) != 0) {
@@ -50,7 +50,8 @@ SqliteLockHolder::SqliteLockHolder(const std::string& db) {
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(out[1], 2);
-    execl("/usr/bin/sqlite3", "sqlite3", db.c_str(), static_cast<char*>(nullptr));
+    // -bail: a statement that fails (the lock not taken) ends the CLI before it says "held".
+    execl("/usr/bin/sqlite3", "sqlite3", "-bail", db.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   close(in[0]);
@@ -59,7 +60,7 @@ SqliteLockHolder::SqliteLockHolder(const std::string& db) {
   stdout_ = out[0];
   if (pid_ < 0) return;
   // The CLI flushes each result, so "held" arrives once the lock is taken.
-  const std::string sql = "BEGIN EXCLUSIVE;\nSELECT 'held';\n";
+  const std::string sql = lock_sql + "\nSELECT 'held';\n";
   if (write(stdin_, sql.data(), sql.size()) != static_cast<ssize_t>(sql.size())) return;
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (output_.find("held\n") == std::string::npos && std::chrono::steady_clock::now() < end) {

@@ -39,9 +39,12 @@ std::string Sqlite3(const std::string& db, const std::string& sql);
 
 // A second process, the sqlite3 CLI, holding an exclusive transaction (the write lock) on a
 // database until Release() or destruction (closing its stdin ends it, rolling it back).
+// `lock_sql` takes the lock ("BEGIN IMMEDIATE;": a RESERVED lock); held() is false when it
+// failed.
 class SqliteLockHolder {
  public:
-  explicit SqliteLockHolder(const std::string& db);
+  explicit SqliteLockHolder(const std::string& db,
+                            const std::string& lock_sql = "BEGIN EXCLUSIVE;");
   ~SqliteLockHolder() { Release(); }
   SqliteLockHolder(const SqliteLockHolder&) = delete;
   SqliteLockHolder& operator=(const SqliteLockHolder&) = delete;

@@ -60,6 +60,9 @@ def test_a_bad_request_raises_invalid_argument_naming_the_field(daemon):
         assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT
         assert e.value.from_server
         assert "algorithm" in e.value.message and "warp_scans" in e.value.message
+        # The request id coopd returned is the one its log line about the call carries.
+        assert e.value.request_id
+        assert f"[req {e.value.request_id}] invalid request: block_reduce: " in daemon.log()
         with pytest.raises(coopd.CoopdError) as e:
             c.specialize(family="block_frobnicate", dtype="float32", threads=256, arch="sm_90")
         assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT
@@ -134,6 +137,7 @@ def test_no_daemon_is_unavailable_and_says_not_reachable(tmpdir_path):
             c.stats()
     assert e.value.code == grpc.StatusCode.UNAVAILABLE
     assert not e.value.from_server
+    assert e.value.request_id == ""
     assert f"coopd is not reachable on {socket}" in e.value.message
 
 

@@ -68,6 +68,9 @@ struct Error {
   // bytes were left out. With ClientOptions::full_errors, `details` holds the whole message
   // then; otherwise, and for every error that was not cut, it is empty.
   std::string details;
+  // The request id coopd gave the call (the x-request-id trailer): its log lines about the call
+  // carry it ("[req ID]", or request_id with --log-format json). Empty when coopd did not answer.
+  std::string request_id;
   // The whole message: `details` when set, else `message`.
   const std::string& full_message() const { return details.empty() ? message : details; }
 };
@@ -387,6 +390,10 @@ struct CacheEntry {
   uint64_t stored_bytes = 0;
   int64_t created_at = 0;
   int64_t last_access = 0;
+  // Only from ListEntries(..., with_specs = true): each part's resolved spec (none for link
+  // results and user operators; resolved specs carry no operator source) and the format.
+  std::vector<Spec> specs;
+  Formats format = Formats::kLtoIr;
 };
 
 struct VerifyReport {
@@ -603,7 +610,9 @@ class Client {
   // Cache maintenance.
   // The key of one format (kBoth is refused: each format has its own key).
   Result<Explanation> Explain(const Spec& spec, Formats format = Formats::kLtoIr);
-  Result<std::vector<CacheEntry>> ListEntries(const CacheFilter& filter, uint32_t limit = 0);
+  // `with_specs`: also each entry's resolved specs and format (CacheEntry::specs, ::format).
+  Result<std::vector<CacheEntry>> ListEntries(const CacheFilter& filter, uint32_t limit = 0,
+                                              bool with_specs = false);
   // An empty filter purges nothing unless `all` is set. Returns the number of entries removed.
   Result<uint64_t> Purge(const CacheFilter& filter, bool all = false);
   Result<VerifyReport> Verify();

@@ -28,6 +28,8 @@ __all__ = ["Spec", "UserOperator", "Entry", "Part", "Artifact", "LinkResult", "C
 # coopd marks every status it produces itself with this trailing metadata; a status without it
 # came from the transport (no daemon on the socket, connection lost).
 _STATUS_ORIGIN_KEY = "coopd-status"
+# The trailing metadata that carries the call's request id (server/rpc/grpc_service.h).
+_REQUEST_ID_KEY = "x-request-id"
 _STATUS_ORIGIN_SERVER = "server"
 # Asks coopd for the whole message of an error whose status message it bounds; it comes in the
 # status details (a coop.v1.StatusDetails holding a coop.v1.ErrorDetail).
@@ -531,7 +533,8 @@ class Client:
                     detail = coop_pb2.ErrorDetail()
                     detail.ParseFromString(any_detail.value)
                     whole = detail.message.decode("utf-8", errors="replace")
-        return CoopdError(code, details, from_server, whole)
+        request_id = next((v for k, v in trailers or () if k == _REQUEST_ID_KEY), "")
+        return CoopdError(code, details, from_server, whole, request_id)
 
 
 # -- shared-memory planning -------------------------------------------------------------------

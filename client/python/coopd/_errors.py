@@ -20,15 +20,18 @@ class CoopdError(Exception):
             was longer (a compiler log of megabytes), ``message`` holds its first lines and how
             many bytes were left out, and a client made with ``full_errors=True`` gets the
             whole message here. Otherwise "".
+        request_id: the id coopd gave the call (its ``x-request-id`` trailer); coopd's log lines
+            about the call carry it. "" when coopd did not answer.
     """
 
     def __init__(self, code: grpc.StatusCode, message: str, from_server: bool,
-                 details: str = "") -> None:
+                 details: str = "", request_id: str = "") -> None:
         super().__init__(f"{code.name}: {message}")
         self.code = code
         self.message = message
         self.from_server = from_server
         self.details = details
+        self.request_id = request_id
 
     @property
     def full_message(self) -> str:

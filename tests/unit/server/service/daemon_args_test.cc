@@ -188,7 +188,7 @@ TEST(DaemonArgs, ListenNeedsTlsAndClientAuthenticationUnlessInsecure) {
   EXPECT_TRUE(c.insecure);
   setenv("COOPD_INSECURE", "maybe", 1);
   EXPECT_EQ(Parse({}, &c).message(),
-            "COOPD_INSECURE: must be 1 or 0 (true/false, yes/no), got \"maybe\"");
+            "COOPD_INSECURE: must be true or false (or 1/0, yes/no, on/off), got \"maybe\"");
   unsetenv("COOPD_INSECURE");
   // Pairs and prerequisites.
   EXPECT_EQ(Parse({"--listen", "127.0.0.1:0", "--tls-cert", "c.pem"}, &c).message(),

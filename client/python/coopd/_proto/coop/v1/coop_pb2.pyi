@@ -496,15 +496,17 @@ class CacheFilter(_message.Message):
     def __init__(self, family: _Optional[str] = ..., dtype: _Optional[str] = ..., arch: _Optional[str] = ...) -> None: ...
 
 class ListEntriesRequest(_message.Message):
-    __slots__ = ("filter", "limit")
+    __slots__ = ("filter", "limit", "with_specs")
     FILTER_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    WITH_SPECS_FIELD_NUMBER: _ClassVar[int]
     filter: CacheFilter
     limit: int
-    def __init__(self, filter: _Optional[_Union[CacheFilter, _Mapping]] = ..., limit: _Optional[int] = ...) -> None: ...
+    with_specs: bool
+    def __init__(self, filter: _Optional[_Union[CacheFilter, _Mapping]] = ..., limit: _Optional[int] = ..., with_specs: bool = ...) -> None: ...
 
 class CacheEntry(_message.Message):
-    __slots__ = ("key", "family", "dtype", "arch", "raw_bytes", "stored_bytes", "created_at", "last_access")
+    __slots__ = ("key", "family", "dtype", "arch", "raw_bytes", "stored_bytes", "created_at", "last_access", "specs", "format")
     KEY_FIELD_NUMBER: _ClassVar[int]
     FAMILY_FIELD_NUMBER: _ClassVar[int]
     DTYPE_FIELD_NUMBER: _ClassVar[int]
@@ -513,6 +515,8 @@ class CacheEntry(_message.Message):
     STORED_BYTES_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     LAST_ACCESS_FIELD_NUMBER: _ClassVar[int]
+    SPECS_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
     key: str
     family: str
     dtype: str
@@ -521,7 +525,9 @@ class CacheEntry(_message.Message):
     stored_bytes: int
     created_at: int
     last_access: int
-    def __init__(self, key: _Optional[str] = ..., family: _Optional[str] = ..., dtype: _Optional[str] = ..., arch: _Optional[str] = ..., raw_bytes: _Optional[int] = ..., stored_bytes: _Optional[int] = ..., created_at: _Optional[int] = ..., last_access: _Optional[int] = ...) -> None: ...
+    specs: _containers.RepeatedCompositeFieldContainer[PrimitiveSpec]
+    format: Format
+    def __init__(self, key: _Optional[str] = ..., family: _Optional[str] = ..., dtype: _Optional[str] = ..., arch: _Optional[str] = ..., raw_bytes: _Optional[int] = ..., stored_bytes: _Optional[int] = ..., created_at: _Optional[int] = ..., last_access: _Optional[int] = ..., specs: _Optional[_Iterable[_Union[PrimitiveSpec, _Mapping]]] = ..., format: _Optional[_Union[Format, str]] = ...) -> None: ...
 
 class ListEntriesResponse(_message.Message):
     __slots__ = ("entries",)
