@@ -11,6 +11,8 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libsqlite3-dev sqlite3
   libspdlog-dev libzstd-dev libssl-dev
+  # The access tests make their CA, certificates and tokens with the openssl CLI.
+  openssl
   libgtest-dev libgmock-dev
   clang-format
   # The bitcode backend (FORMAT_BITCODE): Debian 12's clang-22 (bookworm-security); llvm-22 for

@@ -209,6 +209,7 @@ struct GlobalOptions {
   std::string target;
   std::string timeout_s;
   bool full_error = false;
+  std::string token_file, tls_ca, tls_cert, tls_key;
 
   void Add(CLI::App* app) {
     auto* socket_opt =
@@ -222,11 +223,24 @@ struct GlobalOptions {
     app->add_option("--timeout", timeout_s, "per-call deadline (default 180)")
         ->type_name("SECONDS");
     app->add_flag("--full-error", full_error, "print coopd's whole error message");
+    app->add_option("--token-file", token_file,
+                    "a file holding the bearer token to send (env COOPD_TOKEN_FILE)")
+        ->type_name("FILE");
+    app->add_option("--tls-ca", tls_ca,
+                    "PEM CA that signed coopd's certificate: TLS to --target (env COOPD_TLS_CA)")
+        ->type_name("FILE");
+    app->add_option("--tls-cert", tls_cert,
+                    "PEM client certificate, for coopd's mTLS (env COOPD_TLS_CERT)")
+        ->type_name("FILE");
+    app->add_option("--tls-key", tls_key, "its PEM private key (env COOPD_TLS_KEY)")
+        ->type_name("FILE");
   }
 
   // The global options that take a value (main finds the command after them).
   static bool TakesValue(const std::string& flag) {
-    return flag == "--socket" || flag == "--target" || flag == "--timeout";
+    return flag == "--socket" || flag == "--target" || flag == "--timeout" ||
+           flag == "--token-file" || flag == "--tls-ca" || flag == "--tls-cert" ||
+           flag == "--tls-key";
   }
 
   coop::ClientOptions ToOptions() const {
@@ -238,6 +252,10 @@ struct GlobalOptions {
       options.timeout = std::chrono::seconds(coopctl::ParseUint("--timeout", timeout_s));
     }
     options.full_errors = full_error;
+    options.token_file = token_file;  // empty: the library reads COOPD_TOKEN_FILE, ...
+    options.tls_ca_file = tls_ca;
+    options.tls_cert_file = tls_cert;
+    options.tls_key_file = tls_key;
     return options;
   }
 };
@@ -648,6 +666,17 @@ int Link(coop::Client& client, const LinkArgs& args, const std::vector<std::stri
   return 0;
 }
 
+// "tcp 0.0.0.0:7070: TLS, client certificates, tokens" or "...: INSECURE (plaintext)".
+std::string ListenerText(const coop::Listener& l) {
+  std::string out = l.address + ":";
+  if (!l.mode.empty()) out += " " + l.mode;
+  if (l.address.rfind("tcp ", 0) == 0) out += l.tls ? " TLS" : " plaintext";
+  if (l.client_certificates) out += ", client certificates";
+  if (l.tokens) out += ", bearer tokens";
+  if (l.insecure) out += l.tls ? "  INSECURE: no client authentication" : "  INSECURE: no TLS";
+  return out;
+}
+
 int Stats(coop::Client& client, bool zero) {
   // --zero prints the counters as they were, then zeroes them.
   auto s = zero ? client.ResetStats() : client.GetStats();
@@ -689,6 +718,18 @@ int Stats(coop::Client& client, bool zero) {
     j["cache_degraded"] = s->cache_degraded;
     j["bitcode_compiles"] = s->bitcode_compiles;
     j["remote_hits"] = s->remote_hits;
+    j["listeners"] = nlohmann::json::array();
+    for (const auto& l : s->listeners) {
+      nlohmann::json o = {{"address", l.address},
+                          {"tls", l.tls},
+                          {"client_certificates", l.client_certificates},
+                          {"tokens", l.tokens},
+                          {"insecure", l.insecure}};
+      if (!l.mode.empty()) o["mode"] = l.mode;
+      j["listeners"].emplace_back(std::move(o));
+    }
+    j["unauthenticated_calls"] = s->unauthenticated_calls;
+    j["denied_calls"] = s->denied_calls;
     if (s->remote.configured) {
       const auto& r = s->remote;
       j["remote"] = {{"url", r.url},
@@ -766,6 +807,9 @@ int Stats(coop::Client& client, bool zero) {
                 << " waits (" << r.lease_wait_hits << " served, " << r.lease_wait_timeouts
                 << " timed out)\n";
     }
+    for (const auto& l : s->listeners) std::cout << "listening:       " << ListenerText(l) << "\n";
+    std::cout << "access:          " << s->unauthenticated_calls << " calls unauthenticated, "
+              << s->denied_calls << " denied\n";
     std::cout << "compile times:   p50 " << s->compile_ms_p50 << " ms, p90 " << s->compile_ms_p90
               << " ms, p99 " << s->compile_ms_p99 << " ms; " << s->pch_warm_compiles
               << " on a warm PCH\n"
@@ -891,6 +935,12 @@ int Health(coop::Client& client, const std::string& service) {
     CommandError e(coopctl::kExitFailed, coop::ErrorCodeName(h.error().code),
                    std::string(coop::ErrorCodeName(h.error().code)) + ": " + ErrorText(h.error()));
     throw e;
+  }
+  // An --insecure TCP listener is said on every health check (when the stats can be read).
+  if (auto stats = client.GetStats()) {
+    for (const auto& l : stats->listeners) {
+      if (l.insecure) std::cerr << "warning: coopd serves " << ListenerText(l) << "\n";
+    }
   }
   const char* name = coop::HealthStatusName(*h);
   if (g_json) {

@@ -9,8 +9,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -357,10 +360,67 @@ bool SpawnDaemon(const std::string& binary, const std::string& socket) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+// The contents of a file named by ClientOptions `field` (env `env`); with `secret`, refused when
+// others may read or write it.
+std::optional<std::string> ReadOptionFile(const std::string& path, const char* field,
+                                          const char* env, bool secret, std::string* error) {
+  const std::string what =
+      std::string("ClientOptions::") + field + " (" + env + ") \"" + path + "\"";
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *error = what + ": cannot open: " + std::strerror(errno);
+    return std::nullopt;
+  }
+  struct stat st {};
+  std::string text;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (1 << 20)) {
+    *error = what + ": not a regular file of at most 1 MiB";
+  } else if (secret && (st.st_mode & 0007) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    *error = what + ": others may access it (mode " + mode +
+             "), and it holds a secret: chmod 600 (or 640 for a group)";
+  } else {
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof(buf))) > 0) text.append(buf, static_cast<size_t>(n));
+    if (n < 0) *error = what + ": cannot read: " + std::strerror(errno);
+  }
+  close(fd);
+  if (!error->empty()) return std::nullopt;
+  return text;
+}
+
+// The token of a token file: its first line that is neither empty nor a # comment, trimmed.
+std::optional<std::string> TokenOf(const std::string& text) {
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    const size_t b = line.find_first_not_of(" \t\r");
+    if (b == std::string::npos || line[b] == '#') continue;
+    const size_t e = line.find_last_not_of(" \t\r");
+    return line.substr(b, e - b + 1);
+  }
+  return std::nullopt;
+}
+
+// Fills an empty option from the environment.
+void FromEnv(std::string* option, const char* env) {
+  if (!option->empty()) return;
+  if (const char* v = std::getenv(env); v != nullptr) *option = v;
+}
+
 }  // namespace
 
 struct Client::Impl {
   ClientOptions options;
+  // The bearer token sent with every call ("" for none), and an error in the access options
+  // that every call returns instead of calling.
+  std::string authorization;
+  std::optional<Error> setup_error;
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::Coop::Stub> stub;
   std::mutex autostart_mu;
@@ -370,6 +430,7 @@ struct Client::Impl {
   // coopd once and retries until it answers or the call's deadline passes.
   template <class Request, class Response, class Method>
   std::optional<Error> Unary(Method method, const Request& req, Response* resp) {
+    if (setup_error) return setup_error;
     const auto deadline = std::chrono::system_clock::now() + options.timeout;
     bool started = false;
     std::string note;
@@ -378,9 +439,10 @@ struct Client::Impl {
       ctx.set_deadline(deadline);
       if (options.full_errors) ctx.AddMetadata(kErrorDetailsKey, "full");
       ctx.AddMetadata(kClientMetadataKey, ClientMetadata(options.client_name));
+      if (!authorization.empty()) ctx.AddMetadata("authorization", authorization);
       grpc::Status s = (stub.get()->*method)(&ctx, req, resp);
       if (s.ok()) return std::nullopt;
-      Error e = FromGrpc(s, ctx, options.target.empty() ? options.socket_path : options.target);
+      Error e = FromGrpc(s, ctx, where());
       if (e.code != ErrorCode::kUnavailable || e.from_server) return e;
       if (!started) {
         started = true;
@@ -393,6 +455,64 @@ struct Client::Impl {
       if (std::chrono::system_clock::now() + std::chrono::milliseconds(50) >= deadline) return e;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+  }
+
+  // What the client talks to, for messages.
+  const std::string& where() const {
+    return options.target.empty() ? options.socket_path : options.target;
+  }
+
+  // Reads the token and TLS files; returns the channel credentials (insecure without TLS), or
+  // sets setup_error.
+  std::shared_ptr<grpc::ChannelCredentials> AccessSetup() {
+    FromEnv(&options.token_file, "COOPD_TOKEN_FILE");
+    FromEnv(&options.tls_ca_file, "COOPD_TLS_CA");
+    FromEnv(&options.tls_cert_file, "COOPD_TLS_CERT");
+    FromEnv(&options.tls_key_file, "COOPD_TLS_KEY");
+    std::string error;
+    auto fail = [this](std::string message) {
+      Error e;
+      e.code = ErrorCode::kInvalidArgument;
+      e.message = std::move(message);
+      setup_error = std::move(e);
+      return grpc::InsecureChannelCredentials();
+    };
+    if (!options.token_file.empty()) {
+      auto text =
+          ReadOptionFile(options.token_file, "token_file", "COOPD_TOKEN_FILE", true, &error);
+      if (!text) return fail(error);
+      auto token = TokenOf(*text);
+      if (!token) {
+        return fail("ClientOptions::token_file (COOPD_TOKEN_FILE) \"" + options.token_file +
+                    "\": holds no token (its first line that is not empty or a # comment)");
+      }
+      authorization = "Bearer " + *token;
+    }
+    const bool tls = !options.tls_ca_file.empty() || !options.tls_cert_file.empty() ||
+                     !options.tls_key_file.empty();
+    if (!tls || options.target.empty()) return grpc::InsecureChannelCredentials();
+    if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+      return fail(
+          "ClientOptions::tls_cert_file and tls_key_file (COOPD_TLS_CERT, COOPD_TLS_KEY) go "
+          "together; one of them is missing");
+    }
+    grpc::SslCredentialsOptions ssl;
+    if (!options.tls_ca_file.empty()) {
+      auto ca = ReadOptionFile(options.tls_ca_file, "tls_ca_file", "COOPD_TLS_CA", false, &error);
+      if (!ca) return fail(error);
+      ssl.pem_root_certs = *ca;
+    }
+    if (!options.tls_cert_file.empty()) {
+      auto cert =
+          ReadOptionFile(options.tls_cert_file, "tls_cert_file", "COOPD_TLS_CERT", false, &error);
+      if (!cert) return fail(error);
+      auto key =
+          ReadOptionFile(options.tls_key_file, "tls_key_file", "COOPD_TLS_KEY", true, &error);
+      if (!key) return fail(error);
+      ssl.pem_cert_chain = *cert;
+      ssl.pem_private_key = *key;
+    }
+    return grpc::SslCredentials(ssl);
   }
 
   // "" when a daemon was started (now or by an earlier call of this client): the caller then
@@ -423,7 +543,9 @@ Client::Client() : Client(ClientOptions{}) {}
 
 Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
   if (options.socket_path.empty()) options.socket_path = DefaultSocketPath();
+  FromEnv(&options.target, "COOPD_TARGET");
   impl_->options = std::move(options);
+  std::shared_ptr<grpc::ChannelCredentials> credentials = impl_->AccessSetup();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   args.SetMaxSendMessageSize(64 << 20);
@@ -440,7 +562,7 @@ Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
     target = impl_->options.target;
     args.SetLoadBalancingPolicyName("round_robin");
   }
-  impl_->channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  impl_->channel = grpc::CreateCustomChannel(target, credentials, args);
   impl_->stub = v1::Coop::NewStub(impl_->channel);
 }
 
@@ -641,6 +763,12 @@ Stats FromProto(const v1::Stats& resp) {
     out.remote.lease_takeovers = r.lease_takeovers();
     out.remote.leases_lost = r.leases_lost();
   }
+  for (const auto& l : resp.listeners()) {
+    out.listeners.push_back(
+        {l.address(), l.tls(), l.client_certificates(), l.tokens(), l.insecure(), l.mode()});
+  }
+  out.unauthenticated_calls = resp.unauthenticated_calls();
+  out.denied_calls = resp.denied_calls();
   return out;
 }
 
@@ -827,9 +955,11 @@ std::optional<int> DecodeHealthStatus(const std::string& in) {
 }  // namespace
 
 Result<HealthStatus> Client::Health(const std::string& service) {
+  if (impl_->setup_error) return *impl_->setup_error;
   grpc::GenericStub stub(impl_->channel);
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + impl_->options.timeout);
+  if (!impl_->authorization.empty()) ctx.AddMetadata("authorization", impl_->authorization);
   const std::string request = EncodeHealthRequest(service);
   grpc::Slice slice(request);
   grpc::ByteBuffer request_buffer(&slice, 1), response_buffer;
@@ -838,8 +968,7 @@ Result<HealthStatus> Client::Health(const std::string& service) {
                  &response_buffer, [&done](grpc::Status s) { done.set_value(std::move(s)); });
   const grpc::Status s = done.get_future().get();
   if (!s.ok()) {
-    const ClientOptions& o = impl_->options;
-    Error e = FromGrpc(s, ctx, o.target.empty() ? o.socket_path : o.target);
+    Error e = FromGrpc(s, ctx, impl_->where());
     // The health service is gRPC's own: its answers carry no coopd trailer.
     if (e.code != ErrorCode::kUnavailable) e.from_server = true;
     if (e.code == ErrorCode::kNotFound) {

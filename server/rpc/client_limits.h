@@ -3,10 +3,10 @@
 // average, `burst` at once).
 //
 // A client is whatever string the caller names it by (grpc_service.cc's ClientIdentity: the
-// peer's address on TCP, the client-supplied "coopd-client" metadata on the Unix socket). The
-// table of clients is bounded: idle clients (nothing in flight, a full bucket) are forgotten
-// once it holds more than kMaxTrackedClients, so a caller that invents a new name per request
-// costs memory for its requests in flight only.
+// name of the bearer token coopd checked, else the peer's address on TCP, the client-supplied
+// "coopd-client" metadata on the Unix socket). The table of clients is bounded: idle clients
+// (nothing in flight, a full bucket) are forgotten once it holds more than kMaxTrackedClients,
+// so a caller that invents a new name per request costs memory for its requests in flight only.
 //
 // Thread-safe. Time is passed in, so tests need no clock.
 #pragma once

@@ -98,7 +98,9 @@ absl::Status ParseRequest(const grpc::ByteBuffer& request, size_t max_bytes,
              report.empty() ? std::string() : StrCat(" (protobuf: ", LogSafe(report, 200), ")")));
 }
 
-std::string ClientIdentity(const grpc::CallbackServerContext& context) {
+std::string ClientIdentity(const grpc::CallbackServerContext& context,
+                           std::string_view token_name) {
+  if (!token_name.empty()) return StrCat("token:", token_name);
   std::string peer = context.peer();
   if (peer.rfind("ipv4:", 0) == 0 || peer.rfind("ipv6:", 0) == 0) {
     const size_t colon = peer.rfind(':');
@@ -199,12 +201,13 @@ void Executor::Drain() {
 }
 
 CoopService::CoopService(coopd::Service* service, Executor* executor, Executor* maintenance,
-                         RpcLimits limits)
+                         RpcLimits limits, const AccessControl* access)
     : service_(service),
       executor_(executor),
       maintenance_(maintenance),
       limits_(limits),
-      clients_(limits.clients) {
+      clients_(limits.clients),
+      access_(access) {
   char prefix[16];
   std::snprintf(prefix, sizeof(prefix), "%08x", static_cast<unsigned>(std::random_device{}()));
   request_id_prefix_ = prefix;
@@ -269,21 +272,35 @@ absl::Status CoopService::Parse(const Raw* in, const std::string& request_id,
   return s;
 }
 
+absl::Status CoopService::Admit(Reply* call, const Gate& gate) {
+  // 1. Who is calling, and may they call this? Before anything else: a caller without a valid
+  // token must not spend a client's rate budget, nor make coopd decode its request.
+  std::string token_name;
+  if (access_ != nullptr) {
+    auto caller = access_->Admit(*call->context, gate.need, gate.rpc);
+    if (!caller.ok()) return caller.status();
+    call->role = caller->role;
+    token_name = std::move(caller->name);
+  }
+  // 2. The per-client limits, against the token's name when there is one.
+  if (gate.limited && clients_.enabled()) {
+    auto admission =
+        clients_.Admit(ClientIdentity(*call->context, token_name), ClientLimiter::Clock::now());
+    if (!admission.ok()) {
+      spdlog::info("refused: {}", std::string(admission.status().message()));
+      return admission.status();
+    }
+    call->admission = std::move(*admission);
+  }
+  return absl::OkStatus();
+}
+
 void CoopService::Accept(Reply* call,
                          std::function<void(const std::string& id, Finish finish)> work,
                          Executor* on) {
   if (draining_) {
     call->Send(grpc::Status(grpc::StatusCode::UNAVAILABLE, "coopd is shutting down; retry"));
     return;
-  }
-  if (clients_.enabled()) {
-    auto admission = clients_.Admit(ClientIdentity(*call->context), ClientLimiter::Clock::now());
-    if (!admission.ok()) {
-      spdlog::info("refused: {}", std::string(admission.status().message()));
-      call->Send(ToGrpcStatus(admission.status()));
-      return;
-    }
-    call->admission = std::move(*admission);
   }
   ++in_flight_;
   (on != nullptr ? on : executor_)->Submit([this, call, work = std::move(work)] {
@@ -295,52 +312,63 @@ void CoopService::Accept(Reply* call,
   });
 }
 
+// Each handler names the role its RPC needs (docs/security.md has the table); Decode checks it
+// and the client's limits before decoding the request. Specialize, SpecializeBundle, Link and
+// Plan need `read`, and compile or link on a miss only for a caller that has `compile`
+// (`may_compile`: a miss is PERMISSION_DENIED for a `read` token).
 grpc::ServerUnaryReactor* CoopService::Specialize(grpc::CallbackServerContext* context,
                                                   const Raw* in, Raw* out) {
   using Req = coop::v1::SpecializeRequest;
   using Resp = coop::v1::SpecializeResponse;
-  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
-    Accept(call, [this, call](const std::string& id, Finish finish) {
-      const Req& request = call->request;
-      const std::vector<int> formats(request.formats().begin(), request.formats().end());
-      service_->Specialize({request.spec()}, /*bundle=*/false, formats, id,
-                           [call, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
-                             if (artifact.ok()) {
-                               *call->response_message.mutable_artifact() = std::move(*artifact);
-                             }
-                             finish(artifact.status());
-                           });
-    });
-  });
+  return Decode<Req, Resp>(
+      context, in, out, {Role::kRead, "Specialize"}, [this](Call<Req, Resp>* call) {
+        Accept(call, [this, call](const std::string& id, Finish finish) {
+          const Req& request = call->request;
+          const std::vector<int> formats(request.formats().begin(), request.formats().end());
+          service_->Specialize(
+              {request.spec()}, /*bundle=*/false, formats, id,
+              [call, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
+                if (artifact.ok()) {
+                  *call->response_message.mutable_artifact() = std::move(*artifact);
+                }
+                finish(artifact.status());
+              },
+              call->role >= Role::kCompile);
+        });
+      });
 }
 
 grpc::ServerUnaryReactor* CoopService::SpecializeBundle(grpc::CallbackServerContext* context,
                                                         const Raw* in, Raw* out) {
   using Req = coop::v1::SpecializeBundleRequest;
   using Resp = coop::v1::SpecializeResponse;
-  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
-    Accept(call, [this, call](const std::string& id, Finish finish) {
-      const Req& request = call->request;
-      std::vector<coop::v1::PrimitiveSpec> specs(request.specs().begin(), request.specs().end());
-      const std::vector<int> formats(request.formats().begin(), request.formats().end());
-      service_->Specialize(specs, /*bundle=*/true, formats, id,
-                           [call, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
-                             if (artifact.ok()) {
-                               *call->response_message.mutable_artifact() = std::move(*artifact);
-                             }
-                             finish(artifact.status());
-                           });
-    });
-  });
+  return Decode<Req, Resp>(
+      context, in, out, {Role::kRead, "SpecializeBundle"}, [this](Call<Req, Resp>* call) {
+        Accept(call, [this, call](const std::string& id, Finish finish) {
+          const Req& request = call->request;
+          std::vector<coop::v1::PrimitiveSpec> specs(request.specs().begin(),
+                                                     request.specs().end());
+          const std::vector<int> formats(request.formats().begin(), request.formats().end());
+          service_->Specialize(
+              specs, /*bundle=*/true, formats, id,
+              [call, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
+                if (artifact.ok()) {
+                  *call->response_message.mutable_artifact() = std::move(*artifact);
+                }
+                finish(artifact.status());
+              },
+              call->role >= Role::kCompile);
+        });
+      });
 }
 
 grpc::ServerUnaryReactor* CoopService::Link(grpc::CallbackServerContext* context, const Raw* in,
                                             Raw* out) {
   using Req = coop::v1::LinkRequest;
   using Resp = coop::v1::LinkResponse;
-  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
+  return Decode<Req, Resp>(context, in, out, {Role::kRead, "Link"}, [this](Call<Req, Resp>* call) {
     AcceptAsync(call, [this, call](const std::string& id, auto done) {
-      service_->Link(call->request, id, std::move(done));
+      service_->Link(call->request, id, std::move(done), call->role >= Role::kCompile);
     });
   });
 }
@@ -349,9 +377,9 @@ grpc::ServerUnaryReactor* CoopService::Plan(grpc::CallbackServerContext* context
                                             Raw* out) {
   using Req = coop::v1::PlanRequest;
   using Resp = coop::v1::PlanResponse;
-  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
+  return Decode<Req, Resp>(context, in, out, {Role::kRead, "Plan"}, [this](Call<Req, Resp>* call) {
     AcceptAsync(call, [this, call](const std::string& id, auto done) {
-      service_->Plan(call->request, id, std::move(done));
+      service_->Plan(call->request, id, std::move(done), call->role >= Role::kCompile);
     });
   });
 }
@@ -360,73 +388,80 @@ grpc::ServerUnaryReactor* CoopService::Explain(grpc::CallbackServerContext* cont
                                                Raw* out) {
   using Req = coop::v1::SpecializeRequest;
   using Resp = coop::v1::ExplainResponse;
-  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
-    AcceptSync(call, [this, call] {
-      const std::vector<int> formats(call->request.formats().begin(),
-                                     call->request.formats().end());
-      return service_->Explain(call->request.spec(), formats);
-    });
-  });
+  return Decode<Req, Resp>(context, in, out, {Role::kRead, "Explain"},
+                           [this](Call<Req, Resp>* call) {
+                             AcceptSync(call, [this, call] {
+                               const std::vector<int> formats(call->request.formats().begin(),
+                                                              call->request.formats().end());
+                               return service_->Explain(call->request.spec(), formats);
+                             });
+                           });
 }
 
 grpc::ServerUnaryReactor* CoopService::ResetStats(grpc::CallbackServerContext* context,
                                                   const Raw* in, Raw* out) {
   using Req = coop::v1::GetStatsRequest;
   using Resp = coop::v1::Stats;
-  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
-    AcceptSync(call, [this] { return absl::StatusOr<Resp>(service_->ResetStats()); });
-  });
+  return Decode<Req, Resp>(
+      context, in, out, {Role::kAdmin, "ResetStats"}, [this](Call<Req, Resp>* call) {
+        AcceptSync(call, [this] { return absl::StatusOr<Resp>(service_->ResetStats()); });
+      });
 }
 
 grpc::ServerUnaryReactor* CoopService::ListEntries(grpc::CallbackServerContext* context,
                                                    const Raw* in, Raw* out) {
   using Req = coop::v1::ListEntriesRequest;
   using Resp = coop::v1::ListEntriesResponse;
-  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
-    AcceptSync(call, [this, call] { return service_->ListEntries(call->request); });
-  });
+  return Decode<Req, Resp>(
+      context, in, out, {Role::kRead, "ListEntries"}, [this](Call<Req, Resp>* call) {
+        AcceptSync(call, [this, call] { return service_->ListEntries(call->request); });
+      });
 }
 
 grpc::ServerUnaryReactor* CoopService::Purge(grpc::CallbackServerContext* context, const Raw* in,
                                              Raw* out) {
   using Req = coop::v1::PurgeRequest;
   using Resp = coop::v1::PurgeResponse;
-  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
-    AcceptSync(
-        call, [this, call] { return service_->Purge(call->request); }, maintenance_);
-  });
+  return Decode<Req, Resp>(
+      context, in, out, {Role::kAdmin, "Purge"}, [this](Call<Req, Resp>* call) {
+        AcceptSync(
+            call, [this, call] { return service_->Purge(call->request); }, maintenance_);
+      });
 }
 
 grpc::ServerUnaryReactor* CoopService::Verify(grpc::CallbackServerContext* context, const Raw* in,
                                               Raw* out) {
   using Req = coop::v1::VerifyRequest;
   using Resp = coop::v1::VerifyResponse;
-  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
-    AcceptSync(
-        call, [this] { return service_->Verify(); }, maintenance_);
-  });
+  return Decode<Req, Resp>(context, in, out, {Role::kAdmin, "Verify"},
+                           [this](Call<Req, Resp>* call) {
+                             AcceptSync(
+                                 call, [this] { return service_->Verify(); }, maintenance_);
+                           });
 }
 
 grpc::ServerUnaryReactor* CoopService::Vacuum(grpc::CallbackServerContext* context, const Raw* in,
                                               Raw* out) {
   using Req = coop::v1::VacuumRequest;
   using Resp = coop::v1::VacuumResponse;
-  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
-    AcceptSync(
-        call, [this] { return service_->Vacuum(); }, maintenance_);
-  });
+  return Decode<Req, Resp>(context, in, out, {Role::kAdmin, "Vacuum"},
+                           [this](Call<Req, Resp>* call) {
+                             AcceptSync(
+                                 call, [this] { return service_->Vacuum(); }, maintenance_);
+                           });
 }
 
 // Catalog and GetStats answer on gRPC's thread, outside the per-client limits: they read
-// tables and counters, and health checks and probes call them.
+// tables and counters, and health checks and probes call them. They still need `read`.
 grpc::ServerUnaryReactor* CoopService::Catalog(grpc::CallbackServerContext* context, const Raw* in,
                                                Raw* out) {
   using Req = coop::v1::CatalogRequest;
   using Resp = coop::v1::CatalogResponse;
-  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
-    call->response_message = service_->Catalog();
-    call->Send(grpc::Status::OK);
-  });
+  return Decode<Req, Resp>(context, in, out, {Role::kRead, "Catalog", /*limited=*/false},
+                           [this](Call<Req, Resp>* call) {
+                             call->response_message = service_->Catalog();
+                             call->Send(grpc::Status::OK);
+                           });
 }
 
 bool CoopService::WaitIdle(std::chrono::steady_clock::time_point deadline) const {
@@ -441,10 +476,17 @@ grpc::ServerUnaryReactor* CoopService::GetStats(grpc::CallbackServerContext* con
                                                 Raw* out) {
   using Req = coop::v1::GetStatsRequest;
   using Resp = coop::v1::Stats;
-  return Decode<Req, Resp>(context, in, out, [this](Call<Req, Resp>* call) {
-    call->response_message = service_->GetStats();
-    call->Send(grpc::Status::OK);
-  });
+  return Decode<Req, Resp>(context, in, out, {Role::kRead, "GetStats", /*limited=*/false},
+                           [this](Call<Req, Resp>* call) {
+                             Resp& stats = call->response_message;
+                             stats = service_->GetStats();
+                             for (const auto& l : listeners_) *stats.add_listeners() = l;
+                             if (access_ != nullptr) {
+                               stats.set_unauthenticated_calls(access_->unauthenticated());
+                               stats.set_denied_calls(access_->denied());
+                             }
+                             call->Send(grpc::Status::OK);
+                           });
 }
 
 }  // namespace coopd

@@ -20,6 +20,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "coop/v1/coop.grpc.pb.h"
+#include "server/rpc/access.h"
 #include "server/rpc/client_limits.h"
 #include "server/service/service.h"
 
@@ -60,12 +61,15 @@ grpc::Status ToGrpcStatus(const absl::Status& status, bool with_details = false)
 absl::Status ParseRequest(const grpc::ByteBuffer& request, size_t max_bytes,
                           google::protobuf::Message* message);
 
-// Who a request counts against for the per-client limits: "ipv4:ADDRESS" / "ipv6:[ADDRESS]"
+// Who a request counts against for the per-client limits: "token:NAME" for a call that
+// presented a valid token (`token_name`, the tokens file's NAME: coopd vouches for it, so it
+// beats anything the client says about itself); otherwise "ipv4:ADDRESS" / "ipv6:[ADDRESS]"
 // (the peer without its port) on TCP; on the Unix socket, which tells nothing about the peer,
 // "unix:" and the caller's own "coopd-client" metadata (escaped, at most 64 bytes), or
 // "unix:(anonymous)" without it.
 inline constexpr char kClientMetadataKey[] = "coopd-client";
-std::string ClientIdentity(const grpc::CallbackServerContext& context);
+std::string ClientIdentity(const grpc::CallbackServerContext& context,
+                           std::string_view token_name = {});
 
 // The edge's limits (daemon flags).
 struct RpcLimits {
@@ -106,9 +110,14 @@ using RawCoopService = coop::v1::Coop::WithRawCallbackMethod_Specialize<
 
 class CoopService final : public RawCoopService {
  public:
-  // `maintenance` runs Purge, Verify and Vacuum; `executor` everything else.
+  // `maintenance` runs Purge, Verify and Vacuum; `executor` everything else. `access` decides
+  // who may call what (null: everyone may call everything); it must outlive the service.
   CoopService(coopd::Service* service, Executor* executor, Executor* maintenance,
-              RpcLimits limits = {});
+              RpcLimits limits = {}, const AccessControl* access = nullptr);
+  // What GetStats reports of the listeners (Stats.listeners); set once before serving.
+  void SetListeners(std::vector<coop::v1::Listener> listeners) {
+    listeners_ = std::move(listeners);
+  }
 
   using Raw = grpc::ByteBuffer;
   grpc::ServerUnaryReactor* Specialize(grpc::CallbackServerContext* context, const Raw* request,
@@ -156,6 +165,7 @@ class CoopService final : public RawCoopService {
     // and the coopd-status trailer, then deletes this.
     void Send(grpc::Status status);
     grpc::CallbackServerContext* const context;
+    Role role = Role::kAdmin;  // the caller's (Admit)
     ClientLimiter::Admission admission;
     std::string request_id;  // RequestId(), set by Decode
 
@@ -174,15 +184,33 @@ class CoopService final : public RawCoopService {
    private:
     const google::protobuf::Message& response() const override { return response_message; }
   };
-  // Decodes the raw request into a new Call and hands it to `handle`, which must arrange for
-  // call->Send exactly once; an undecodable request is answered here.
+  // What a call must pass before its request is even decoded: the role its RPC needs
+  // (docs/security.md has the table), and whether it counts against its client's limits
+  // (GetStats and Catalog, which health checks and probes call, never do).
+  struct Gate {
+    Role need;
+    const char* rpc;
+    bool limited = true;
+  };
+  // Admits `call` through `gate`, in this order: authentication and the role (an
+  // unauthenticated or unprivileged caller is refused before it can spend any client's rate
+  // budget), then the per-client limits (against the token's name when it presented one), so
+  // neither a stranger nor a client over its limits makes coopd decode its request. Sets
+  // call->role and call->admission.
+  absl::Status Admit(Reply* call, const Gate& gate);
+  // Admits the call (Admit), decodes the raw request into a new Call and hands it to `handle`,
+  // which must arrange for call->Send exactly once; a refused or undecodable request is
+  // answered here.
   template <class Request, class Response, class Handle>
   grpc::ServerUnaryReactor* Decode(grpc::CallbackServerContext* context, const Raw* in, Raw* out,
-                                   Handle handle) {
+                                   const Gate& gate, Handle handle) {
     auto* reactor = context->DefaultReactor();
     auto* call = new Call<Request, Response>(context, reactor, out);
     call->request_id = RequestId(context);
-    if (absl::Status s = Parse(in, call->request_id, &call->request); !s.ok()) {
+    if (absl::Status s = Admit(call, gate); !s.ok()) {
+      const_cast<Raw*>(in)->Clear();
+      call->Send(ToGrpcStatus(s));
+    } else if (absl::Status s = Parse(in, call->request_id, &call->request); !s.ok()) {
       call->Send(ToGrpcStatus(s));
     } else {
       handle(call);
@@ -194,8 +222,8 @@ class CoopService final : public RawCoopService {
   // The call's request id (see kRequestIdKey), also set as its trailing metadata.
   std::string RequestId(grpc::CallbackServerContext* context);
 
-  // Accepts a request (or refuses it while draining, or over its client's limits) and runs
-  // `work` on the executor; `work` must arrange for `finish` to be called exactly once.
+  // Accepts an admitted, decoded request (or refuses it while draining) and runs `work` on the
+  // executor; `work` must arrange for `finish` to be called exactly once.
   using Finish = std::function<void(const absl::Status&)>;
   void Accept(Reply* call, std::function<void(const std::string& id, Finish finish)> work,
               Executor* on = nullptr);
@@ -230,6 +258,8 @@ class CoopService final : public RawCoopService {
   Executor* const maintenance_;
   const RpcLimits limits_;
   ClientLimiter clients_;
+  const AccessControl* const access_;
+  std::vector<coop::v1::Listener> listeners_;
   std::string request_id_prefix_;  // 8 random hex digits, so ids differ across restarts
   std::atomic<uint64_t> next_request_id_{1};
   std::atomic<int> in_flight_{0};

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <nvrtc.h>
@@ -30,6 +31,7 @@
 #include "server/engine/bitcode.h"
 #include "server/engine/worker_pool.h"
 #include "server/metrics/metrics.h"
+#include "server/rpc/access.h"
 #include "server/rpc/grpc_service.h"
 #include "server/rpc/inherited_listener.h"
 #include "server/service/log_format.h"
@@ -155,6 +157,131 @@ absl::StatusOr<SandboxPolicy> WorkerSandbox(SandboxMode mode, const Toolchain& t
   return policy;
 }
 
+// A setting's value and where it came from (a flag or a COOPD_* variable), for errors.
+struct Setting {
+  std::string value, source;
+};
+
+absl::Status BoolSetting(const Setting& s, bool* out) {
+  if (s.value.empty() || s.value == "0" || s.value == "false" || s.value == "no") {
+    *out = false;
+  } else if (s.value == "1" || s.value == "true" || s.value == "yes") {
+    *out = true;
+  } else {
+    return absl::InvalidArgumentError(
+        StrCat(s.source, ": must be 1 or 0 (true/false, yes/no), got ", QuoteValue(s.value)));
+  }
+  return absl::OkStatus();
+}
+
+// Access control's settings (docs/security.md), checked together: TCP listeners need TLS and
+// client authentication unless --insecure.
+absl::Status AccessSettings(const Setting& socket_group, const Setting& tls_cert,
+                            const Setting& tls_key, const Setting& tls_client_ca,
+                            const Setting& tokens_file, const Setting& insecure,
+                            const Setting& tokens_unix, DaemonConfig* config) {
+  if (absl::Status s = BoolSetting(insecure, &config->insecure); !s.ok()) return s;
+  if (absl::Status s = BoolSetting(tokens_unix, &config->tokens_unix); !s.ok()) return s;
+  config->socket_group = socket_group.value;
+  config->socket_gid = -1;
+  if (!socket_group.value.empty()) {
+    std::vector<char> buf(16384);
+    struct group gr {};
+    struct group* found = nullptr;
+    const int err = getgrnam_r(socket_group.value.c_str(), &gr, buf.data(), buf.size(), &found);
+    uint64_t gid = 0;
+    if (found != nullptr) {
+      config->socket_gid = found->gr_gid;
+    } else if (absl::SimpleAtoi(socket_group.value, &gid) && gid < (uint64_t{1} << 31)) {
+      config->socket_gid = static_cast<int64_t>(gid);
+    } else {
+      return absl::InvalidArgumentError(
+          StrCat(socket_group.source, ": no such group ", QuoteValue(socket_group.value),
+                 err != 0 ? StrCat(" (", std::strerror(err), ")") : std::string(),
+                 "; give a group name from /etc/group (getent group) or a numeric gid"));
+    }
+  }
+  config->tokens_file = tokens_file.value;
+  if (config->tokens_unix && config->tokens_file.empty()) {
+    return absl::InvalidArgumentError(StrCat(
+        tokens_unix.source, ": needs --tokens-file (COOPD_TOKENS_FILE): the tokens to require"));
+  }
+  config->tls_cert = tls_cert.value;
+  config->tls_key = tls_key.value;
+  config->tls_client_ca = tls_client_ca.value;
+  // TLS settings matter only for TCP listeners: a daemon that a client started with its own
+  // COOPD_TLS_* in the environment (auto-start) must not fail on them.
+  if (config->listen.empty()) return absl::OkStatus();
+  if (tls_cert.value.empty() != tls_key.value.empty()) {
+    const Setting& given = tls_cert.value.empty() ? tls_key : tls_cert;
+    return absl::InvalidArgumentError(
+        StrCat(given.source,
+               ": --tls-cert and --tls-key (COOPD_TLS_CERT, COOPD_TLS_KEY) go "
+               "together; the other one is missing"));
+  }
+  if (!tls_client_ca.value.empty() && tls_cert.value.empty()) {
+    return absl::InvalidArgumentError(StrCat(
+        tls_client_ca.source, ": client certificates need TLS: give --tls-cert and --tls-key"));
+  }
+  if (config->insecure) return absl::OkStatus();
+  if (tls_cert.value.empty()) {
+    return absl::InvalidArgumentError(
+        StrCat("--listen ", config->listen[0],
+               ": TCP needs TLS: give --tls-cert FILE and --tls-key FILE (COOPD_TLS_CERT, "
+               "COOPD_TLS_KEY), or --insecure (COOPD_INSECURE=1) to serve plaintext to anyone "
+               "who can reach the port (docs/security.md)"));
+  }
+  if (tokens_file.value.empty() && tls_client_ca.value.empty()) {
+    return absl::InvalidArgumentError(
+        StrCat("--listen ", config->listen[0],
+               ": TCP clients must authenticate: give --tokens-file FILE (bearer tokens with "
+               "roles) or --tls-client-ca FILE (client certificates), or --insecure "
+               "(COOPD_INSECURE=1) to serve anyone who can reach the port (docs/security.md)"));
+  }
+  return absl::OkStatus();
+}
+
+// A socket directory coopd created is its user's alone (0700). With --socket-group, members of
+// the group must be able to reach the socket: a directory coopd created is given to the group
+// (0750); an existing one is left as it is, with a warning when the group cannot search it.
+absl::Status ShareSocketDir(const std::string& dir, bool created, const DaemonConfig& config) {
+  if (config.socket_gid < 0) {
+    if (created && chmod(dir.c_str(), 0700) != 0) {
+      spdlog::warn("cannot make {} private (0700): {}", dir, std::strerror(errno));
+    }
+    return absl::OkStatus();
+  }
+  const auto gid = static_cast<gid_t>(config.socket_gid);
+  if (created) {
+    if (chown(dir.c_str(), static_cast<uid_t>(-1), gid) != 0 || chmod(dir.c_str(), 0750) != 0) {
+      return absl::FailedPreconditionError(
+          StrCat("--socket-group ", config.socket_group, ": cannot give ", dir, " to the group: ",
+                 std::strerror(errno), " (coopd's user must be root or a member of the group)"));
+    }
+    return absl::OkStatus();
+  }
+  struct stat st {};
+  if (stat(dir.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0 &&
+      !(st.st_gid == gid && (st.st_mode & S_IXGRP) != 0)) {
+    spdlog::warn(
+        "--socket-group {}: members of the group cannot reach the socket: its directory {} "
+        "(mode {:04o}) does not let them search it",
+        config.socket_group, dir, st.st_mode & 07777);
+  }
+  return absl::OkStatus();
+}
+
+// "2 read, 1 admin": how many tokens of each role (never a token).
+std::string TokenSummary(const std::vector<TokenEntry>& tokens) {
+  std::string out;
+  for (Role r : {Role::kRead, Role::kCompile, Role::kAdmin}) {
+    const auto n = std::count_if(tokens.begin(), tokens.end(),
+                                 [r](const TokenEntry& e) { return e.role == r; });
+    if (n > 0) out += StrCat(out.empty() ? "" : ", ", n, " ", RoleName(r));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string DefaultCacheDir() {
@@ -167,6 +294,33 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
   *exit_now = false;
   auto loaded = LoadSettings(argc, argv, config);
   if (!loaded.ok()) return loaded.status();
+  {
+    // Access control's settings are checked together (AccessSettings), each named by where it
+    // came from.
+    const auto& table = Settings();
+    auto setting = [&](const char* key, std::string value) {
+      for (size_t i = 0; i < table.size(); ++i) {
+        if (table[i].key == key) {
+          const std::string& origin = loaded->origins[i];
+          const bool file =
+              origin != "default" && origin.rfind("--", 0) != 0 && origin.rfind("COOPD_", 0) != 0;
+          return Setting{std::move(value), file ? StrCat(origin, ": ", key) : origin};
+        }
+      }
+      return Setting{std::move(value), key};
+    };
+    if (absl::Status s =
+            AccessSettings(setting("server.socket_group", config->socket_group),
+                           setting("listen.tls_cert", config->tls_cert),
+                           setting("listen.tls_key", config->tls_key),
+                           setting("listen.tls_client_ca", config->tls_client_ca),
+                           setting("auth.tokens_file", config->tokens_file),
+                           setting("listen.insecure", config->insecure ? "1" : "0"),
+                           setting("auth.tokens_unix", config->tokens_unix ? "1" : "0"), config);
+        !s.ok()) {
+      return s;
+    }
+  }
   if (loaded->help) {
     std::cout << SettingsHelp();
   } else if (loaded->version) {
@@ -213,9 +367,34 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   if (!activated) {
     const std::string socket_dir = std::filesystem::path(config.socket_path).parent_path().string();
     if (!socket_dir.empty()) {
+      const bool existed = std::filesystem::exists(socket_dir);
       if (absl::Status s = MakePrivateDir(socket_dir); !s.ok()) return s;
+      if (absl::Status s = ShareSocketDir(socket_dir, !existed, config); !s.ok()) return s;
     }
     if (absl::Status s = lock.Acquire(config.socket_path); !s.ok()) return s;
+  } else if (!config.socket_group.empty()) {
+    spdlog::warn(
+        "--socket-group {} ignored: systemd owns the socket (set SocketGroup= and "
+        "SocketMode=0660 in the socket unit)",
+        config.socket_group);
+  }
+  // Access control: tokens and TLS are read now, so a bad file stops coopd before it serves.
+  std::vector<TokenEntry> tokens;
+  if (!config.tokens_file.empty()) {
+    auto loaded = LoadTokensFile(config.tokens_file, "--tokens-file");
+    if (!loaded.ok()) return loaded.status();
+    tokens = std::move(*loaded);
+    spdlog::info("access: {} bearer token(s) from {} ({}), required on TCP{}", tokens.size(),
+                 config.tokens_file, TokenSummary(tokens),
+                 config.tokens_unix ? " and on the Unix socket" : "");
+  }
+  const AccessControl access(std::move(tokens), config.tokens_unix);
+  std::shared_ptr<grpc::ServerCredentials> tcp_credentials = grpc::InsecureServerCredentials();
+  const bool tls = !config.listen.empty() && !config.tls_cert.empty();
+  if (tls) {
+    auto creds = TlsServerCredentials(config.tls_cert, config.tls_key, config.tls_client_ca);
+    if (!creds.ok()) return creds.status();
+    tcp_credentials = std::move(*creds);
   }
 
   ToolchainOptions tc_options;
@@ -315,7 +494,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   Service service(std::move(*toolchain), std::move(cache), disk_tier, &pool, options);
   Executor executor(config.executor_threads);
   Executor maintenance(2);  // purge, verify, vacuum: never on the request threads
-  CoopService grpc_service(&service, &executor, &maintenance, config.rpc_limits);
+  CoopService grpc_service(&service, &executor, &maintenance, config.rpc_limits, &access);
 
   // We hold the lock, so a socket file left here belongs to a coopd that is gone.
   if (!activated) unlink(config.socket_path.c_str());
@@ -329,7 +508,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   }
   std::vector<int> tcp_ports(config.listen.size(), 0);
   for (size_t i = 0; i < config.listen.size(); ++i) {
-    builder.AddListeningPort(config.listen[i], grpc::InsecureServerCredentials(), &tcp_ports[i]);
+    builder.AddListeningPort(config.listen[i], tcp_credentials, &tcp_ports[i]);
   }
   builder.RegisterService(&grpc_service);
   // gRPC receives a whole message before any limit applies (its own limit only refuses it
@@ -341,7 +520,26 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   umask(old_umask);
   if (!server) return absl::UnavailableError(StrCat("cannot listen on ", listen_name));
-  if (!activated) chmod(config.socket_path.c_str(), 0600);
+  std::vector<coop::v1::Listener> listeners;
+  if (!activated) {
+    chmod(config.socket_path.c_str(), 0600);
+    coop::v1::Listener unix_listener;
+    unix_listener.set_address("unix:" + config.socket_path);
+    unix_listener.set_tokens(access.enforced() && config.tokens_unix);
+    unix_listener.set_mode("0600");
+    if (config.socket_gid >= 0) {
+      if (chown(config.socket_path.c_str(), static_cast<uid_t>(-1),
+                static_cast<gid_t>(config.socket_gid)) != 0) {
+        return absl::FailedPreconditionError(
+            StrCat("--socket-group ", config.socket_group, ": cannot give ", config.socket_path,
+                   " to the group: ", std::strerror(errno),
+                   " (coopd's user must be root or a member of the group)"));
+      }
+      chmod(config.socket_path.c_str(), 0660);
+      unix_listener.set_mode(StrCat("0660 group ", config.socket_group));
+    }
+    listeners.push_back(std::move(unix_listener));
+  }
   std::unique_ptr<InheritedListener> inherited_listener;
   if (activated) {
     auto l = InheritedListener::Start(*inherited, server.get());
@@ -353,11 +551,34 @@ absl::Status RunDaemon(const DaemonConfig& config) {
       return absl::UnavailableError(StrCat("--listen: cannot listen on ", config.listen[i]));
     }
     const std::string host = config.listen[i].substr(0, config.listen[i].rfind(':'));
-    spdlog::warn(
-        "listening on tcp {}:{} WITHOUT TLS OR AUTHENTICATION: anyone who can reach it "
-        "can use this coopd; keep it on a private network",
-        host, tcp_ports[i]);
+    coop::v1::Listener l;
+    l.set_address(StrCat("tcp ", host, ":", tcp_ports[i]));
+    l.set_tls(tls);
+    l.set_client_certificates(tls && !config.tls_client_ca.empty());
+    l.set_tokens(access.enforced());
+    l.set_insecure(!tls || (!l.client_certificates() && !l.tokens()));
+    if (!tls) {
+      spdlog::warn(
+          "INSECURE (--insecure): listening on tcp {}:{} WITHOUT TLS{}: anyone on the network "
+          "path can read and change requests and artifacts{}; use --tls-cert and --tls-key "
+          "(docs/security.md)",
+          host, tcp_ports[i], l.tokens() ? "" : " OR AUTHENTICATION",
+          l.tokens() ? ", and read the bearer tokens" : ", and anyone who can reach it can use it");
+    } else if (l.insecure()) {
+      spdlog::warn(
+          "INSECURE (--insecure): listening on tcp {}:{} with TLS but WITHOUT CLIENT "
+          "AUTHENTICATION: anyone who can reach it can compile, purge and vacuum; use "
+          "--tokens-file or --tls-client-ca (docs/security.md)",
+          host, tcp_ports[i]);
+    } else {
+      spdlog::info("listening on tcp {}:{} (TLS{}{})", host, tcp_ports[i],
+                   l.client_certificates() ? ", client certificates of " + config.tls_client_ca
+                                           : std::string(),
+                   l.tokens() ? ", bearer tokens" : "");
+    }
+    listeners.push_back(std::move(l));
   }
+  grpc_service.SetListeners(std::move(listeners));
   server->GetHealthCheckService()->SetServingStatus(kCoopServiceName, true);
   std::unique_ptr<MetricsServer> metrics;
   if (!config.metrics_address.empty()) {

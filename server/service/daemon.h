@@ -51,9 +51,21 @@ struct DaemonConfig {
   std::string remote_url, remote_password_file;
   bool remote = false;
   RemoteCacheConfig remote_cache;
-  // listen.addresses: extra gRPC listening addresses (HOST:PORT): plaintext TCP, no
-  // authentication (the security issue adds TLS and tokens).
+  // Extra gRPC listening addresses (--listen HOST:PORT, COOPD_LISTEN). TCP needs TLS and client
+  // authentication (tokens or client certificates) unless `insecure` (docs/security.md).
   std::vector<std::string> listen;
+  // Access control (docs/security.md). --socket-group: the socket is chgrp'd to it and 0660
+  // (default: 0600, coopd's user alone); socket_gid is the group resolved at parse time.
+  std::string socket_group;
+  int64_t socket_gid = -1;
+  // --tls-cert/--tls-key (PEM files) for the TCP listeners; --tls-client-ca: clients must
+  // present a certificate it signed (mTLS).
+  std::string tls_cert, tls_key, tls_client_ca;
+  bool insecure = false;  // --insecure: allow plaintext or unauthenticated TCP, with warnings
+  // --tokens-file: bearer tokens with roles (rpc/access.h), enforced on TCP, and on the Unix
+  // socket too with --tokens-unix.
+  std::string tokens_file;
+  bool tokens_unix = false;
   // metrics.address: the Prometheus endpoint (HOST:PORT); empty: off.
   std::string metrics_address;
   // Limits (docs/security.md): the message size and per-client limits at the gRPC edge

@@ -300,7 +300,7 @@ std::optional<Artifact> Service::LookupArtifact(const std::string& key,
 }
 
 void Service::Fetch(const std::string& key, coop::v1::Format format, const std::string& description,
-                    const std::string& request_id, ArtifactDone done,
+                    const std::string& request_id, bool may_compile, ArtifactDone done,
                     const std::function<void()>& start) {
   if (auto artifact = LookupArtifact(key, format)) {
     spdlog::info("[req {}] {} hit ({}) key {}", request_id, description,
@@ -311,6 +311,14 @@ void Service::Fetch(const std::string& key, coop::v1::Format format, const std::
     return done(std::move(*artifact));
   }
   ++misses_;
+  if (!may_compile) {
+    spdlog::info("[req {}] {} miss key {}: not compiled (the caller's role is read)", request_id,
+                 description, key.substr(0, 16));
+    return done(absl::PermissionDeniedError(
+        StrCat(description, " is not cached (key ", key.substr(0, 16),
+               "), and this caller's token has role read, which fetches cached artifacts but "
+               "cannot compile; a compile or admin token can")));
+  }
   // The farm-wide lease this flight's leader holds, if any: released when the flight completes
   // (after the store), so waiting replicas find the entry, or, after a failure, take over.
   auto lease = std::make_shared<std::string>();
@@ -396,7 +404,7 @@ absl::StatusOr<Service::Formats> Service::CheckFormats(const std::vector<int>& f
 
 void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool bundle,
                          const std::vector<int>& request_formats, const std::string& request_id,
-                         ArtifactDone done) {
+                         ArtifactDone done, bool may_compile) {
   ++requests_;
   if (bundle) ++bundles_;
   auto specs = Validate(request_specs, bundle);
@@ -430,20 +438,24 @@ void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool b
                      StrCat(bundle ? StrCat("specs[", i, "]: ") : "", s.family())});
     }
   }
-  if (ops.empty()) return SpecializeResolved(*specs, {}, *formats, request_id, std::move(done));
-  ResolveOperators(std::move(ops), formats->bitcode, request_id,
-                   [this, specs = *specs, formats = *formats, request_id, done = std::move(done)](
-                       absl::StatusOr<std::vector<coop::v1::ArtifactLinkInput>> inputs) mutable {
-                     if (!inputs.ok()) {
-                       ++invalid_;
-                       return done(inputs.status());
-                     }
-                     SpecializeResolved(specs, *inputs, formats, request_id, std::move(done));
-                   });
+  if (ops.empty()) {
+    return SpecializeResolved(*specs, {}, *formats, request_id, may_compile, std::move(done));
+  }
+  ResolveOperators(
+      std::move(ops), formats->bitcode, request_id, may_compile,
+      [this, specs = *specs, formats = *formats, request_id, may_compile, done = std::move(done)](
+          absl::StatusOr<std::vector<coop::v1::ArtifactLinkInput>> inputs) mutable {
+        if (!inputs.ok()) {
+          if (inputs.status().code() != absl::StatusCode::kPermissionDenied) ++invalid_;
+          return done(inputs.status());
+        }
+        SpecializeResolved(specs, *inputs, formats, request_id, may_compile, std::move(done));
+      });
 }
 
 void Service::ResolveOperators(std::vector<PendingOperator> ops, bool bitcode,
-                               const std::string& request_id, OperatorsDone done) {
+                               const std::string& request_id, bool may_compile,
+                               OperatorsDone done) {
   struct Gather {
     std::mutex mu;
     size_t remaining;
@@ -491,7 +503,7 @@ void Service::ResolveOperators(std::vector<PendingOperator> ops, bool bitcode,
     const std::vector<std::string> options = SemanticOptions(toolchain_, op.arch);
     const KeyComponents key = ComputeKey(encoding, unit, options, toolchain_);
     Fetch(
-        key.key, coop::v1::FORMAT_LTOIR, description, request_id,
+        key.key, coop::v1::FORMAT_LTOIR, description, request_id, may_compile,
         [finish, i](absl::StatusOr<Artifact> a) { finish(i, a); },
         [this, op, unit, options, key, request_id] {
           StartOperatorCompile(op, unit, options, key, request_id);
@@ -501,7 +513,7 @@ void Service::ResolveOperators(std::vector<PendingOperator> ops, bool bitcode,
     const KeyComponents bkey =
         ComputeBitcodeKey(encoding, unit, clang_options, ClangAssembleOptions(op.arch), toolchain_);
     Fetch(
-        bkey.key, coop::v1::FORMAT_BITCODE, description + " (bitcode)", request_id,
+        bkey.key, coop::v1::FORMAT_BITCODE, description + " (bitcode)", request_id, may_compile,
         [finish, i](absl::StatusOr<Artifact> a) { finish(i, a); },
         [this, op, unit, clang_options, bkey, request_id] {
           StartOperatorCompile(op, unit, clang_options, bkey, request_id);
@@ -592,7 +604,7 @@ void Service::StartOperatorCompile(const PendingOperator& op, const std::string&
 void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
                                  const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
                                  const Formats& formats, const std::string& request_id,
-                                 ArtifactDone done) {
+                                 bool may_compile, ArtifactDone done) {
   const RenderedUnit unit = Render(specs);
   const std::string& arch = specs[0].arch();
   const std::string encoding = BundleEncoding(specs);
@@ -600,9 +612,9 @@ void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
   const std::vector<std::string> options = SemanticOptions(toolchain_, arch);
   const KeyComponents key = ComputeKey(encoding, unit.source, options, toolchain_);
   // The LTO-IR: asked for, or (for bitcode alone) the reference the bitcode's layouts must match.
-  auto ltoir = [this, specs, unit, options, key, link_inputs, request_id,
-                description](ArtifactDone done) {
-    Fetch(key.key, coop::v1::FORMAT_LTOIR, description, request_id, std::move(done),
+  auto ltoir = [this, specs, unit, options, key, link_inputs, request_id, description,
+                may_compile](ArtifactDone done) {
+    Fetch(key.key, coop::v1::FORMAT_LTOIR, description, request_id, may_compile, std::move(done),
           [this, specs, unit, options, key, link_inputs, request_id] {
             StartCompile(specs, unit, options, key, link_inputs, request_id);
           });
@@ -613,8 +625,8 @@ void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
   const KeyComponents bkey = ComputeBitcodeKey(encoding, unit.source, clang_options,
                                                ClangAssembleOptions(arch), toolchain_);
   auto bitcode = [this, specs, unit, clang_options, bkey, link_inputs, request_id, description,
-                  ltoir](ArtifactDone done) {
-    Fetch(bkey.key, coop::v1::FORMAT_BITCODE, description + " (bitcode)", request_id,
+                  ltoir, may_compile](ArtifactDone done) {
+    Fetch(bkey.key, coop::v1::FORMAT_BITCODE, description + " (bitcode)", request_id, may_compile,
           std::move(done),
           [this, specs, unit, clang_options, bkey, link_inputs, request_id, ltoir] {
             StartBitcodeCompile(specs, unit, clang_options, bkey, link_inputs, request_id, ltoir);
@@ -849,7 +861,7 @@ void Service::RecordCompileTime(double ms) {
 }
 
 void Service::Link(const coop::v1::LinkRequest& request, const std::string& request_id,
-                   LinkDone done) {
+                   LinkDone done, bool may_compile) {
   ++requests_;
   auto invalid = [&](std::string message) {
     ++invalid_;
@@ -929,6 +941,14 @@ void Service::Link(const coop::v1::LinkRequest& request, const std::string& requ
     }
   }
 
+  if (!may_compile) {
+    spdlog::info("[req {}] link miss key {}: not linked (the caller's role is read)", request_id,
+                 key.substr(0, 16));
+    return done(absl::PermissionDeniedError(
+        StrCat("link: this link is not cached (key ", key.substr(0, 16),
+               "), and this caller's token has role read, which fetches cached results but "
+               "cannot link; a compile or admin token can")));
+  }
   // Gather the artifacts' LTO-IR (a miss here is the caller's to fix: Specialize first).
   wv1::Request job_request;
   auto* job = job_request.mutable_link();
@@ -1038,7 +1058,7 @@ std::string UseContext(int i, const std::string& name) {
 }  // namespace
 
 void Service::Plan(const coop::v1::PlanRequest& request, const std::string& request_id,
-                   PlanDone done) {
+                   PlanDone done, bool may_compile) {
   auto invalid = [&](const absl::Status& status) {
     ++invalid_;
     spdlog::info("[req {}] invalid plan request: {}", request_id, std::string(status.message()));
@@ -1171,7 +1191,8 @@ void Service::Plan(const coop::v1::PlanRequest& request, const std::string& requ
             if (--gather->remaining > 0) return;
           }
           (*shared_finish)();
-        });
+        },
+        may_compile);
   }
 }
 

@@ -82,13 +82,18 @@ class Service {
   // One spec (`bundle` false: errors are prefixed by the family) or a bundle (errors are
   // prefixed by "specs[i]: "). `formats` are the request's coop::v1::Format values (empty: LTO-IR);
   // bitcode without a usable clang is FAILED_PRECONDITION. `request_id` tags log lines.
+  // Without `may_compile` (a caller whose role is `read`, rpc/access.h) only cached entries
+  // are served: a miss, of the primitive or of a source operator, is PERMISSION_DENIED, and
+  // nothing is compiled or joined. Link and Plan take it the same way.
   void Specialize(const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
-                  const std::vector<int>& formats, const std::string& request_id,
-                  ArtifactDone done);
-  void Link(const coop::v1::LinkRequest& request, const std::string& request_id, LinkDone done);
+                  const std::vector<int>& formats, const std::string& request_id, ArtifactDone done,
+                  bool may_compile = true);
+  void Link(const coop::v1::LinkRequest& request, const std::string& request_id, LinkDone done,
+            bool may_compile = true);
   // Errors name the use or reservation ("plan: uses[2] \"scan\": ..."); a spec's error keeps
   // its code (a compile that times out is still DEADLINE_EXCEEDED).
-  void Plan(const coop::v1::PlanRequest& request, const std::string& request_id, PlanDone done);
+  void Plan(const coop::v1::PlanRequest& request, const std::string& request_id, PlanDone done,
+            bool may_compile = true);
   coop::v1::Stats GetStats();
   // Stats as they were, then every counter zeroed.
   coop::v1::Stats ResetStats();
@@ -146,9 +151,11 @@ class Service {
   std::optional<coop::v1::Artifact> LookupArtifact(const std::string& key,
                                                    std::optional<coop::v1::Format> expected);
   // Serves `key` from the cache, else joins its compile in flight, else runs `start`, which must
-  // complete the flight (compiles_in_flight_) for `key`.
+  // complete the flight (compiles_in_flight_) for `key`. Without `may_compile`, a miss is
+  // PERMISSION_DENIED.
   void Fetch(const std::string& key, coop::v1::Format format, const std::string& description,
-             const std::string& request_id, ArtifactDone done, const std::function<void()>& start);
+             const std::string& request_id, bool may_compile, ArtifactDone done,
+             const std::function<void()>& start);
   void FillClangJob(coop::worker::v1::CompileJob* job) const;
   // A primitive unit's compile job for either backend: source, options, PCH, arch, layouts.
   coop::worker::v1::Request PrimitiveJob(const std::vector<coop::v1::PrimitiveSpec>& specs,
@@ -168,14 +175,15 @@ class Service {
   // Delivers one link input per operator, in order (with its bitcode too when `bitcode`), or the
   // first error.
   void ResolveOperators(std::vector<PendingOperator> ops, bool bitcode,
-                        const std::string& request_id, OperatorsDone done);
+                        const std::string& request_id, bool may_compile, OperatorsDone done);
   void StartOperatorCompile(const PendingOperator& op, const std::string& unit,
                             const std::vector<std::string>& options, const KeyComponents& key,
                             const std::string& request_id);
   // The rest of Specialize, once the operators' LTO-IR is at hand.
   void SpecializeResolved(const std::vector<coop::v1::PrimitiveSpec>& specs,
                           const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
-                          const Formats& formats, const std::string& request_id, ArtifactDone done);
+                          const Formats& formats, const std::string& request_id, bool may_compile,
+                          ArtifactDone done);
   void StartCompile(const std::vector<coop::v1::PrimitiveSpec>& specs, const RenderedUnit& unit,
                     const std::vector<std::string>& options, const KeyComponents& key,
                     const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,

@@ -280,6 +280,13 @@ std::vector<SettingSpec> MakeTable() {
                    return absl::OkStatus();
                  },
                  [](const DaemonConfig& c) { return TomlString(c.socket_path); }}});
+  t.push_back({.key = "server.socket_group",
+               .env = "COOPD_SOCKET_GROUP",
+               .flag = "--socket-group",
+               .arg = "GROUP",
+               .help = "the Unix socket is 0660 and owned by GROUP, whose members may use it "
+                       "(default: 0600, coopd's user alone)",
+               .codec = Text(&DaemonConfig::socket_group)});
   t.push_back({.key = "server.shutdown_grace_s",
                .env = "COOPD_SHUTDOWN_GRACE",
                .flag = "--shutdown-grace",
@@ -293,9 +300,51 @@ std::vector<SettingSpec> MakeTable() {
                .flag = "--listen",
                .arg = "HOST:PORT",
                .help = "also serve gRPC on these TCP addresses (the flag may be repeated; the "
-                       "variable is comma-separated). INSECURE: plaintext, no authentication; "
-                       "bind a private network only (docs/farm.md)",
+                       "variable is comma-separated). Needs TLS (listen.tls_cert, "
+                       "listen.tls_key) and client authentication (auth.tokens_file or "
+                       "listen.tls_client_ca), or listen.insecure (docs/security.md)",
                .codec = List(&DaemonConfig::listen, CheckHostPort)});
+  // Access control (docs/security.md); checked together in ParseDaemonArgs (AccessSettings).
+  t.push_back({.key = "listen.tls_cert",
+               .env = "COOPD_TLS_CERT",
+               .flag = "--tls-cert",
+               .arg = "FILE",
+               .help = "PEM certificate chain for the listen.addresses ports",
+               .codec = Text(&DaemonConfig::tls_cert)});
+  t.push_back({.key = "listen.tls_key",
+               .env = "COOPD_TLS_KEY",
+               .flag = "--tls-key",
+               .arg = "FILE",
+               .help = "its PEM private key (mode 0600 or 0640: others may not read it)",
+               .codec = Text(&DaemonConfig::tls_key)});
+  t.push_back({.key = "listen.tls_client_ca",
+               .env = "COOPD_TLS_CLIENT_CA",
+               .flag = "--tls-client-ca",
+               .arg = "FILE",
+               .help = "TCP clients must present a certificate this CA signed (mTLS)",
+               .codec = Text(&DaemonConfig::tls_client_ca)});
+  t.push_back({.key = "listen.insecure",
+               .env = "COOPD_INSECURE",
+               .flag = "--insecure",
+               .flag_value = "true",
+               .default_value = {"false"},
+               .help = "allow listen.addresses without TLS or without client authentication, "
+                       "with warnings at start, in stats and in coopctl health",
+               .codec = Bool(&DaemonConfig::insecure)});
+  t.push_back({.key = "auth.tokens_file",
+               .env = "COOPD_TOKENS_FILE",
+               .flag = "--tokens-file",
+               .arg = "FILE",
+               .help = "bearer tokens, one \"ROLE NAME TOKEN\" per line, ROLE read, compile or "
+                       "admin; TCP calls need one (mode 0600 or 0640)",
+               .codec = Text(&DaemonConfig::tokens_file)});
+  t.push_back({.key = "auth.tokens_unix",
+               .env = "COOPD_TOKENS_UNIX",
+               .flag = "--tokens-unix",
+               .flag_value = "true",
+               .default_value = {"false"},
+               .help = "calls on the Unix socket need a token too",
+               .codec = Bool(&DaemonConfig::tokens_unix)});
   t.push_back({.key = "cache.dir",
                .env = "COOPD_CACHE_DIR",
                .flag = "--cache-dir",

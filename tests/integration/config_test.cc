@@ -107,13 +107,15 @@ TEST(Config, EachLayerOverridesTheOneBelowAndPrintConfigNamesTheSource) {
   EXPECT_EQ(p["cache.memory_mb"].source, "--memory-cache-mb");
 
   // COOPD_CONFIG names the file too; a list from the environment; a value-less flag.
-  r = Coopd(home, {"COOPD_CONFIG=" + file, "COOPD_LISTEN=127.0.0.1:1,[::1]:2"},
+  r = Coopd(home, {"COOPD_CONFIG=" + file, "COOPD_LISTEN=127.0.0.1:1,[::1]:2", "COOPD_INSECURE=1"},
             {"--no-pch", "--print-config"});
   ASSERT_EQ(r.status, 0) << r.err;
   p = ParsePrinted(r.out);
   EXPECT_EQ(p["cache.memory_mb"].source, file + ":3");
   EXPECT_EQ(p["listen.addresses"].value, "[\"127.0.0.1:1\", \"[::1]:2\"]");
   EXPECT_EQ(p["listen.addresses"].source, "COOPD_LISTEN");
+  EXPECT_EQ(p["listen.insecure"].value, "true");
+  EXPECT_EQ(p["listen.insecure"].source, "COOPD_INSECURE");
   EXPECT_EQ(p["compile.pch"].value, "false");
   EXPECT_EQ(p["compile.pch"].source, "--no-pch");
   EXPECT_EQ(p["compile.prewarm"].value, "[]") << "default: the archs the cache last compiled for";

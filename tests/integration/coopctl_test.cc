@@ -406,8 +406,8 @@ TEST_F(CoopctlDaemon, WarmGoesOnPastFailedSpecsAndExitsSeven) {
 TEST(CoopctlTarget, TalksToACoopdListeningOnTcp) {
   const int port = FreeLoopbackPort();
   const std::string target = "ipv4:127.0.0.1:" + std::to_string(port);
-  // (Once --listen requires TLS or --insecure, this test passes "--insecure" too.)
-  TestDaemon d({"--listen", "127.0.0.1:" + std::to_string(port)});
+  // Plaintext TCP, so --insecure (docs/security.md; the Access tests cover TLS and tokens).
+  TestDaemon d({"--listen", "127.0.0.1:" + std::to_string(port), "--insecure"});
   ASSERT_TRUE(d.started);
   std::string out, err;
   ASSERT_EQ(Coopctl({"--target", target, "health"}, &out, &err), 0) << err;

@@ -107,10 +107,11 @@ bool CoopdProcess::WaitReady(std::chrono::seconds deadline, std::string* error) 
     }
     // Probe only once the socket exists, with a fresh client each time, so a connection
     // attempt made before the daemon listened does not leave a channel in reconnect backoff.
+    // Any answer of coopd's own counts (UNAUTHENTICATED from a daemon with --tokens-unix).
     struct stat st;
-    if (stat(socket_path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) &&
-        coop::Client(options).GetStats()) {
-      return true;
+    if (stat(socket_path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+      auto stats = coop::Client(options).GetStats();
+      if (stats || stats.error().from_server) return true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

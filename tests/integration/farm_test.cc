@@ -496,8 +496,10 @@ TEST(Farm, AClientSpreadsCallsOverReplicasListeningOnTcpWithRoundRobin) {
   ASSERT_TRUE(redis.started);
   const int pa = FreeLoopbackPort(), pb = FreeLoopbackPort();
   std::vector<std::string> args_a = Replica(redis.Url("rr")), args_b = Replica(redis.Url("rr"));
-  args_a.insert(args_a.end(), {"--listen", "127.0.0.1:" + std::to_string(pa)});
-  args_b.insert(args_b.end(), {"--listen", "127.0.0.1:" + std::to_string(pb)});
+  // Plaintext on loopback (--insecure): round robin is the subject here, TLS and tokens are
+  // tests/integration/access_test.cc's.
+  args_a.insert(args_a.end(), {"--listen", "127.0.0.1:" + std::to_string(pa), "--insecure"});
+  args_b.insert(args_b.end(), {"--listen", "127.0.0.1:" + std::to_string(pb), "--insecure"});
   TestDaemon a(args_a), b(args_b);
   ASSERT_TRUE(a.started && b.started);
   coop::ClientOptions options;

@@ -360,12 +360,13 @@ std::vector<TruthRow> LoadLayoutTruth(const std::string& binary) {
   return rows;
 }
 
-grpc::Status RawCall(const std::string& socket, const std::string& method,
-                     const std::string& body) {
+grpc::Status RawCall(const std::string& socket, const std::string& method, const std::string& body,
+                     const std::vector<std::pair<std::string, std::string>>& metadata) {
   auto channel = grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
   grpc::GenericStub stub(channel);
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  for (const auto& [key, value] : metadata) ctx.AddMetadata(key, value);
   grpc::Slice slice(body);
   grpc::ByteBuffer request(&slice, 1), reply;
   grpc::Status status;

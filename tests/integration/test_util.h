@@ -6,6 +6,7 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "coop/client.h"
@@ -121,7 +122,9 @@ struct TruthRow {
 std::vector<TruthRow> LoadLayoutTruth(const std::string& binary);
 
 // Sends `body` as the request of `method` ("/coop.v1.Coop/Specialize") on a raw channel
-// (grpc::GenericStub) to the coopd on `socket`, and returns its status (60 s deadline).
-grpc::Status RawCall(const std::string& socket, const std::string& method, const std::string& body);
+// (grpc::GenericStub) to the coopd on `socket`, with `metadata` (key, value pairs), and returns
+// its status (60 s deadline).
+grpc::Status RawCall(const std::string& socket, const std::string& method, const std::string& body,
+                     const std::vector<std::pair<std::string, std::string>>& metadata = {});
 
 }  // namespace coopd_test

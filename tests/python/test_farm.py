@@ -16,7 +16,8 @@ def test_a_target_spreads_calls_over_replicas():
     with tempfile.TemporaryDirectory(prefix="coopd-pytest-") as d1, \
             tempfile.TemporaryDirectory(prefix="coopd-pytest-") as d2:
         ports = [free_port(), free_port()]
-        replicas = [Daemon(d, "--workers", "1", "--listen", f"127.0.0.1:{p}").start()
+        # Plaintext on loopback (--insecure); TLS and tokens: test_access.py.
+        replicas = [Daemon(d, "--workers", "1", "--listen", f"127.0.0.1:{p}", "--insecure").start()
                     for d, p in zip((d1, d2), ports)]
         try:
             target = "ipv4:" + ",".join(f"127.0.0.1:{p}" for p in ports)

@@ -487,6 +487,16 @@ struct RemoteTierStats {
   uint64_t leases_lost = 0;
 };
 
+// One address coopd serves on (coop.v1.Listener): how it is protected.
+struct Listener {
+  std::string address;  // "unix:/run/coopd/coopd.sock", "tcp 0.0.0.0:7070"
+  bool tls = false;
+  bool client_certificates = false;  // mTLS (coopd --tls-client-ca)
+  bool tokens = false;               // calls need a bearer token
+  bool insecure = false;             // plaintext or unauthenticated TCP (coopd --insecure)
+  std::string mode;                  // the Unix socket's: "0600", "0660 group coopd"
+};
+
 struct Stats {
   uint64_t requests = 0;
   uint64_t invalid_requests = 0;
@@ -528,6 +538,9 @@ struct Stats {
   uint64_t bitcode_compiles = 0;  // clang compiles (also counted in `compiles`)
   uint64_t remote_hits = 0;       // served from the farm tier
   RemoteTierStats remote;
+  std::vector<Listener> listeners;
+  uint64_t unauthenticated_calls = 0;  // refused: no bearer token or an unknown one
+  uint64_t denied_calls = 0;           // refused: the token's role lacks what the call needs
 };
 
 // A status of the standard gRPC health service (grpc.health.v1.HealthCheckResponse's values).
@@ -553,8 +566,21 @@ struct ClientOptions {
   // A gRPC target instead of the Unix socket, for coopd replicas listening on TCP
   // (`coopd --listen`): "dns:///coopd.farm:7070" (every address the name resolves to),
   // "ipv4:10.0.0.1:7070,10.0.0.2:7070", ... Calls are spread over the addresses with gRPC's
-  // round_robin policy. Plaintext: no TLS or authentication yet. No auto-start for a target.
+  // round_robin policy. No auto-start for a target. Empty: $COOPD_TARGET, else the socket.
   std::string target;
+  // Access control (docs/security.md). A file holding a bearer token for coopd's
+  // --tokens-file (its first line that is neither empty nor a # comment), sent with every call,
+  // on `target` and on the socket alike. Others may not read the file (mode 0600 or 0640).
+  // Empty: $COOPD_TOKEN_FILE, else no token.
+  std::string token_file;
+  // TLS for `target` connections, PEM files: the CA that signed coopd's certificate (empty:
+  // the system's roots), and this client's certificate and key for a coopd that requires
+  // client certificates (--tls-client-ca). TLS is on when any of the three is set. Empty:
+  // $COOPD_TLS_CA, $COOPD_TLS_CERT, $COOPD_TLS_KEY. A problem with any of these files is an
+  // Error of kInvalidArgument from every call, naming the file.
+  std::string tls_ca_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
   // Ask coopd for the whole message of errors whose status message it bounds (Error::details);
   // this client then accepts metadata of up to 64 MiB.
   bool full_errors = false;

@@ -257,6 +257,35 @@ class LinkResult:
     options: Tuple[str, ...]
 
 
+def _read_option_file(path: str, what: str, secret: bool) -> bytes:
+    """The bytes of a file an option names; with ``secret``, refused when others may access it
+    (the daemon's rule for its own secrets)."""
+    try:
+        st = os.stat(path)
+        if secret and st.st_mode & 0o007:
+            raise CoopdError(grpc.StatusCode.INVALID_ARGUMENT,
+                             f"{what} {path!r}: others may access it (mode "
+                             f"{st.st_mode & 0o7777:04o}), and it holds a secret: chmod 600 "
+                             "(or 640 for a group)", False)
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise CoopdError(grpc.StatusCode.INVALID_ARGUMENT,
+                         f"{what} {path!r}: cannot read: {e.strerror}", False) from None
+
+
+def _read_token(path: str) -> str:
+    """A token file's token: its first line that is neither empty nor a # comment."""
+    text = _read_option_file(path, "token_file (COOPD_TOKEN_FILE)", secret=True)
+    for line in text.decode("utf-8", "replace").splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            return line
+    raise CoopdError(grpc.StatusCode.INVALID_ARGUMENT,
+                     f"token_file (COOPD_TOKEN_FILE) {path!r}: holds no token (its first line that "
+                     "is not empty or a # comment)", False)
+
+
 class Client:
     """A connection to coopd on its Unix socket. Thread-safe; cheap to keep for a process.
 
@@ -275,17 +304,30 @@ class Client:
         target: a gRPC target instead of the socket, for replicas started with ``coopd --listen``
             (``"dns:///coopd.farm:7070"``: every address of the name; ``"ipv4:10.0.0.1:7070,
             10.0.0.2:7070"``); calls are spread over the addresses by gRPC's ``round_robin``.
-            Plaintext, no authentication (docs/farm.md); no auto-start.
+            No auto-start. Default ``$COOPD_TARGET``, else the socket.
         full_errors: ask coopd for the whole message of errors whose status message it bounds
             (a compiler log of megabytes): ``CoopdError.details``. The channel then accepts
             metadata of up to 64 MiB.
+        token_file: a file holding a bearer token for coopd's ``--tokens-file`` (its first line
+            that is neither empty nor a ``#`` comment), sent with every call, on the target and
+            on the socket alike; others may not read it (mode 0600 or 0640). Default
+            ``$COOPD_TOKEN_FILE``.
+        tls_ca, tls_cert, tls_key: TLS for ``target`` connections, PEM files: the CA that
+            signed coopd's certificate (None: the system's roots), and this client's
+            certificate and key for a coopd that requires them (``--tls-client-ca``). TLS is on
+            when any is given. Defaults ``$COOPD_TLS_CA``, ``$COOPD_TLS_CERT``,
+            ``$COOPD_TLS_KEY``. A problem with any of these files raises :class:`CoopdError`
+            (INVALID_ARGUMENT) naming it (docs/security.md).
     """
 
     def __init__(self, socket: Optional[str] = None, *, timeout: float = 120.0, retries: int = 5,
                  backoff: float = 0.05, client_name: str = "coopd-python", autostart: bool = True,
                  coopd_binary: Optional[str] = None, target: Optional[str] = None,
-                 full_errors: bool = False) -> None:
+                 full_errors: bool = False, token_file: Optional[str] = None,
+                 tls_ca: Optional[str] = None, tls_cert: Optional[str] = None,
+                 tls_key: Optional[str] = None) -> None:
         self.socket = socket or default_socket_path()
+        target = target or os.environ.get("COOPD_TARGET") or None
         self.target = target
         self.autostart = autostart and not target
         self.coopd_binary = coopd_binary
@@ -303,7 +345,30 @@ class Client:
             options.append(("grpc.lb_policy_name", "round_robin"))
         if full_errors:
             options.append(("grpc.max_metadata_size", 64 << 20))
-        self._channel = grpc.insecure_channel(target or "unix:" + self.socket, options=options)
+        # Sent with every call next to "coopd-client" (_metadata): the error-details request
+        # and the bearer token.
+        self._fixed_metadata: Tuple[Tuple[str, str], ...] = (
+            _ERROR_DETAILS_METADATA if full_errors else ())
+        token_file = token_file or os.environ.get("COOPD_TOKEN_FILE") or None
+        if token_file:
+            self._fixed_metadata += (("authorization", "Bearer " + _read_token(token_file)),)
+        tls = [tls_ca or os.environ.get("COOPD_TLS_CA") or None,
+               tls_cert or os.environ.get("COOPD_TLS_CERT") or None,
+               tls_key or os.environ.get("COOPD_TLS_KEY") or None]
+        if target and any(tls):
+            if (tls[1] is None) != (tls[2] is None):
+                raise CoopdError(grpc.StatusCode.INVALID_ARGUMENT,
+                                 "tls_cert and tls_key (COOPD_TLS_CERT, COOPD_TLS_KEY) go together; "
+                                 "one of them is missing", False)
+            names = ("tls_ca (COOPD_TLS_CA)", "tls_cert (COOPD_TLS_CERT)", "tls_key (COOPD_TLS_KEY)")
+            ca, cert, key = (_read_option_file(p, n, secret=n.startswith("tls_key")) if p else None
+                             for p, n in zip(tls, names))
+            credentials = grpc.ssl_channel_credentials(root_certificates=ca, private_key=key,
+                                                       certificate_chain=cert)
+            self._channel = grpc.secure_channel(target, credentials, options=options)
+        else:
+            self._channel = grpc.insecure_channel(target or "unix:" + self.socket,
+                                                  options=options)
         self._stub = coop_pb2_grpc.CoopStub(self._channel)
 
     def close(self) -> None:
@@ -390,8 +455,7 @@ class Client:
         # "coopd-client": who this is, for coopd's per-client limits on the Unix socket (which
         # tells coopd nothing about its peer); printable ASCII, as metadata must be.
         name = "".join(c if " " <= c <= "~" else "?" for c in self.client_name[:48])
-        ours = (("coopd-client", f"{name}/{os.getpid()}"),)
-        return ours + _ERROR_DETAILS_METADATA if self.full_errors else ours
+        return (("coopd-client", f"{name}/{os.getpid()}"),) + self._fixed_metadata
 
     def _call(self, method: str, request: Any) -> Any:
         deadline = time.monotonic() + self.timeout
@@ -453,7 +517,8 @@ class Client:
         from_server = any(k == _STATUS_ORIGIN_KEY and v == _STATUS_ORIGIN_SERVER
                           for k, v in (trailers or ()))
         if code == grpc.StatusCode.UNAVAILABLE and not from_server:
-            details = f"coopd is not reachable on {self.socket} (is it running?): {details}"
+            details = (f"coopd is not reachable on {self.target or self.socket} (is it running?): "
+                       f"{details}")
         whole = ""
         for k, v in trailers or ():
             if k != _STATUS_DETAILS_KEY:

@@ -77,7 +77,7 @@ TEST(DaemonArgs, RemoteCacheComesFromTheFlagOverTheEnvironmentAndBadUrlsNameThei
 TEST(DaemonArgs, ListenTakesHostPortAndRefusesAnythingElse) {
   unsetenv("COOPD_LISTEN");
   DaemonConfig c;
-  ASSERT_TRUE(Parse({"--listen", "127.0.0.1:7070", "--listen", "[::]:0"}, &c).ok());
+  ASSERT_TRUE(Parse({"--listen", "127.0.0.1:7070", "--listen", "[::]:0", "--insecure"}, &c).ok());
   EXPECT_EQ(c.listen, (std::vector<std::string>{"127.0.0.1:7070", "[::]:0"}));
   auto s = Parse({"--listen", "7070"}, &c);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
@@ -143,6 +143,86 @@ TEST(DaemonArgs, LimitsHaveDefaultsTakeTheFlagOverTheEnvironmentAndNameTheirSour
   EXPECT_EQ(Parse({"--client-max-in-flight"}, &e).message(),
             "--client-max-in-flight: missing value");
   unsetenv("COOPD_CLIENT_RATE");
+}
+
+}  // namespace
+}  // namespace coopd
+
+namespace coopd {
+namespace {
+
+// Access control's settings (docs/security.md): TCP needs TLS and client authentication unless
+// --insecure; each refusal names the setting and what to give instead.
+TEST(DaemonArgs, ListenNeedsTlsAndClientAuthenticationUnlessInsecure) {
+  for (const char* v : {"COOPD_LISTEN", "COOPD_TLS_CERT", "COOPD_TLS_KEY", "COOPD_TLS_CLIENT_CA",
+                        "COOPD_TOKENS_FILE", "COOPD_INSECURE", "COOPD_TOKENS_UNIX"}) {
+    unsetenv(v);
+  }
+  DaemonConfig c;
+  auto s = Parse({"--listen", "127.0.0.1:0"}, &c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "--listen 127.0.0.1:0: TCP needs TLS: give --tls-cert FILE and --tls-key FILE "
+            "(COOPD_TLS_CERT, COOPD_TLS_KEY), or --insecure (COOPD_INSECURE=1) to serve "
+            "plaintext to anyone who can reach the port (docs/security.md)");
+  s = Parse({"--listen", "127.0.0.1:0", "--tls-cert", "c.pem", "--tls-key", "k.pem"}, &c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("TCP clients must authenticate: give --tokens-file FILE"),
+            std::string::npos)
+      << s.message();
+  EXPECT_TRUE(Parse({"--listen", "127.0.0.1:0", "--tls-cert", "c.pem", "--tls-key", "k.pem",
+                     "--tokens-file", "t"},
+                    &c)
+                  .ok());
+  EXPECT_EQ(c.tokens_file, "t");
+  EXPECT_FALSE(c.insecure);
+  ASSERT_TRUE(Parse({"--listen", "127.0.0.1:0", "--tls-cert", "c.pem", "--tls-key", "k.pem",
+                     "--tls-client-ca", "ca.pem"},
+                    &c)
+                  .ok());
+  EXPECT_EQ(c.tls_client_ca, "ca.pem");
+  ASSERT_TRUE(Parse({"--listen", "127.0.0.1:0", "--insecure"}, &c).ok());
+  EXPECT_TRUE(c.insecure);
+  setenv("COOPD_INSECURE", "1", 1);
+  ASSERT_TRUE(Parse({"--listen", "127.0.0.1:0"}, &c).ok());
+  EXPECT_TRUE(c.insecure);
+  setenv("COOPD_INSECURE", "maybe", 1);
+  EXPECT_EQ(Parse({}, &c).message(),
+            "COOPD_INSECURE: must be true or false (or 1/0, yes/no, on/off), got \"maybe\"");
+  unsetenv("COOPD_INSECURE");
+  // Pairs and prerequisites.
+  EXPECT_EQ(Parse({"--listen", "127.0.0.1:0", "--tls-cert", "c.pem"}, &c).message(),
+            "--tls-cert: --tls-cert and --tls-key (COOPD_TLS_CERT, COOPD_TLS_KEY) go together; "
+            "the other one is missing");
+  EXPECT_EQ(
+      Parse({"--listen", "127.0.0.1:0", "--tls-client-ca", "ca.pem", "--insecure"}, &c).message(),
+      "--tls-client-ca: client certificates need TLS: give --tls-cert and --tls-key");
+  EXPECT_EQ(Parse({"--tokens-unix"}, &c).message(),
+            "--tokens-unix: needs --tokens-file (COOPD_TOKENS_FILE): the tokens to require");
+  // Without --listen, TLS settings are not used (a client's COOPD_TLS_* may reach a daemon it
+  // starts).
+  setenv("COOPD_TLS_CERT", "client.pem", 1);
+  EXPECT_TRUE(Parse({}, &c).ok());
+  unsetenv("COOPD_TLS_CERT");
+}
+
+TEST(DaemonArgs, SocketGroupIsResolvedAndAnUnknownOneIsRefused) {
+  unsetenv("COOPD_SOCKET_GROUP");
+  DaemonConfig c;
+  ASSERT_TRUE(Parse({}, &c).ok());
+  EXPECT_EQ(c.socket_gid, -1) << "default: no group access";
+  ASSERT_TRUE(Parse({"--socket-group", "root"}, &c).ok());
+  EXPECT_EQ(c.socket_gid, 0);
+  EXPECT_EQ(c.socket_group, "root");
+  ASSERT_TRUE(Parse({"--socket-group", "4242"}, &c).ok()) << "a numeric gid";
+  EXPECT_EQ(c.socket_gid, 4242);
+  setenv("COOPD_SOCKET_GROUP", "no-such-group-coopd", 1);
+  auto s = Parse({}, &c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "COOPD_SOCKET_GROUP: no such group \"no-such-group-coopd\"; give a group name from "
+            "/etc/group (getent group) or a numeric gid");
+  unsetenv("COOPD_SOCKET_GROUP");
 }
 
 }  // namespace
