@@ -183,8 +183,9 @@ void Service::RememberArch(const std::string& arch) {
   }
 }
 
-absl::StatusOr<std::vector<PrimitiveSpec>> Service::Validate(const std::vector<PrimitiveSpec>& in,
-                                                             bool bundle) {
+absl::StatusOr<std::vector<PrimitiveSpec>> Service::Validate(
+    const std::vector<PrimitiveSpec>& in, bool bundle,
+    std::vector<coop::v1::AutoExplanation>* autos) {
   const size_t max_specs = options_.limits.bundle_specs;
   if (in.empty() || in.size() > max_specs) {
     return absl::InvalidArgumentError(StrCat("bundle: specs must hold 1..", max_specs,
@@ -204,7 +205,10 @@ absl::StatusOr<std::vector<PrimitiveSpec>> Service::Validate(const std::vector<P
   std::vector<std::string> encodings;
   for (size_t i = 0; i < in.size(); ++i) {
     const std::string where = bundle ? StrCat("specs[", i, "]: ") : "";
-    auto spec = Canonicalize(in[i], toolchain_.Target());
+    coop::v1::AutoExplanation explanation;
+    auto spec = Canonicalize(in[i], toolchain_.Target(), &explanation);
+    if (in[i].algorithm() == "auto" && spec.ok()) ++auto_resolutions_;
+    if (autos != nullptr) autos->push_back(std::move(explanation));
     if (!spec.ok())
       return absl::Status(spec.status().code(), StrCat(where, spec.status().message()));
     if (i > 0 && spec->arch() != out[0].arch()) {
@@ -407,7 +411,26 @@ void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool b
                          ArtifactDone done, bool may_compile) {
   ++requests_;
   if (bundle) ++bundles_;
-  auto specs = Validate(request_specs, bundle);
+  std::vector<coop::v1::AutoExplanation> autos;
+  auto specs = Validate(request_specs, bundle, &autos);
+  if (specs.ok() && std::any_of(autos.begin(), autos.end(),
+                                [](const auto& a) { return !a.choice().requested().empty(); })) {
+    // The choice is the request's, not the entry's: every reply that asked for "auto" says what
+    // it got and why, while the cached artifact (shared with the explicit request) carries
+    // none.
+    done = [autos = std::move(autos), done = std::move(done)](absl::StatusOr<Artifact> result) {
+      if (result.ok()) {
+        for (int i = 0; i < result->parts_size() && i < static_cast<int>(autos.size()); ++i) {
+          if (autos[i].choice().requested().empty()) continue;
+          *result->mutable_parts(i)->mutable_algorithm_choice() = autos[i].choice();
+        }
+        if (result->parts_size() == 1 && !autos[0].choice().requested().empty()) {
+          *result->mutable_algorithm_choice() = autos[0].choice();
+        }
+      }
+      done(std::move(result));
+    };
+  }
   absl::StatusOr<Formats> formats =
       specs.ok() ? CheckFormats(request_formats, *specs, bundle) : specs.status();
   if (!formats.ok()) {
@@ -1307,6 +1330,12 @@ coop::v1::Stats Service::GetStats() {
   s.set_bundles(bundles_);
   s.set_bitcode_compiles(bitcode_compiles_);
   s.set_remote_hits(remote_hits_);
+  s.set_auto_resolutions(auto_resolutions_);
+  {
+    const auto tables = tuning::ActiveTables();
+    tuning::FillTableInfo(*tables, s.mutable_tuning_tables());
+    s.set_tuning_digest(tables->digest);
+  }
   if (options_.remote != nullptr) {
     const RemoteStats r = options_.remote->remote_stats();
     auto* rs = s.mutable_remote();
@@ -1369,7 +1398,7 @@ coop::v1::Stats Service::ResetStats() {
   coop::v1::Stats before = GetStats();
   for (auto* c : {&requests_, &invalid_, &memory_hits_, &disk_hits_, &misses_, &compiles_,
                   &compile_failures_, &pch_warm_, &bitcode_compiles_, &links_, &link_failures_,
-                  &link_hits_, &bundles_, &compile_us_total_, &remote_hits_}) {
+                  &link_hits_, &bundles_, &compile_us_total_, &remote_hits_, &auto_resolutions_}) {
     *c = 0;
   }
   {
@@ -1386,7 +1415,8 @@ coop::v1::Stats Service::ResetStats() {
 
 absl::StatusOr<coop::v1::ExplainResponse> Service::Explain(const PrimitiveSpec& request_spec,
                                                            const std::vector<int>& formats) {
-  auto specs = Validate({request_spec}, /*bundle=*/false);
+  std::vector<coop::v1::AutoExplanation> autos;
+  auto specs = Validate({request_spec}, /*bundle=*/false, &autos);
   if (!specs.ok()) return specs.status();
   auto which = CheckFormats(formats, *specs, /*bundle=*/false);
   if (!which.ok()) return which.status();
@@ -1425,6 +1455,7 @@ absl::StatusOr<coop::v1::ExplainResponse> Service::Explain(const PrimitiveSpec& 
     }
   }
   out.set_cached(cached);
+  if (!autos[0].choice().requested().empty()) *out.mutable_auto_choice() = std::move(autos[0]);
   return out;
 }
 

@@ -132,8 +132,11 @@ class Service {
   coop::v1::CatalogResponse Catalog() const;
 
  private:
+  // Canonical specs ("auto" resolved). With `autos`, it gets one explanation per spec (the
+  // choice's `requested` is empty for a spec that did not ask for "auto").
   absl::StatusOr<std::vector<coop::v1::PrimitiveSpec>> Validate(
-      const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle);
+      const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
+      std::vector<coop::v1::AutoExplanation>* autos = nullptr);
   // The request limits that concern user operators: each source's size, and how many distinct
   // operators `specs` hold (`where(i)` prefixes errors about specs[i]).
   absl::Status CheckUserOperators(const std::vector<const coop::v1::PrimitiveSpec*>& specs,
@@ -209,7 +212,7 @@ class Service {
 
   std::atomic<uint64_t> requests_{0}, invalid_{0}, memory_hits_{0}, disk_hits_{0}, misses_{0},
       compiles_{0}, compile_failures_{0}, pch_warm_{0}, links_{0}, link_failures_{0}, link_hits_{0},
-      bundles_{0}, bitcode_compiles_{0}, remote_hits_{0};
+      bundles_{0}, bitcode_compiles_{0}, remote_hits_{0}, auto_resolutions_{0};
   std::atomic<uint64_t> compile_us_total_{0};
   std::mutex times_mu_;
   // Remembers `arch` at the front of options_.prewarm_history (rewritten only on a change).
