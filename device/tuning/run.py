@@ -27,6 +27,7 @@ import datetime
 import json
 import os
 import random
+import re
 import shlex
 import statistics
 import subprocess
@@ -296,19 +297,9 @@ class Gpu:
 
 
 def set_max_dynamic_smem(fn, nbytes):
-    """Allow a kernel more than 48 KiB of dynamic shared memory."""
-    attr = 8  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-    try:
-        import cupy
-        cupy.cuda.driver.funcSetAttribute(fn.ptr, attr, nbytes)
-        return
-    except AttributeError:
-        pass
-    from cuda.bindings import driver
-    (err,) = driver.cuFuncSetAttribute(driver.CUfunction(fn.ptr),
-                                       driver.CUfunction_attribute(attr), nbytes)
-    if err != driver.CUresult.CUDA_SUCCESS:
-        raise RuntimeError("cuFuncSetAttribute(%d bytes): %s" % (nbytes, err))
+    """Allow a kernel more than 48 KiB of dynamic shared memory (CuPy's RawKernel attribute for
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)."""
+    fn.max_dynamic_shared_size_bytes = nbytes
 
 
 def summarize(ms, moved):
@@ -459,11 +450,14 @@ def main():
 
 
 def toolchain():
+    cuda = "CUDA ?"
     try:
         v = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout
-        cuda = v.strip().splitlines()[-1].split(",")[0].replace("Build cuda_", "CUDA ")
+        m = re.search(r"release ([0-9.]+), (V[0-9.]+)", v)
+        if m:
+            cuda = "CUDA %s (nvcc %s)" % m.groups()
     except OSError:
-        cuda = "CUDA ?"
+        pass
     ver = "?"
     hdr = "/usr/local/cuda/include/cccl/cuda/std/__cccl/version.h"
     if os.path.exists(hdr):
