@@ -33,20 +33,24 @@ OUT_BLOCK_SIZES = [1, 4, 8]
 OUT_WARP_SIZES = [2, 8]
 
 
-def out_of_table_cells():
+def out_of_table_cells(block_threads=None, warp_threads=None, items=None, block_sizes=None,
+                       warp_sizes=None):
     cells = []
+    block_threads, warp_threads = block_threads or OUT_BLOCK_THREADS, warp_threads or OUT_WARP_THREADS
+    items = items or OUT_ITEMS
+    block_sizes, warp_sizes = block_sizes or OUT_BLOCK_SIZES, warp_sizes or OUT_WARP_SIZES
     for fam, f in FAMILIES.items():
         if f["warp"]:
-            threads, sizes = OUT_WARP_THREADS, OUT_WARP_SIZES
+            threads, sizes = warp_threads, warp_sizes
         else:
-            threads = OUT_BLOCK_THREADS
+            threads = block_threads
             # block_histogram measures only sizes 1 and 2: both
-            sizes = [s for s in OUT_BLOCK_SIZES if s in f["dtype_sizes"]]
+            sizes = [s for s in block_sizes if s in f["dtype_sizes"]]
             if len(sizes) < 2:
                 sizes = f["dtype_sizes"]
         for s in sizes:
             for t in threads:
-                for n in OUT_ITEMS:
+                for n in items:
                     cells.append({"family": fam, "dtype_size": s, "threads": t,
                                   "items_per_thread": n, "purpose": "out_of_table"})
     return cells
@@ -58,7 +62,16 @@ def plan(a):
     sample = rng.sample(table["cells"], min(a.sample, len(table["cells"])))
     cells = [{"family": c["family"], "dtype_size": c["dtype_size"], "threads": c["threads"],
               "items_per_thread": c["items_per_thread"], "purpose": "held_out"} for c in sample]
-    cells += out_of_table_cells()
+    ints = lambda v: [int(x) for x in v.split(",")] if v else None  # noqa: E731
+    cells += out_of_table_cells(ints(a.block_threads), ints(a.warp_threads), ints(a.items),
+                                ints(a.block_sizes), ints(a.warp_sizes))
+    inside = {(c["family"], c["dtype_size"], c["threads"], c["items_per_thread"])
+              for c in table["cells"]}
+    clash = [c for c in cells if c["purpose"] == "out_of_table" and
+             (c["family"], c["dtype_size"], c["threads"], c["items_per_thread"]) in inside]
+    if clash:
+        print("validate: %d out-of-table shapes are table cells, e.g. %s" % (len(clash), clash[0]))
+        return 1
     doc = {"table": table["version"], "seed": a.seed, "sample": a.sample, "cells": cells}
     with open(a.out, "w") as f:
         json.dump(doc, f, indent=1)
@@ -133,6 +146,11 @@ def main():
     p.add_argument("--sample", type=int, default=40)
     p.add_argument("--seed", type=int, default=18)
     p.add_argument("--out", required=True)
+    p.add_argument("--block-threads", help="out-of-table block threads (default 96,192,384)")
+    p.add_argument("--warp-threads", help="out-of-table warp_threads (default 4,16,32)")
+    p.add_argument("--items", help="out-of-table items per thread (default 3,6,12)")
+    p.add_argument("--block-sizes", help="out-of-table dtype sizes, block families (1,4,8)")
+    p.add_argument("--warp-sizes", help="out-of-table dtype sizes, warp families (2,8)")
     r = sub.add_parser("report")
     r.add_argument("--table", required=True)
     r.add_argument("--plan", required=True)
