@@ -7,6 +7,7 @@ info       algorithms measured for information only: never a `choice`, kept out 
 method     the measured method (the table is keyed by it)
 warp       True for warp_* families, whose `threads` is warp_threads
 """
+import json
 
 FAMILIES = {
     "block_load": dict(method="load", warp=False, baseline="direct",
@@ -82,3 +83,11 @@ def grid_cells(name):
     f = family(name)
     threads = WARP_THREADS if f["warp"] else BLOCK_THREADS
     return [(s, t, n) for s in f["dtype_sizes"] for t in threads for n in ITEMS]
+
+
+def dump_json(doc, f):
+    """JSON with each cell on one line: small files, readable diffs (run.py, make_table.py)."""
+    head = {k: v for k, v in doc.items() if k != "cells"}
+    text = json.dumps(head, indent=1)[:-2]
+    cells = ",\n  ".join(json.dumps(c) for c in doc.get("cells", []))
+    f.write(text + ',\n "cells": [\n  ' + cells + "\n ]\n}\n")

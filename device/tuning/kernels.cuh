@@ -82,8 +82,8 @@ struct BlockStoreCase {
     for (int i = 0; i < ITEMS; ++i) {
       // striped stores item i at threadIdx + i * THREADS: give it that element's value, so the
       // output is the same tile for every algorithm
-      const unsigned long long j = ALG == cub::BLOCK_STORE_STRIPED ? threadIdx.x + i * THREADS
-                                                                   : threadIdx.x * ITEMS + i;
+      const unsigned long long j =
+          ALG == cub::BLOCK_STORE_STRIPED ? threadIdx.x + i * THREADS : threadIdx.x * ITEMS + i;
       items[i] = StoreValue<T>(static_cast<unsigned int>(tile + j), seed);
     }
     Store(Temp<Store>(smem)).Store(out + tile, items);
@@ -179,8 +179,8 @@ struct WarpStoreCase {
     T items[ITEMS];
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
-      const unsigned long long j = ALG == cub::WARP_STORE_STRIPED ? lane + i * WARP
-                                                                  : lane * ITEMS + i;
+      const unsigned long long j =
+          ALG == cub::WARP_STORE_STRIPED ? lane + i * WARP : lane * ITEMS + i;
       items[i] = StoreValue<T>(static_cast<unsigned int>(tile + j), seed);
     }
     Store(temp[warp]).Store(out + tile, items);

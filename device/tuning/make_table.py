@@ -2,7 +2,8 @@
 """Merges tuning-suite runs (run.py's DIR/<run-id>.json) into a tuning table (schema 1,
 docs/tuning.md): server/catalog/tuning/sm_90.json by default.
 
-usage: make_table.py RUN.json... [--out FILE] [--version V] [--arch sm_90] [--check]
+usage: make_table.py RUN.json... [--out FILE] [--version V] [--arch sm_90] [--toolchain T]
+       make_table.py --check TABLE...
 
 Each cell keeps the run that measured it ("run"); when two runs measured the same cell the later
 one on the command line wins (and is reported). A cell's `measured` lists only the algorithms
@@ -16,12 +17,13 @@ import argparse
 import datetime
 import json
 import os
+import shlex
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from families import FAMILIES, eligible, grid_cells  # noqa: E402
+from families import FAMILIES, dump_json, eligible, grid_cells  # noqa: E402
 
 DEFAULT_OUT = os.path.join(HERE, "..", "..", "server", "catalog", "tuning", "sm_90.json")
 STAT_KEYS = ("median_gbps", "min_gbps", "max_gbps", "n")
@@ -114,6 +116,7 @@ def main():
     ap.add_argument("--out", default=DEFAULT_OUT)
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--version", help="default: <arch>-<today>.1")
+    ap.add_argument("--toolchain", help="default: the first run's")
     ap.add_argument("--check", action="store_true", help="validate the given tables only")
     a = ap.parse_args()
     if a.check:
@@ -140,17 +143,15 @@ def main():
         "version": a.version or "%s-%s.1" % (a.arch, today),
         "arch": a.arch,
         "device": ", ".join(devices),
-        "toolchain": docs[0]["toolchain"],
-        "generated_by": "; ".join(d["command"] for d in docs) +
-                        "; device/tuning/make_table.py " + " ".join(
-                            os.path.basename(p) for p in a.runs),
+        "toolchain": a.toolchain or docs[0]["toolchain"],
+        "generated_by": "; ".join(d["command"] for d in docs) + "; device/tuning/make_table.py " +
+                        " ".join(shlex.quote(x) for x in sys.argv[1:]),
         "runs": {r: "%s %s" % (d["started"], d["command"]) for r, d in meta.items()},
         "cells": cells,
     }
     errs = validate(table)
     with open(a.out, "w") as f:
-        json.dump(table, f, indent=1)
-        f.write("\n")
+        dump_json(table, f)
     print("wrote %s: %d cells from runs %s" % (a.out, len(cells), ", ".join(meta)))
     for e in errs[:20]:
         print("make_table: " + e)

@@ -39,7 +39,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import checks  # noqa: E402
-from families import FAMILIES, WARP_BLOCK_THREADS, family, grid_cells, measured_algorithms  # noqa: E402
+from families import (FAMILIES, WARP_BLOCK_THREADS, dump_json, family, grid_cells,  # noqa: E402
+                      measured_algorithms)
 
 UTYPE = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 KIND_PARAMS = {
@@ -382,7 +383,13 @@ def main():
     if a.repeats < 1 or a.bytes < 1 << 20:
         ap.error("--repeats must be >= 1 and --bytes >= 1 MiB")
 
-    cells = plan_cells(a)
+    try:
+        cells = plan_cells(a)
+    except ValueError as e:
+        ap.error(str(e))
+    if not cells:
+        ap.error("no cells selected: --families/--dtype-sizes/--threads/--items pick from the "
+                 "contract's grid (families.py); use --cells for other shapes")
     kernels = [k for c in cells for k in c.kernels]
     work = a.work or tempfile.mkdtemp(prefix="tuning-")
     os.makedirs(work, exist_ok=True)
@@ -441,7 +448,7 @@ def main():
         os.makedirs(a.out, exist_ok=True)
         path = os.path.join(a.out, a.run_id + ".json")
         with open(path, "w") as f:
-            json.dump(doc, f, indent=1)
+            dump_json(doc, f)
         print("wrote %s (%d cells, %.0f s)" % (path, len(records), time.time() - t0))
     if wrong:
         print("FAIL: %d kernels gave wrong results" % len(wrong))

@@ -23,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import rule  # noqa: E402
-from families import FAMILIES, eligible  # noqa: E402
+from families import FAMILIES, dump_json, eligible  # noqa: E402
 
 HELD_OUT_TOLERANCE = 0.98
 OUT_BLOCK_THREADS = [96, 192, 384]
@@ -74,7 +74,7 @@ def plan(a):
         return 1
     doc = {"table": table["version"], "seed": a.seed, "sample": a.sample, "cells": cells}
     with open(a.out, "w") as f:
-        json.dump(doc, f, indent=1)
+        dump_json(doc, f)
     print("wrote %s: %d held-out cells (seed %d), %d out-of-table cells" % (
         a.out, len(sample), a.seed, len(cells) - len(sample)))
     return 0
