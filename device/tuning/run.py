@@ -206,13 +206,15 @@ class Gpu:
         self.funcs = {}
         self.smem = {}
         props = cp.cuda.runtime.getDeviceProperties(0)
-        self.device_name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+        name = props["name"]
+        self.device_name = name.decode() if isinstance(name, bytes) else name
 
     def refill(self, seed, upto=None):
         cp = self.cp
         n = (upto or self.nbytes) // 4
         self.fill(cp.uint32(seed), cp.uint32(0xFFFFFFFF), self.inp[:n * 4].view(cp.uint32))
-        self.fill(cp.uint32(seed + 7), cp.uint32(0x00FF00FF), self.samples16[:n * 4].view(cp.uint32))
+        self.fill(cp.uint32(seed + 7), cp.uint32(0x00FF00FF),
+                  self.samples16[:n * 4].view(cp.uint32))
 
     def load(self, units, cubins):
         cp = self.cp

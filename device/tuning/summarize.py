@@ -55,8 +55,8 @@ def per_family(table, run):
         top = max(rows, key=lambda r: r[0])
         _, _, c, pick, base, best = top
         m = c["measured"]
-        out.append("| %s | %d | %.2f | %.2f (S=%d T=%d N=%d) | %.4f | %.4f | %s %s / %s %s / %s %s |"
-                   % (fam, len(rows), geo([r[0] for r in rows]), top[0], c["dtype_size"],
+        out.append("| %s | %d | %.2f | %.2f (S=%d T=%d N=%d) | %.4f | %.4f | "
+                   "%s %s / %s %s / %s %s |" % (fam, len(rows), geo([r[0] for r in rows]), top[0], c["dtype_size"],
                       c["threads"], c["items_per_thread"], geo([r[1] for r in rows]),
                       min(r[1] for r in rows), base, spread(m[base]), pick, spread(m[pick]),
                       best, spread(m[best])))

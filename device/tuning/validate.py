@@ -36,7 +36,8 @@ OUT_WARP_SIZES = [2, 8]
 def out_of_table_cells(block_threads=None, warp_threads=None, items=None, block_sizes=None,
                        warp_sizes=None):
     cells = []
-    block_threads, warp_threads = block_threads or OUT_BLOCK_THREADS, warp_threads or OUT_WARP_THREADS
+    block_threads = block_threads or OUT_BLOCK_THREADS
+    warp_threads = warp_threads or OUT_WARP_THREADS
     items = items or OUT_ITEMS
     block_sizes, warp_sizes = block_sizes or OUT_BLOCK_SIZES, warp_sizes or OUT_WARP_SIZES
     for fam, f in FAMILIES.items():

@@ -119,7 +119,8 @@ def test_rule_exact_cell_nearest_cell_margin_and_arch():
     t = small_table()
     alg, reason, d = rule.resolve(t, "block_scan", 128, 8, 4)
     assert (alg, d["kind"]) == ("warp_scans", "exact")
-    assert reason.startswith("table sm_90-test.1 cell block_scan/inclusive_sum S=4 T=128 N=8 (run r1)")
+    assert reason.startswith(
+        "table sm_90-test.1 cell block_scan/inclusive_sum S=4 T=128 N=8 (run r1)")
     # 96 threads: 128 is nearer (0.415 in log2) than 256
     alg, reason, d = rule.resolve(t, "block_scan", 96, 8, 4)
     assert d["cell"]["threads"] == 128 and alg == "warp_scans" and "distance 0.415" in reason
@@ -144,7 +145,8 @@ def test_rule_exact_cell_nearest_cell_margin_and_arch():
     # sm_90a uses sm_90's table; another arch has none
     assert rule.resolve(t, "block_scan", 128, 8, 4, arch="sm_90a")[0] == "warp_scans"
     alg, reason, _ = rule.resolve(t, "block_scan", 128, 8, 4, arch="sm_100")
-    assert alg == "raking" and reason == "fallback: no tuning table for sm_100; CUB's default raking"
+    assert alg == "raking"
+    assert reason == "fallback: no tuning table for sm_100; CUB's default raking"
     # a non-commutative operator never gets raking_commutative_only
     assert rule.resolve(t, "block_reduce", 128, 4, 2)[0] == "raking_commutative_only"
     assert rule.resolve(t, "block_reduce", 128, 4, 2, commutative=False)[0] == "raking"
@@ -195,7 +197,8 @@ def test_make_table_merges_runs_drops_info_algorithms_and_checks_coverage(tmp_pa
     # a table missing a cell, or choosing a slower algorithm, or listing striped, is refused
     broken = copy.deepcopy(table)
     broken["cells"].pop()
-    assert any(e.startswith("coverage: no cell block_histogram") for e in make_table.validate(broken))
+    errs = make_table.validate(broken)
+    assert any(e.startswith("coverage: no cell block_histogram") for e in errs)
     broken = copy.deepcopy(table)
     broken["cells"][0]["choice"] = "direct"
     assert any("is not the best median" in e for e in make_table.validate(broken))
@@ -275,7 +278,8 @@ def test_every_family_renders_and_compiles_with_nvrtc(tmp_path):
                         "--cells", str(cells), "--per-tu", "100", "--work", str(tmp_path),
                         "--nvrtc-check", "1"], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert "plan: 7 cells, 28 kernels, 1 units" in p.stdout and "nvrtc-check: unit000 ok" in p.stdout
+    assert "plan: 7 cells, 28 kernels, 1 units" in p.stdout
+    assert "nvrtc-check: unit000 ok" in p.stdout
 
 
 def test_run_refuses_an_empty_selection_and_an_unknown_family(tmp_path):
