@@ -209,6 +209,12 @@ double Log2Ratio(double a, double b) {
   return std::fabs(std::log2(a / b));
 }
 
+std::string Margin() {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%g", kFallbackMargin);
+  return buf;
+}
+
 // The best median among the cell's measured algorithms that are in `eligible`.
 const Measurement* BestEligible(const Cell& c, const std::vector<std::string>& eligible) {
   const Measurement* best = nullptr;
@@ -563,8 +569,11 @@ Resolution Resolve(const Query& q, const TableSet& tables) {
   double best_distance = 0;
   for (const Cell* c : cells) {
     if (c->dtype_size != size) continue;
-    const double d =
-        Log2Ratio(q.items_per_thread, c->items_per_thread) + Log2Ratio(q.threads, c->threads);
+    // Rounded to 9 decimals, as rule.py does, so that sums equal in real numbers tie.
+    const double d = std::round((Log2Ratio(q.items_per_thread, c->items_per_thread) +
+                                 Log2Ratio(q.threads, c->threads)) *
+                                1e9) /
+                     1e9;
     if (nearest == nullptr || d < best_distance ||
         (d == best_distance &&
          (c->items_per_thread < nearest->items_per_thread ||
@@ -589,10 +598,8 @@ Resolution Resolve(const Query& q, const TableSet& tables) {
   if (best->algorithm == baseline) return finish(baseline, StrCat(where, versus(*nearest, *best)));
   const Measurement* base = nearest->Find(baseline);
   if (base == nullptr || best->median_gbps < kFallbackMargin * base->median_gbps) {
-    return finish(baseline, StrCat(where, versus(*nearest, *best),
-                                   "; not 5% faster there, so "
-                                   "CUB's default ",
-                                   baseline));
+    return finish(baseline, StrCat(where, versus(*nearest, *best), "; not ", Margin(),
+                                   "x the baseline there, so CUB's default ", baseline));
   }
   return finish(best->algorithm, StrCat(where, versus(*nearest, *best)));
 }

@@ -241,12 +241,12 @@ TEST(Tuning, WithoutATableForTheArchItFallsBackToCubsDefault) {
             "default raking");
 }
 
-TEST(Tuning, TheNearestCellWinsOnlyByFivePercentOverTheBaseline) {
+TEST(Tuning, TheNearestCellLeavesTheBaselineOnlyForTwoAndAHalfTimesItsSpeed) {
   // Both cells have S=4; the request (T=128, N=12) is nearer N=16 (log2 12/16 = 0.415) than
   // N=8 (0.585).
   auto set = Set(TableJson(
-      Json::array({CellJson("block_load", 4, 128, 8, {{"direct", 100}, {"vectorize", 300}}),
-                   CellJson("block_load", 4, 128, 16, {{"direct", 100}, {"vectorize", 104.9}})})));
+      Json::array({CellJson("block_load", 4, 128, 8, {{"direct", 100}, {"vectorize", 900}}),
+                   CellJson("block_load", 4, 128, 16, {{"direct", 100}, {"vectorize", 249.9}})})));
   Resolution r = Resolve(BlockLoadQuery(4, 128, 12), *set);
   EXPECT_EQ(r.chosen, "direct");
   EXPECT_EQ(r.explanation.rule(), "nearest");
@@ -254,21 +254,21 @@ TEST(Tuning, TheNearestCellWinsOnlyByFivePercentOverTheBaseline) {
   EXPECT_NEAR(r.explanation.distance(), 0.415, 0.001);
   EXPECT_EQ(r.explanation.choice().reason(),
             "fallback: nearest cell block_load/load S=4 T=128 N=16 (distance 0.42) of table "
-            "sm_90-test.1 (run r1): vectorize 104.9 GB/s vs baseline direct 100.0 GB/s; not 5% "
-            "faster there, so CUB's default direct");
+            "sm_90-test.1 (run r1): vectorize 249.9 GB/s vs baseline direct 100.0 GB/s; not 2.5x "
+            "the baseline there, so CUB's default direct");
   set = Set(TableJson(
-      Json::array({CellJson("block_load", 4, 128, 16, {{"direct", 100}, {"vectorize", 105}})})));
+      Json::array({CellJson("block_load", 4, 128, 16, {{"direct", 100}, {"vectorize", 250}})})));
   EXPECT_EQ(Resolve(BlockLoadQuery(4, 128, 12), *set).chosen, "vectorize");
 }
 
 TEST(Tuning, NearestTiesGoToTheSmallerItemsThenTheSmallerThreadsAndSize) {
   auto set = Set(TableJson(Json::array({
-      CellJson("block_load", 4, 128, 4, {{"direct", 100}, {"vectorize", 200}}),
-      CellJson("block_load", 4, 128, 16, {{"direct", 100}, {"transpose", 200}}),
-      CellJson("block_load", 4, 64, 8, {{"direct", 100}, {"warp_transpose", 200}}),
-      CellJson("block_load", 4, 256, 8, {{"direct", 100}, {"warp_transpose_timesliced", 200}}),
-      CellJson("block_load", 1, 128, 8, {{"direct", 100}, {"transpose", 200}}),
-      CellJson("block_load", 16, 128, 8, {{"direct", 100}, {"vectorize", 200}}),
+      CellJson("block_load", 4, 128, 4, {{"direct", 100}, {"vectorize", 300}}),
+      CellJson("block_load", 4, 128, 16, {{"direct", 100}, {"transpose", 300}}),
+      CellJson("block_load", 4, 64, 8, {{"direct", 100}, {"warp_transpose", 300}}),
+      CellJson("block_load", 4, 256, 8, {{"direct", 100}, {"warp_transpose_timesliced", 300}}),
+      CellJson("block_load", 1, 128, 8, {{"direct", 100}, {"transpose", 300}}),
+      CellJson("block_load", 16, 128, 8, {{"direct", 100}, {"vectorize", 300}}),
   })));
   // N=8 T=128 S=4: N=4 and N=16 are 1 away, as are T=64 and T=256: the smaller N wins.
   Resolution r = Resolve(BlockLoadQuery(4, 128, 8), *set);
@@ -284,8 +284,8 @@ TEST(Tuning, NearestTiesGoToTheSmallerItemsThenTheSmallerThreadsAndSize) {
   EXPECT_EQ(r.chosen, "transpose");
   // Between T=64 and T=256 at N=8 (a request for T=128 N=8 at S=4 without the N cells).
   set = Set(TableJson(Json::array({
-      CellJson("block_load", 4, 256, 8, {{"direct", 100}, {"vectorize", 200}}),
-      CellJson("block_load", 4, 64, 8, {{"direct", 100}, {"transpose", 200}}),
+      CellJson("block_load", 4, 256, 8, {{"direct", 100}, {"vectorize", 300}}),
+      CellJson("block_load", 4, 64, 8, {{"direct", 100}, {"transpose", 300}}),
   })));
   EXPECT_EQ(Resolve(BlockLoadQuery(4, 128, 8), *set).explanation.cell().threads(), 64u);
 }
