@@ -333,7 +333,7 @@ grpc::ServerUnaryReactor* CoopService::Specialize(grpc::CallbackServerContext* c
                 }
                 finish(artifact.status());
               },
-              call->role >= Role::kCompile);
+              call->role >= Role::kCompile, {request.have().begin(), request.have().end()});
         });
       });
 }
@@ -357,7 +357,7 @@ grpc::ServerUnaryReactor* CoopService::SpecializeBundle(grpc::CallbackServerCont
                 }
                 finish(artifact.status());
               },
-              call->role >= Role::kCompile);
+              call->role >= Role::kCompile, {request.have().begin(), request.have().end()});
         });
       });
 }
