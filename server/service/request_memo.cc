@@ -2,11 +2,11 @@
 
 namespace coopd {
 
-std::optional<RequestMemo::Entry> RequestMemo::Find(const std::string& request) {
+std::optional<RequestMemo::Entry> RequestMemo::Find(const std::string& request, bool count_miss) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = index_.find(request);
   if (it == index_.end()) {
-    ++counters_.misses;
+    if (count_miss) ++counters_.misses;
     return std::nullopt;
   }
   lru_.splice(lru_.begin(), lru_, it->second);

@@ -43,8 +43,9 @@ class RequestMemo {
   explicit RequestMemo(size_t capacity = kDefaultCapacity) : capacity_(capacity) {}
 
   bool enabled() const { return capacity_ > 0; }
-  // The entry for `request` (counted as a hit), or nullopt (counted as a miss).
-  std::optional<Entry> Find(const std::string& request);
+  // The entry for `request` (counted as a hit), or nullopt (counted as a miss unless
+  // `count_miss` is false: a lookup that will be made again).
+  std::optional<Entry> Find(const std::string& request, bool count_miss = true);
   // Remembers (or refreshes) `request`'s entry, evicting the least recently used beyond the
   // capacity.
   void Remember(const std::string& request, Entry entry);

@@ -265,9 +265,17 @@ absl::Status Service::CheckUserOperators(const std::vector<const PrimitiveSpec*>
 }
 
 std::optional<Artifact> Service::LookupArtifact(const std::string& key,
-                                                std::optional<coop::v1::Format> expected) {
+                                                std::optional<coop::v1::Format> expected,
+                                                bool memory_only) {
   const auto lookup_start = std::chrono::steady_clock::now();
-  auto hit = cache_->Get(key);
+  std::optional<CacheHit> hit;
+  if (!memory_only) {
+    hit = cache_->Get(key);
+  } else if (CacheTier* memory = cache_->tier(CacheOrigin::kMemory)) {
+    if (auto value = memory->GetShared(key, nullptr); value.ok()) {
+      hit = CacheHit{std::move(*value), CacheOrigin::kMemory};
+    }
+  }
   if (!hit) return std::nullopt;
   const CacheValue& value = *hit->value;  // shared with the memory tier: read, never moved
   Artifact artifact;
@@ -438,7 +446,13 @@ std::string Service::MemoKey(const std::vector<PrimitiveSpec>& specs, bool bundl
 }
 
 void Service::SetDigests(Artifact* a) {
-  if (a->digest().empty() && !a->ltoir().empty()) a->set_digest(Sha256::Hex(a->ltoir()));
+  // A bitcode artifact is made from its LTO-IR reference, whose digest it may have inherited
+  // (also in its stored metadata): the digest names the LTO-IR this reply carries, or nothing.
+  if (a->ltoir().empty()) {
+    a->clear_digest();
+  } else if (a->digest().empty()) {
+    a->set_digest(Sha256::Hex(a->ltoir()));
+  }
   if (a->has_bitcode() && a->bitcode().digest().empty() && !a->bitcode().data().empty()) {
     a->mutable_bitcode()->set_digest(Sha256::Hex(a->bitcode().data()));
   }
@@ -480,14 +494,14 @@ void Service::OmitHeldBytes(Artifact* a, const std::vector<coop::v1::HeldArtifac
 }
 
 bool Service::ServeMemoized(const RequestMemo::Entry& entry, const std::string& request_id,
-                            ArtifactDone& done) {
+                            ArtifactDone& done, bool memory_only) {
   std::optional<Artifact> ltoir, bitcode;
   if (!entry.ltoir_key.empty()) {
-    ltoir = LookupArtifact(entry.ltoir_key, coop::v1::FORMAT_LTOIR);
+    ltoir = LookupArtifact(entry.ltoir_key, coop::v1::FORMAT_LTOIR, memory_only);
     if (!ltoir) return false;
   }
   if (!entry.bitcode_key.empty()) {
-    bitcode = LookupArtifact(entry.bitcode_key, coop::v1::FORMAT_BITCODE);
+    bitcode = LookupArtifact(entry.bitcode_key, coop::v1::FORMAT_BITCODE, memory_only);
     if (!bitcode) return false;
   }
   const Artifact& first = ltoir ? *ltoir : *bitcode;
@@ -502,6 +516,25 @@ bool Service::ServeMemoized(const RequestMemo::Entry& entry, const std::string& 
     done(std::move(ltoir ? *ltoir : *bitcode));
   }
   return true;
+}
+
+std::optional<Artifact> Service::SpecializeFromMemory(
+    const std::vector<PrimitiveSpec>& specs, bool bundle, const std::vector<int>& formats,
+    const std::string& request_id, const std::vector<coop::v1::HeldArtifact>& have) {
+  if (!memo_.enabled() || cache_->tier(CacheOrigin::kMemory) == nullptr) return std::nullopt;
+  // A miss here is looked up again by Specialize: counted there, once.
+  auto entry = memo_.Find(MemoKey(specs, bundle, formats), /*count_miss=*/false);
+  if (!entry) return std::nullopt;
+  std::optional<Artifact> out;
+  ArtifactDone deliver = [&out](absl::StatusOr<Artifact> a) {
+    if (a.ok()) out = std::move(*a);
+  };
+  if (!ServeMemoized(*entry, request_id, deliver, /*memory_only=*/true)) return std::nullopt;
+  ++requests_;
+  if (bundle) ++bundles_;
+  SetDigests(&*out);
+  OmitHeldBytes(&*out, have);
+  return out;
 }
 
 void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool bundle,

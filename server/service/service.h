@@ -97,6 +97,14 @@ class Service {
   void Specialize(const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
                   const std::vector<int>& formats, const std::string& request_id, ArtifactDone done,
                   bool may_compile = true, const std::vector<coop::v1::HeldArtifact>& have = {});
+  // Specialize's fastest path, for the gRPC thread itself: a memoized request whose artifacts
+  // are all in the memory tier is answered here, with no I/O, no compile and no waiting (the
+  // reply as Specialize would give it, counted the same); nullopt when it is not (call
+  // Specialize then, from an executor).
+  std::optional<coop::v1::Artifact> SpecializeFromMemory(
+      const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
+      const std::vector<int>& formats, const std::string& request_id,
+      const std::vector<coop::v1::HeldArtifact>& have);
   void Link(const coop::v1::LinkRequest& request, const std::string& request_id, LinkDone done,
             bool may_compile = true);
   // Errors name the use or reservation ("plan: uses[2] \"scan\": ..."); a spec's error keeps
@@ -164,7 +172,8 @@ class Service {
   // The artifact stored under `key`, counted as a hit; nullopt when absent, damaged, or (with
   // `expected`) of the other format.
   std::optional<coop::v1::Artifact> LookupArtifact(const std::string& key,
-                                                   std::optional<coop::v1::Format> expected);
+                                                   std::optional<coop::v1::Format> expected,
+                                                   bool memory_only = false);
   // Serves `key` from the cache, else joins its compile in flight, else runs `start`, which must
   // complete the flight (compiles_in_flight_) for `key`. Without `may_compile`, a miss is
   // PERMISSION_DENIED.
@@ -221,8 +230,9 @@ class Service {
   // Serves a memoized request from the cache alone; false (nothing delivered) when an artifact
   // is not cached as it was.
   bool ServeMemoized(const RequestMemo::Entry& entry, const std::string& request_id,
-                     ArtifactDone& done);
-  // Sets the digests of the bytes `a` carries where they are not set yet.
+                     ArtifactDone& done, bool memory_only = false);
+  // Sets the digests of the bytes `a` carries where they are not set yet, and clears the LTO-IR
+  // digest of an artifact that carries no LTO-IR.
   static void SetDigests(coop::v1::Artifact* a);
   // Leaves out the bytes of `a` when `have` holds every format it carries (same key and
   // digest); counts the reply.
