@@ -59,13 +59,19 @@ TEST(Auto, AutoAndTheAlgorithmItChoseShareOneEntryAndOnlyAutoRepliesCarryTheChoi
   EXPECT_EQ(second->origin, coop::Origin::kMemory);
   EXPECT_TRUE(second->algorithm_choice.requested.empty());
   EXPECT_TRUE(second->parts[0].algorithm_choice.requested.empty());
-  // Auto again: a hit on the same entry, with the choice.
+  // Auto again: a hit on the same entry, through the request memo (which remembers the choice
+  // with the keys, under the tables' digest), with the choice.
+  const uint64_t memo_hits = daemon.Stats().memo_hits;
   auto third = client.Specialize(AutoLoad());
   ASSERT_TRUE(third) << third.error().message;
   EXPECT_EQ(third->key, first->key);
   EXPECT_EQ(third->origin, coop::Origin::kMemory);
   EXPECT_EQ(third->algorithm_choice.reason, choice.reason);
-  EXPECT_EQ(daemon.Stats().compiles, stats.compiles);
+  EXPECT_EQ(third->parts[0].algorithm_choice.chosen, choice.chosen);
+  const coop::Stats after = daemon.Stats();
+  EXPECT_EQ(after.memo_hits, memo_hits + 1) << "served from the memo";
+  EXPECT_EQ(after.compiles, stats.compiles);
+  EXPECT_EQ(after.auto_resolutions, 2u);
 
   // In a bundle, each part says its own: the auto part has a choice, the explicit one none.
   coop::Spec store = AutoLoad();
