@@ -62,13 +62,21 @@ def family(name):
     return FAMILIES[name]
 
 
-def eligible(name, threads, commutative=True):
-    """The contract's eligible set E for a request (step 1 of the resolution rule)."""
+# Algorithms CUB limits to tiles (threads * items) of at most this many items: block_histogram's
+# sort ranks with BlockRadixRank, which counts in 16 bits.
+MAX_TILE = {("block_histogram", "sort"): 65535}
+
+
+def eligible(name, threads, commutative=True, items=None):
+    """The contract's eligible set E for a request (step 1 of the resolution rule); items=None
+    skips the tile-size filter (a grid cell is always within it)."""
     f = family(name)
     algs = [a for a in f["eligible"]
             if not (a in WARP_MULTIPLE and not f["warp"] and threads % 32 != 0)]
     if name == "block_reduce" and not commutative:
         algs = [a for a in algs if a != "raking_commutative_only"]
+    if items is not None:
+        algs = [a for a in algs if threads * items <= MAX_TILE.get((name, a), threads * items)]
     return algs
 
 

@@ -59,7 +59,7 @@ def nearest_cell(cells, dtype_size, threads, items):
 def resolve(table, name, threads, items, dtype_size, arch="sm_90", commutative=True):
     f = family(name)
     base = f["baseline"]
-    algs = eligible(name, threads, commutative)
+    algs = eligible(name, threads, commutative, items)
     if len(algs) == 1:
         return algs[0], "only one eligible algorithm: %s" % algs[0], {"kind": "single"}
     want_arch = arch[:-1] if arch.endswith("a") else arch

@@ -90,6 +90,14 @@ struct Family {
   std::string_view auto_measured_method = {};
   // Auto algorithms eligible only when the spec's operator is commutative.
   std::vector<std::string_view> commutative_algorithms = {};
+  // An auto algorithm CUB allows only for tiles (block threads * items_per_thread) of at most
+  // `max_tile` items, and why; auto never picks it for a larger tile.
+  struct AutoTileLimit {
+    std::string_view algorithm;
+    uint64_t max_tile = 0;
+    std::string_view why;
+  };
+  std::vector<AutoTileLimit> auto_tile_limits = {};
 
   // ---- Hooks: code ----
   // Checks that CUB's static_asserts require of the common fields (block, items_per_thread,

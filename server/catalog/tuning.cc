@@ -496,6 +496,15 @@ Resolution Resolve(const Query& q, const TableSet& tables) {
                                 "operator declared commutative)"));
       continue;
     }
+    const uint64_t tile = uint64_t{q.threads} * q.items_per_thread;
+    const auto limit =
+        std::find_if(fam.auto_tile_limits.begin(), fam.auto_tile_limits.end(),
+                     [&](const Family::AutoTileLimit& l) { return l.algorithm == a; });
+    if (!fam.warp && limit != fam.auto_tile_limits.end() && tile > limit->max_tile) {
+      e.add_filtered_out(StrCat(a, ": ", limit->why, "; at most ", limit->max_tile,
+                                " items per tile, got ", tile));
+      continue;
+    }
     eligible.emplace_back(a);
   }
   for (const auto& a : eligible) e.add_eligible(a);

@@ -65,6 +65,9 @@ const Family& BlockHistogram() {
       .auto_algorithms = {"sort", "atomic"},
       .auto_baseline = "sort",
       .auto_measured_method = "histogram",
+      .auto_tile_limits = {{.algorithm = "sort",
+                            .max_tile = kMaxRadixRankTile,
+                            .why = "ranks with BlockRadixRank, which counts in 16 bits"}},
       // The sort algorithm ranks with BlockRadixRank.
       .check =
           [](const SpecContext& c, const PrimitiveSpec& out) {

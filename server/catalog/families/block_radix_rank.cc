@@ -7,7 +7,7 @@ namespace coopd::families {
 absl::Status CheckRadixRankTile(const SpecContext& c, const coop::v1::PrimitiveSpec& out) {
   // BlockRadixRank counts digits in 16 bits and static_asserts a tile of at most 65535 keys.
   const uint64_t tile = BlockThreads(out) * out.items_per_thread();
-  if (tile > 65535) {
+  if (tile > kMaxRadixRankTile) {
     return Invalid(c.ctx, StrCat("block threads * items_per_thread must be at most 65535 (CUB's "
                                  "radix rank counts in 16 bits), got ",
                                  tile));

@@ -33,6 +33,7 @@ namespace coopd::families {
 
 // block threads * items_per_thread <= 65535: BlockRadixRank counts digits in 16 bits and
 // static_asserts it; radix sort and the sort histogram rank with it (block_radix_rank.cc).
+inline constexpr uint64_t kMaxRadixRankTile = 65535;
 absl::Status CheckRadixRankTile(const SpecContext& c, const coop::v1::PrimitiveSpec& out);
 
 }  // namespace coopd::families

@@ -387,6 +387,40 @@ TEST(Tuning, AutoCanonicalizesToTheExplicitChoiceSoBothShareAKey) {
   EXPECT_EQ(CanonicalEncoding(*a), CanonicalEncoding(*b));
 }
 
+// block_histogram's sort ranks with BlockRadixRank (at most 65535 items per tile): auto never
+// picks it for a larger tile, even where the nearest cell says sort, and the spec it resolves to
+// is accepted.
+TEST(Tuning, AutoNeverPicksAnAlgorithmCubRefusesForTheTile) {
+  auto set = Set(TableJson(
+      Json::array({CellJson("block_histogram", 1, 512, 16, {{"sort", 3000}, {"atomic", 100}})})));
+  Query q;
+  q.family = FindFamily("block_histogram");
+  q.arch = "sm_90";
+  q.dtype_size = 1;
+  q.threads = 512;
+  q.items_per_thread = 16;
+  EXPECT_EQ(Resolve(q, *set).chosen, "sort");
+  q.threads = 1024;
+  q.items_per_thread = 64;  // 65536 items
+  Resolution r = Resolve(q, *set);
+  EXPECT_EQ(r.chosen, "atomic");
+  ASSERT_EQ(r.explanation.filtered_out_size(), 1);
+  EXPECT_EQ(r.explanation.filtered_out(0).substr(0, 5), "sort:");
+  PrimitiveSpec s;
+  s.set_family("block_histogram");
+  s.set_dtype("uint8");
+  s.mutable_block()->set_x(1024);
+  s.set_items_per_thread(64);
+  s.mutable_histogram()->set_bins(256);
+  s.set_arch("sm_90");
+  s.set_algorithm("auto");
+  auto a = Canonicalize(s, Target(set));
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->algorithm(), "atomic");
+  s.set_algorithm("sort");
+  EXPECT_FALSE(Canonicalize(s, Target(set)).ok());
+}
+
 TEST(Tuning, AutoSeesTheOperatorsCommutativity) {
   auto set = Set(TableJson(Json::array({CellJson(
       "block_reduce", 8, 256, 16,
