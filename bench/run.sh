@@ -77,6 +77,12 @@ if [[ -z $out ]]; then
 fi
 if [[ -z $only ]]; then rm -f "$results"/*.json; fi
 python3 "$here/render.py" meta "$results/meta.json"
+# Each section's status names the run it belongs to (--only renders older sections again).
+read_meta() {
+  python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
+    "$results/meta.json" "$1"
+}
+commit=$(read_meta commit) run=$(read_meta date)
 export COOPD_NO_AUTOSTART=1
 
 order=0
@@ -112,11 +118,13 @@ section() {
   local cmd=$*
   cmd=${cmd//$results/RESULTS}
   python3 - "$results/$name.status.json" "$order" "$title" "$cmd" "$status" "$load" "$start" \
-    "$quick" <<'EOF'
-import json, sys, time
-path, order, title, cmd, status, load, start, quick = sys.argv[1:]
+    "$quick" "$commit" "$run" <<'EOF'
+import datetime, json, sys, time
+path, order, title, cmd, status, load, start, quick, commit, run = sys.argv[1:]
+date = datetime.datetime.fromtimestamp(float(start), datetime.timezone.utc)
 json.dump({"order": int(order), "title": title, "command": cmd, "status": status, "load": load,
-           "seconds": round(time.time() - float(start), 1), "quick": quick == "1"},
+           "seconds": round(time.time() - float(start), 1), "quick": quick == "1",
+           "date": date.strftime("%Y-%m-%d %H:%M UTC"), "commit": commit, "run": run},
           open(path, "w"), indent=1)
 EOF
   echo "   $status" >&2
@@ -137,7 +145,7 @@ section flight "Single-flight" \
   "$bin/coopd_bench" --sections S --rounds $rounds --flight $flight \
   --flight-workers $flight_workers --json "$results/flight.json"
 section process "Whole process (coopctl, ccache, /bin/true) and footprint" \
-  bench/footprint.sh --json "$results/process.json" $q
+  bench/footprint.sh --build "$build" --json "$results/process.json" $q
 section frontend "End to end in a frontend: a fresh process to a linked cubin" \
   "$bin/coopd_bench" --sections G --rounds $e2e_rounds --json "$results/frontend.json"
 section scaling "Scaling: start-up and hits by cache size" \

@@ -30,13 +30,13 @@ def figures(baseline="alone", rows=None):
     }
 
 
-def write_results(tmp_path, report, status="ok", name="sec", other=None):
+def write_results(tmp_path, report, status="ok", name="sec", other=None, run="today"):
     res = tmp_path / "results"
     res.mkdir(exist_ok=True)
     (res / "meta.json").write_text(json.dumps({"date": "today", "commit": "abc", "cores": 2}))
     (res / (name + ".status.json")).write_text(json.dumps({
         "order": 1, "title": "The section", "command": "bench x", "status": status,
-        "load": "1.00 1.00 1.00", "seconds": 1.5}))
+        "load": "1.00 1.00 1.00", "seconds": 1.5, "run": run, "date": run, "commit": "old"}))
     if report is not None:
         (res / (name + ".json")).write_text(report if isinstance(report, str) else json.dumps(report))
     if other is not None:
@@ -55,7 +55,11 @@ def render(tmp_path, res, doc_text="# Benchmarks\n\nIntro.\n\n## Hand written\n\
 
 
 def test_renders_ratios_medians_and_spreads_and_keeps_the_hand_written_part(tmp_path):
-    res = write_results(tmp_path, figures(), other={"p50_us": 12.5, "clients": [1, 8]})
+    res = write_results(tmp_path, figures(), other={
+        "p50_us": 12.5, "clients": [1, 8],
+        "latency": [{"threads": 1, "p50_us": 300.0}, {"threads": 8, "p50_us": 900.0, "x": 1}],
+        "daemon": {"rss_mib": {"median": 70.5, "p10": 70}, "start_ms": {"median": 98}},
+        "ratios": {"hit / true": 1.5}})
     rc, msg, out = render(tmp_path, res)
     assert rc == 0, msg
     text = out.read_text()
@@ -65,6 +69,10 @@ def test_renders_ratios_medians_and_spreads_and_keeps_the_hand_written_part(tmp_
     assert "| alone (baseline) | 3.00 | min-max 2.00-4.00 | 3 | 1 |" in text
     assert "| together - compiles 1 | 6.00 | one sample | 1 | 2 |" in text
     assert "| p50_us | 12.5 |" in text and "| clients | 1, 8 |" in text
+    assert "| threads | p50_us | x |\n| --- | --- | --- |\n| 1 | 300 |  |\n| 8 | 900 | 1 |" in text
+    assert "|  | median | p10 |\n| --- | --- | --- |\n| rss_mib | 70.5 | 70 |\n| start_ms | 98 |  |" \
+        in text
+    assert "| hit / true | 1.50 |" in text
     rc, msg = run("check", str(res), str(out))
     assert rc == 0, msg
     # Rendering again replaces the generated part instead of adding a second one.
@@ -134,3 +142,14 @@ def test_unbalanced_markers_are_refused(tmp_path):
     res = write_results(tmp_path, figures())
     rc, msg, _ = render(tmp_path, res, "# B\n" + BEGIN + "\nno end\n")
     assert rc == 1 and "once each or not at all (found 1 and 0)" in msg
+
+
+def test_a_section_from_an_earlier_run_says_when(tmp_path):
+    res = write_results(tmp_path, figures(), run="yesterday")
+    rc, msg, out = render(tmp_path, res)
+    assert rc == 0, msg
+    assert "(load average at start 1.00 1.00 1.00, 2 s; run on yesterday at commit old)" in \
+        out.read_text()
+    res = write_results(tmp_path, figures(), run="today")
+    rc, msg, out = render(tmp_path, res)
+    assert "run on" not in out.read_text()
