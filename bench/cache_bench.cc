@@ -249,6 +249,14 @@ int main(int argc, char** argv) {
     StoreRealSpec(dir, cache_of(n));
   }
   coopd_bench::Report report("cache_bench");
+  const std::string caches_note =
+      "Caches: the real spec (block_reduce float32 256, 135 KB of LTO-IR) plus 50 fillers; each "
+      "larger cache is a copy of that one plus its fillers (bench/coopd_fill: real-sized "
+      "payloads" +
+      std::string(small_fill_above
+                      ? ", 8 KiB ones above " + std::to_string(small_fill_above) + " entries"
+                      : "") +
+      "). Every daemon runs with --prewarm none and a budget no cache reaches.";
   auto label = [&](uint64_t n) {
     std::string s = std::to_string(n) + " entries";
     if (small_fill_above > 0 && n > small_fill_above) s += " (8 KiB fillers)";
@@ -261,8 +269,14 @@ int main(int argc, char** argv) {
                            "Start to ready by cache size (fork to the first answered GetStats, "
                            "ms; ratio vs a 50-entry cache)",
                            "ms", "50 entries");
+    fig.note = caches_note +
+               " Starts interleaved over the caches, each round starting with the next one; a "
+               "first round is "
+               "dropped.";
     for (int r = 0; r < rounds + 1; ++r) {  // round 0 warms the page cache and the manifests
-      for (size_t which = 0; which <= sizes.size(); ++which) {
+      for (size_t k = 0; k <= sizes.size(); ++k) {
+        // Each round starts with the next cache: no size always goes first.
+        const size_t which = (k + static_cast<size_t>(r)) % (sizes.size() + 1);
         CoopdProcess p(dir + "/a.sock", which == 0 ? small : cache_of(sizes[which - 1]),
                        {"--cache-max-mb", kNoEviction, "--prewarm", "none"});
         const double ms = StartAndTime(&p);
@@ -286,6 +300,9 @@ int main(int argc, char** argv) {
                            "Hits of one real artifact by cache size (client round trip, ms; "
                            "ratio vs a memory hit on a 50-entry cache)",
                            "ms", "memory hit, 50 entries");
+    fig.note = caches_note +
+               " Per cache, one daemon with the memory tier and one without it; their hits "
+               "alternate.";
     std::vector<uint64_t> all = {50};
     all.insert(all.end(), sizes.begin(), sizes.end());
     for (uint64_t n : all) {

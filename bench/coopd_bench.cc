@@ -18,8 +18,9 @@
 // The sections bench/run.sh renders (not in the default sections; they record figures for
 // --json, see bench/report.h):
 //   T. time to artifact for the same specs: one-shot NVRTC in a fresh process, coopd's cold
-//      worker, warm worker, memory hit, disk hit and remote hit (Redis, when redis-server is
-//      installed), and the stored bytes per artifact;
+//      worker, warm worker (--warm-specs new specs per round, default 3), memory hit, disk hit
+//      and remote hit (Redis, when redis-server is installed), and the stored bytes per
+//      artifact;
 //   S. single-flight: N identical requests for a spec not yet compiled (--flight 1,8,32,128),
 //      on pre-warmed workers (--flight-workers, default 2): the slowest reply against N = 1, and
 //      the compiles per N;
@@ -27,7 +28,7 @@
 //      coopd (a hit, then nvJitLink in the process, or coopd's Link RPC) vs NVRTC + nvJitLink
 //      in the process.
 //
-// usage: coopd_bench [--rounds N] [--sections ABCEFTSG] [--flight 1,8,32,128]
+// usage: coopd_bench [--rounds N] [--sections ABCEFTSG] [--warm-specs N] [--flight 1,8,32,128]
 //                    [--flight-workers N] [--json FILE]
 //        (binaries are found next to this one in the build tree; D, the storage of B's
 //        artifacts, comes with B)
@@ -270,8 +271,8 @@ double TimedMs(coop::Client& client, const coop::Spec& s, coop::Origin expect) {
   coop::Artifact a = MustSpecialize(client, s);
   const double ms = Ms(Clock::now() - t0);
   if (expect != coop::Origin::kUnspecified && a.origin != expect) {
-    Die("expected origin " + std::to_string(static_cast<int>(expect)) + " for " + s.dtype +
-        ", got " + std::to_string(static_cast<int>(a.origin)));
+    Die(std::string("expected a reply from ") + coop::OriginName(expect) + " for " + s.family +
+        " " + s.dtype + ", got one from " + coop::OriginName(a.origin));
   }
   return ms;
 }
@@ -288,7 +289,7 @@ double TimedRun(const std::vector<std::string>& argv, std::string* out = nullptr
 }
 
 // T: every way to get the same artifact, side by side, each a client's round trip.
-void TimeToArtifact(int rounds, coopd_bench::Report* report) {
+void TimeToArtifact(int rounds, int warm_specs, coopd_bench::Report* report) {
   const bool have_redis = access("/usr/bin/redis-server", X_OK) == 0;
   TempDir redis_dir;
   std::unique_ptr<coopd_test::RedisServer> redis;
@@ -305,11 +306,20 @@ void TimeToArtifact(int rounds, coopd_bench::Report* report) {
   auto& storage = report->Add(
       "storage", "Stored bytes per artifact in the disk cache (ratio vs the raw record)", "bytes",
       "raw bytes per artifact");
-  if (!have_redis) fig.note = "no /usr/bin/redis-server: the disk and remote hit rows are skipped";
+  fig.note =
+      "Per round, a fresh daemon with one worker: spec 0 is its cold first compile (which builds "
+      "the worker's PCH); " +
+      (warm_specs == 1 ? std::string("spec 1 is")
+                       : "specs 1-" + std::to_string(warm_specs) + " are") +
+      " then compiled on the warm worker and fetched again from "
+      "memory, and by a second daemon without a memory tier from Redis (which backfills its "
+      "disk) and then from disk. The one-shot row compiles spec 1's rendered unit in a fresh "
+      "process (bench/nvrtc_oneshot, no PCH).";
+  if (!have_redis) fig.note += " No /usr/bin/redis-server here: no remote or disk hit rows.";
   for (int r = 0; r < rounds; ++r) {
     // Spec 0 builds the worker's PCH (the cold row); specs 1..3 are new specs on a warm worker
     // and are then fetched from every tier.
-    std::vector<coop::Spec> specs = DistinctSpecs(4, 800 + r);
+    std::vector<coop::Spec> specs = DistinctSpecs(1 + warm_specs, 800 + r);
     std::vector<std::string> writer_args = {"--workers", "1"},
                              reader_args = {"--workers", "1", "--memory-cache-mb", "0"};
     if (redis) {
@@ -479,7 +489,7 @@ int main(int argc, char** argv) {
   int rounds = 3;
   std::string sections = "ABCE", json_path;
   std::vector<int> flight = {1, 8, 32, 128};
-  int flight_workers = 2;
+  int flight_workers = 2, warm_specs = 3;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) Die("usage: coopd_bench [--rounds N] [--sections ABCEFTSG] ...");
@@ -489,13 +499,16 @@ int main(int argc, char** argv) {
       sections = argv[++i];
     } else if (a == "--flight") {
       flight = ParseCounts(argv[++i]);
+    } else if (a == "--warm-specs") {
+      warm_specs = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--flight-workers") {
       flight_workers = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--json") {
       json_path = argv[++i];
     } else {
       Die("unknown argument \"" + a +
-          "\"; allowed: --rounds, --sections, --flight, --flight-workers, --json");
+          "\"; allowed: --rounds, --sections, --warm-specs, --flight, --flight-workers, "
+          "--json");
     }
   }
   coopd_bench::Report report("coopd_bench");
@@ -649,7 +662,7 @@ int main(int argc, char** argv) {
   // ---- E: bitcode vs LTO-IR -------------------------------------------------------------------
   if (wanted('E')) BitcodeVsLtoIr(rounds);
   if (wanted('F')) FarmTier(rounds);
-  if (wanted('T')) TimeToArtifact(rounds, &report);
+  if (wanted('T')) TimeToArtifact(rounds, warm_specs, &report);
   if (wanted('S')) SingleFlight(rounds, flight, flight_workers, &report);
   if (wanted('G')) FrontendEndToEnd(rounds, &report);
   if (!json_path.empty() && !report.Write(json_path, coopd_bench::JoinArgs(argc, argv))) return 1;

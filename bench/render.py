@@ -207,9 +207,9 @@ def render_figures(report):
             v = sorted(r["samples"])
             med = statistics.median(v)
             if len(v) >= 10:
-                spread = "p10-p90 %s-%s" % (num(pct(v, 0.1)), num(pct(v, 0.9)))
+                spread = "p10-p90: %s to %s" % (num(pct(v, 0.1)), num(pct(v, 0.9)))
             elif len(v) > 1:
-                spread = "min-max %s-%s" % (num(v[0]), num(v[-1]))
+                spread = "min-max: %s to %s" % (num(v[0]), num(v[-1]))
             else:
                 spread = "one sample"
             name = r["name"] + (" (baseline)" if r["name"] == fig["baseline"] else "")
@@ -267,27 +267,33 @@ def table(records, first=None):
     return lines
 
 
+def is_record(x):
+    return isinstance(x, dict) and bool(x) and all(
+        is_scalar(v) or (isinstance(v, list) and all(is_scalar(e) for e in v)) for v in x.values())
+
+
 def render_other(report):
-    """Another tool's JSON object: its lists of records and its maps of records as tables, its
-    maps of values as two-column tables, the rest field by field. Nothing is computed."""
+    """Another tool's JSON object: its lists of records and its maps of records as tables (a row
+    per record), its other values as field/value tables. Nothing is computed."""
     lines = ["As the tool reported it (its own format, not bench/report.h's; ratios are the "
              "tool's):", ""]
-    scalars = []
+    loose = []
     for key, v in report.items():
-        if is_scalar(v) or (isinstance(v, list) and all(is_scalar(x) for x in v)):
-            scalars.append((key, v))
-        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+        if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
             lines += ["`%s`:" % key, ""] + table(v) + [""]
-        elif isinstance(v, dict) and v and all(isinstance(x, dict) for x in v.values()):
+        elif isinstance(v, dict) and v:
+            records = {k: x for k, x in v.items() if is_record(x)}
+            rest = [(k, x) for k, x in v.items() if k not in records]
             lines += ["`%s`:" % key, ""]
-            lines += table([dict({"": k}, **x) for k, x in v.items()], first="") + [""]
-        elif isinstance(v, dict):
-            lines += ["`%s`:" % key, ""]
-            lines += table([{"field": k, "value": x} for k, x in flatten(v)]) + [""]
+            if records:
+                lines += table([dict({"": k}, **x) for k, x in records.items()], first="") + [""]
+            if rest:
+                fields = [(k2, x2) for k, x in rest for k2, x2 in flatten(x, k)]
+                lines += table([{"field": k, "value": x} for k, x in fields]) + [""]
         else:
-            scalars += list(flatten(v, key))
-    if scalars:
-        lines += table([{"field": k, "value": x} for k, x in scalars]) + [""]
+            loose += list(flatten(v, key)) if isinstance(v, (list, dict)) else [(key, v)]
+    if loose:
+        lines += table([{"field": k, "value": x} for k, x in loose]) + [""]
     return lines
 
 

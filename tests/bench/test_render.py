@@ -58,7 +58,8 @@ def test_renders_ratios_medians_and_spreads_and_keeps_the_hand_written_part(tmp_
     res = write_results(tmp_path, figures(), other={
         "p50_us": 12.5, "clients": [1, 8],
         "latency": [{"threads": 1, "p50_us": 300.0}, {"threads": 8, "p50_us": 900.0, "x": 1}],
-        "daemon": {"rss_mib": {"median": 70.5, "p10": 70}, "start_ms": {"median": 98}},
+        "daemon": {"rss_mib": {"median": 70.5, "p10": 70}, "start_ms": {"median": 98},
+                   "warm_mib": 95.1},
         "ratios": {"hit / true": 1.5}})
     rc, msg, out = render(tmp_path, res)
     assert rc == 0, msg
@@ -66,13 +67,13 @@ def test_renders_ratios_medians_and_spreads_and_keeps_the_hand_written_part(tmp_
     assert "## Hand written\n\nKept." in text
     assert text.index(BEGIN) < text.index("## Hand written")
     # median 3 (baseline), 6 -> ratio 2
-    assert "| alone (baseline) | 3.00 | min-max 2.00-4.00 | 3 | 1 |" in text
+    assert "| alone (baseline) | 3.00 | min-max: 2.00 to 4.00 | 3 | 1 |" in text
     assert "| together - compiles 1 | 6.00 | one sample | 1 | 2 |" in text
     assert "| p50_us | 12.5 |" in text and "| clients | 1, 8 |" in text
     assert "| threads | p50_us | x |\n| --- | --- | --- |\n| 1 | 300 |  |\n| 8 | 900 | 1 |" in text
     assert "|  | median | p10 |\n| --- | --- | --- |\n| rss_mib | 70.5 | 70 |\n| start_ms | 98 |  |" \
         in text
-    assert "| hit / true | 1.50 |" in text
+    assert "| hit / true | 1.50 |" in text and "| warm_mib | 95.1 |" in text
     rc, msg = run("check", str(res), str(out))
     assert rc == 0, msg
     # Rendering again replaces the generated part instead of adding a second one.
