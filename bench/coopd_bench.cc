@@ -323,7 +323,10 @@ void TimeToArtifact(int rounds, int warm_specs, coopd_bench::Report* report) {
     std::vector<std::string> writer_args = {"--workers", "1"},
                              reader_args = {"--workers", "1", "--memory-cache-mb", "0"};
     if (redis) {
-      const std::string url = "redis://" + redis->Address() + "/tta" + std::to_string(r);
+      // A generous bound on Redis commands: on a loaded machine the default 200 ms could turn
+      // a slow SET into a missing entry (the tier fails open), and the reader's hit into a compile.
+      const std::string url =
+          "redis://" + redis->Address() + "/tta" + std::to_string(r) + "?timeout_ms=2000";
       for (auto* a : {&writer_args, &reader_args}) a->insert(a->end(), {"--remote-cache", url});
     }
     Daemon writer(writer_args);
