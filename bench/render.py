@@ -258,9 +258,20 @@ def cell(x):
 
 def table(records, first=None):
     """Markdown rows for a list of flat dicts, columns in order of first appearance."""
-    cols = [first] if first else []
+    cols = []
     for r in records:
-        cols += [k for k in r if k not in cols]
+        cols += [k for k in r if k not in cols and k != first]
+
+    # Labels first, measurements after (tools that write JSON objects through a sorted map lose
+    # their own column order): string columns, then, in a list of records without a label
+    # column, integer columns such as a thread count.
+    def rank(c):
+        xs = [r[c] for r in records if c in r]
+        if all(isinstance(x, str) for x in xs):
+            return 0
+        ints = all(isinstance(x, int) and not isinstance(x, bool) for x in xs)
+        return 1 if ints and first is None else 2
+    cols = ([first] if first is not None else []) + sorted(cols, key=rank)
     lines = ["| " + " | ".join(cols) + " |", "|" + " --- |" * len(cols)]
     for r in records:
         lines.append("| " + " | ".join(cell(r.get(c, "")) for c in cols) + " |")

@@ -70,7 +70,8 @@ def test_renders_ratios_medians_and_spreads_and_keeps_the_hand_written_part(tmp_
     assert "| alone (baseline) | 3.00 | min-max: 2.00 to 4.00 | 3 | 1 |" in text
     assert "| together - compiles 1 | 6.00 | one sample | 1 | 2 |" in text
     assert "| p50_us | 12.5 |" in text and "| clients | 1, 8 |" in text
-    assert "| threads | p50_us | x |\n| --- | --- | --- |\n| 1 | 300 |  |\n| 8 | 900 | 1 |" in text
+    # labels (strings, integers) before measurements
+    assert "| threads | x | p50_us |\n| --- | --- | --- |\n| 1 |  | 300 |\n| 8 | 1 | 900 |" in text
     assert "|  | median | p10 |\n| --- | --- | --- |\n| rss_mib | 70.5 | 70 |\n| start_ms | 98 |  |" \
         in text
     assert "| hit / true | 1.50 |" in text and "| warm_mib | 95.1 |" in text
