@@ -730,6 +730,12 @@ int Stats(coop::Client& client, bool zero) {
     }
     j["unauthenticated_calls"] = s->unauthenticated_calls;
     j["denied_calls"] = s->denied_calls;
+    j["memo"] = {{"hits", s->memo_hits},
+                 {"misses", s->memo_misses},
+                 {"entries", s->memo_entries},
+                 {"evictions", s->memo_evictions}};
+    j["digest_only_replies"] = s->digest_only_replies;
+    j["bytes_omitted"] = s->bytes_omitted;
     if (s->remote.configured) {
       const auto& r = s->remote;
       j["remote"] = {{"url", r.url},
@@ -784,6 +790,10 @@ int Stats(coop::Client& client, bool zero) {
     std::cout << "requests:        " << s->requests << " (" << s->invalid_requests << " invalid)\n"
               << "hits:            " << s->memory_hits << " memory, " << s->disk_hits << " disk, "
               << s->remote_hits << " remote\n"
+              << "hit path:        " << s->memo_hits << " memo hits, " << s->memo_misses
+              << " memo misses (" << s->memo_entries << " entries, " << s->memo_evictions
+              << " evictions); " << s->digest_only_replies << " digest-only replies ("
+              << s->bytes_omitted << " bytes left out)\n"
               << "misses:          " << s->misses << "\n"
               << "compiles:        " << s->compiles << " (" << s->compile_failures << " failed), "
               << s->compile_ms_total << " ms total; " << s->bitcode_compiles << " of them clang\n"

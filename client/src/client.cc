@@ -20,6 +20,7 @@
 #include <string_view>
 #include <thread>
 
+#include "artifact_cache.h"
 #include "client_internal.h"
 #include "coop/paths.h"
 #include "coop/v1/coop.grpc.pb.h"
@@ -425,6 +426,33 @@ struct Client::Impl {
   std::unique_ptr<v1::Coop::Stub> stub;
   std::mutex autostart_mu;
   bool autostart_tried = false;  // guarded by autostart_mu: one spawn per Client
+  std::unique_ptr<internal::ArtifactCache> artifacts;  // set by the constructor
+
+  // Specialize or SpecializeBundle through the artifact cache (ClientOptions::artifact_cache_*):
+  // sends the digests of the artifact held for this request, fills a digest-only reply's bytes
+  // back in, keeps complete replies.
+  template <class Request, class Method>
+  std::optional<Error> SpecializeCached(Method method, Request req, v1::SpecializeResponse* resp) {
+    std::string key;
+    std::shared_ptr<const v1::Artifact> held;
+    if (artifacts->enabled()) {
+      key = internal::ArtifactCache::Key(req);
+      held = artifacts->Find(key);
+      if (held) internal::ArtifactCache::AddHave(*held, &req);
+    }
+    req.set_client(options.client_name);
+    if (auto e = Unary(method, req, resp)) return e;
+    v1::Artifact* a = resp->mutable_artifact();
+    if (a->bytes_omitted()) {
+      if (held && internal::ArtifactCache::Fill(*held, a)) return std::nullopt;
+      // Not the artifact held (coopd would not do this): ask again for the whole reply.
+      req.clear_have();
+      resp->Clear();
+      return Unary(method, req, resp);
+    }
+    if (!key.empty()) artifacts->Store(key, *a);
+    return std::nullopt;
+  }
 
   // Runs one unary call; on a transport UNAVAILABLE (no daemon) with auto-start on, starts
   // coopd once and retries until it answers or the call's deadline passes.
@@ -545,6 +573,8 @@ Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
   if (options.socket_path.empty()) options.socket_path = DefaultSocketPath();
   FromEnv(&options.target, "COOPD_TARGET");
   impl_->options = std::move(options);
+  impl_->artifacts = std::make_unique<internal::ArtifactCache>(
+      impl_->options.artifact_cache_entries, impl_->options.artifact_cache_bytes);
   std::shared_ptr<grpc::ChannelCredentials> credentials = impl_->AccessSetup();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
@@ -645,9 +675,10 @@ Result<Artifact> Client::Specialize(const Spec& spec, Formats formats) {
   v1::SpecializeRequest req;
   *req.mutable_spec() = ToProto(spec);
   SetFormats(formats, &req);
-  req.set_client(impl_->options.client_name);
   v1::SpecializeResponse resp;
-  if (auto e = impl_->Unary(&v1::Coop::Stub::Specialize, req, &resp)) return *e;
+  if (auto e = impl_->SpecializeCached(&v1::Coop::Stub::Specialize, std::move(req), &resp)) {
+    return *e;
+  }
   return FromProto(resp.mutable_artifact());
 }
 
@@ -658,9 +689,10 @@ Result<Artifact> Client::SpecializeBundle(const std::vector<Spec>& specs, Format
     if (auto e = CheckFamilyOptions(specs[i], "specs[" + std::to_string(i) + "]")) return *e;
     *req.add_specs() = ToProto(specs[i]);
   }
-  req.set_client(impl_->options.client_name);
   v1::SpecializeResponse resp;
-  if (auto e = impl_->Unary(&v1::Coop::Stub::SpecializeBundle, req, &resp)) return *e;
+  if (auto e = impl_->SpecializeCached(&v1::Coop::Stub::SpecializeBundle, std::move(req), &resp)) {
+    return *e;
+  }
   return FromProto(resp.mutable_artifact());
 }
 
@@ -769,6 +801,12 @@ Stats FromProto(const v1::Stats& resp) {
   }
   out.unauthenticated_calls = resp.unauthenticated_calls();
   out.denied_calls = resp.denied_calls();
+  out.memo_hits = resp.memo_hits();
+  out.memo_misses = resp.memo_misses();
+  out.memo_entries = resp.memo_entries();
+  out.memo_evictions = resp.memo_evictions();
+  out.digest_only_replies = resp.digest_only_replies();
+  out.bytes_omitted = resp.bytes_omitted();
   return out;
 }
 
@@ -995,15 +1033,14 @@ Result<HealthStatus> Client::Health(const std::string& service) {
 
 std::optional<Error> ClientAccess::Specialize(Client& client, v1::SpecializeRequest request,
                                               v1::SpecializeResponse* response) {
-  request.set_client(client.impl_->options.client_name);
-  return client.impl_->Unary(&v1::Coop::Stub::Specialize, request, response);
+  return client.impl_->SpecializeCached(&v1::Coop::Stub::Specialize, std::move(request), response);
 }
 
 std::optional<Error> ClientAccess::SpecializeBundle(Client& client,
                                                     v1::SpecializeBundleRequest request,
                                                     v1::SpecializeResponse* response) {
-  request.set_client(client.impl_->options.client_name);
-  return client.impl_->Unary(&v1::Coop::Stub::SpecializeBundle, request, response);
+  return client.impl_->SpecializeCached(&v1::Coop::Stub::SpecializeBundle, std::move(request),
+                                        response);
 }
 
 std::optional<Error> ClientAccess::Link(Client& client, v1::LinkRequest request,

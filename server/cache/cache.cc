@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/util/sha256.h"
 #include "server/util/strings.h"
 
 namespace coopd {
@@ -17,15 +18,31 @@ CacheTier* TieredCache::tier(CacheOrigin origin) {
   return nullptr;
 }
 
+absl::StatusOr<std::shared_ptr<const CacheValue>> CacheTier::GetShared(const std::string& key,
+                                                                       EntryMeta* attributes) {
+  auto value = Get(key, attributes);
+  if (!value.ok()) return value.status();
+  return std::make_shared<const CacheValue>(std::move(*value));
+}
+
 std::optional<CacheHit> TieredCache::Get(const std::string& key) {
   for (size_t i = 0; i < tiers_.size(); ++i) {
     EntryMeta attributes;
-    auto value = tiers_[i].tier->Get(key, i > 0 ? &attributes : nullptr);
+    absl::StatusOr<std::shared_ptr<const CacheValue>> value;
+    if (i == 0) {
+      value = tiers_[i].tier->GetShared(key, nullptr);
+    } else if (auto own = tiers_[i].tier->Get(key, &attributes); own.ok()) {
+      // A slower tier's value is this lookup's own: its digest is added before it is shared.
+      if (own->blob_sha256.empty()) own->blob_sha256 = Sha256::Hex(own->blob);
+      value = std::make_shared<const CacheValue>(std::move(*own));
+    } else {
+      value = own.status();
+    }
     if (value.ok()) {
       // Promote into the faster tiers so the next lookup stops earlier; with the attributes,
       // so a filtered purge of a faster tier still knows what the entry is.
       for (size_t j = 0; j < i; ++j) {
-        absl::Status s = tiers_[j].tier->Put(key, *value, attributes);
+        absl::Status s = tiers_[j].tier->PutShared(key, *value, attributes);
         if (!s.ok()) {
           spdlog::warn("cache: promoting {} into {} failed: {}", key.substr(0, 16),
                        tiers_[j].tier->name(), std::string(s.message()));
@@ -42,10 +59,12 @@ std::optional<CacheHit> TieredCache::Get(const std::string& key) {
 }
 
 void TieredCache::Put(const std::string& key, const CacheValue& value, const EntryMeta& meta) {
+  auto shared = std::make_shared<CacheValue>(value);
+  if (shared->blob_sha256.empty()) shared->blob_sha256 = Sha256::Hex(shared->blob);
   for (auto& t : tiers_) {
     // Failures are counted and logged by the tier itself (it knows when it degrades and
     // recovers); the caller is served either way.
-    t.tier->Put(key, value, meta).IgnoreError();
+    t.tier->PutShared(key, shared, meta).IgnoreError();
   }
 }
 

@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -25,8 +26,15 @@
 namespace coopd {
 
 struct CacheValue {
+  CacheValue() = default;
+  CacheValue(std::string meta, std::string blob, std::string blob_sha256 = "")
+      : meta(std::move(meta)), blob(std::move(blob)), blob_sha256(std::move(blob_sha256)) {}
   std::string meta;
   std::string blob;
+  // Hex sha256 of `blob`, when known: TieredCache fills it in before storing in a tier that
+  // holds shared values (the memory tier), so a hit knows its bytes' digest without hashing
+  // them (digest-only replies). Not part of the stored record; empty otherwise.
+  std::string blob_sha256;
 };
 
 // Searchable attributes stored beside a value (listing, maintenance, explain).
@@ -76,6 +84,15 @@ class CacheTier {
   absl::StatusOr<CacheValue> Get(const std::string& key) { return Get(key, nullptr); }
   virtual absl::Status Put(const std::string& key, const CacheValue& value,
                            const EntryMeta& meta) = 0;
+  // The same as Get and Put with the value shared rather than copied: a tier that keeps values
+  // in memory (MemoryCache) hands out and takes in the same immutable object, so a hit copies
+  // nothing while it holds the tier's lock. The defaults move from and copy into Get and Put.
+  virtual absl::StatusOr<std::shared_ptr<const CacheValue>> GetShared(const std::string& key,
+                                                                      EntryMeta* attributes);
+  virtual absl::Status PutShared(const std::string& key, std::shared_ptr<const CacheValue> value,
+                                 const EntryMeta& meta) {
+    return Put(key, *value, meta);
+  }
   // Removes the entries the filter matches; returns how many. An error (never a count) when the
   // deletion could not run; entries removed before the error stay removed, and the message
   // says how many.
@@ -87,7 +104,7 @@ class CacheTier {
 enum class CacheOrigin { kMemory, kDisk, kRemote };
 
 struct CacheHit {
-  CacheValue value;
+  std::shared_ptr<const CacheValue> value;  // never null; shared with the memory tier
   CacheOrigin origin;
 };
 
@@ -96,8 +113,11 @@ class TieredCache {
   // Tiers in lookup order, fastest first; each tier declares its origin.
   void AddTier(std::unique_ptr<CacheTier> tier, CacheOrigin origin);
 
+  // A hit found in a slower tier is promoted into the faster ones with its blob's digest
+  // (CacheValue::blob_sha256) filled in; a memory hit has it already.
   std::optional<CacheHit> Get(const std::string& key);
-  // Stores in every tier; failures are counted per tier and logged.
+  // Stores in every tier (with the blob's digest, see Get); failures are counted per tier and
+  // logged.
   void Put(const std::string& key, const CacheValue& value, const EntryMeta& meta);
   // Purges the slowest tier first, then the faster ones (so a failure leaves every tier as it
   // was or serving only what the slower tier still holds). Returns the count of the slowest

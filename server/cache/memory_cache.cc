@@ -1,5 +1,7 @@
 #include "server/cache/memory_cache.h"
 
+#include <vector>
+
 namespace coopd {
 
 void MemoryCache::EraseLocked(Lru::iterator it) {
@@ -8,7 +10,8 @@ void MemoryCache::EraseLocked(Lru::iterator it) {
   lru_.erase(it);
 }
 
-absl::StatusOr<CacheValue> MemoryCache::Get(const std::string& key, EntryMeta* attributes) {
+absl::StatusOr<std::shared_ptr<const CacheValue>> MemoryCache::GetShared(const std::string& key,
+                                                                         EntryMeta* attributes) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = index_.find(key);
   if (it == index_.end()) {
@@ -21,14 +24,32 @@ absl::StatusOr<CacheValue> MemoryCache::Get(const std::string& key, EntryMeta* a
   return it->second->value;
 }
 
+absl::StatusOr<CacheValue> MemoryCache::Get(const std::string& key, EntryMeta* attributes) {
+  auto shared = GetShared(key, attributes);
+  if (!shared.ok()) return shared.status();
+  return **shared;  // copied here, outside the lock
+}
+
 absl::Status MemoryCache::Put(const std::string& key, const CacheValue& value,
                               const EntryMeta& meta) {
-  Node node{key, value, meta};
+  return PutShared(key, std::make_shared<const CacheValue>(value), meta);
+}
+
+absl::Status MemoryCache::PutShared(const std::string& key, std::shared_ptr<const CacheValue> value,
+                                    const EntryMeta& meta) {
+  Node node{key, std::move(value), meta};
   const uint64_t size = node.Size();
+  // Evicted values are released after the lock is dropped (the last reference may free a large
+  // blob, which need not happen under the mutex).
+  std::vector<std::shared_ptr<const CacheValue>> released;
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = index_.find(key); it != index_.end()) EraseLocked(it->second);
+  if (auto it = index_.find(key); it != index_.end()) {
+    released.push_back(it->second->value);
+    EraseLocked(it->second);
+  }
   if (size > budget_) return absl::OkStatus();  // would evict everything; keep the others
   while (bytes_ + size > budget_ && !lru_.empty()) {
+    released.push_back(std::prev(lru_.end())->value);
     EraseLocked(std::prev(lru_.end()));
     ++stats_.evictions;
   }

@@ -1,11 +1,14 @@
 // memory_cache.h: in-process LRU tier bounded by a byte budget (keys, metas and blobs counted).
 //
 // Values larger than the budget are not stored. Purge with a filter drops exactly the entries
-// the filter matches (entries promoted from the disk tier carry its attributes). Thread-safe
-// (one mutex, held for a lookup and a copy of the value).
+// the filter matches (entries promoted from the disk tier carry its attributes). Values are
+// held as shared immutable objects: GetShared hands out the stored one and PutShared stores the
+// caller's, so the one mutex is held for a lookup and a reference count, never a copy of the
+// bytes (Get, for callers that want their own copy, copies after unlocking). Thread-safe.
 #pragma once
 
 #include <list>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -22,6 +25,10 @@ class MemoryCache final : public CacheTier {
   using CacheTier::Get;
   absl::StatusOr<CacheValue> Get(const std::string& key, EntryMeta* attributes) override;
   absl::Status Put(const std::string& key, const CacheValue& value, const EntryMeta& meta) override;
+  absl::StatusOr<std::shared_ptr<const CacheValue>> GetShared(const std::string& key,
+                                                              EntryMeta* attributes) override;
+  absl::Status PutShared(const std::string& key, std::shared_ptr<const CacheValue> value,
+                         const EntryMeta& meta) override;
   absl::StatusOr<uint64_t> Purge(const CacheFilter& filter) override;
   TierStats Stats() override;
   void ZeroStats() override;
@@ -29,9 +36,9 @@ class MemoryCache final : public CacheTier {
  private:
   struct Node {
     std::string key;
-    CacheValue value;
+    std::shared_ptr<const CacheValue> value;
     EntryMeta meta;
-    uint64_t Size() const { return key.size() + value.meta.size() + value.blob.size(); }
+    uint64_t Size() const { return key.size() + value->meta.size() + value->blob.size(); }
   };
   using Lru = std::list<Node>;  // front = most recent
   void EraseLocked(Lru::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

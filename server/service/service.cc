@@ -1,5 +1,7 @@
 #include "server/service/service.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -141,7 +143,11 @@ Service::Service(Toolchain toolchain, std::unique_ptr<TieredCache> cache, Sqlite
       cache_(std::move(cache)),
       disk_(disk),
       pool_(pool),
-      options_(std::move(options)) {
+      options_(std::move(options)),
+      toolchain_identity_(
+          StrCat("nvrtc=", toolchain_.NvrtcVersion(), "\nnvjitlink=", toolchain_.NvJitLinkVersion(),
+                 "\ncccl=", toolchain_.cccl_version, "\nheaders=", toolchain_.header_digest,
+                 "\nclang=", toolchain_.clang.version, " at ", toolchain_.clang.path)) {
   if (!options_.prewarm_history.empty()) history_ = ReadPrewarmHistory(options_.prewarm_history);
 }
 
@@ -259,16 +265,24 @@ absl::Status Service::CheckUserOperators(const std::vector<const PrimitiveSpec*>
 }
 
 std::optional<Artifact> Service::LookupArtifact(const std::string& key,
-                                                std::optional<coop::v1::Format> expected) {
+                                                std::optional<coop::v1::Format> expected,
+                                                bool memory_only) {
   const auto lookup_start = std::chrono::steady_clock::now();
-  auto hit = cache_->Get(key);
+  std::optional<CacheHit> hit;
+  if (!memory_only) {
+    hit = cache_->Get(key);
+  } else if (CacheTier* memory = cache_->tier(CacheOrigin::kMemory)) {
+    if (auto value = memory->GetShared(key, nullptr); value.ok()) {
+      hit = CacheHit{std::move(*value), CacheOrigin::kMemory};
+    }
+  }
   if (!hit) return std::nullopt;
+  const CacheValue& value = *hit->value;  // shared with the memory tier: read, never moved
   Artifact artifact;
   // A value that does not parse, names another key, or holds another format than the key's is
   // never served: recompile instead.
-  const bool bitcode = artifact.ParseFromString(hit->value.meta) && artifact.has_bitcode();
-  if (artifact.key() != key || hit->value.blob.empty() ||
-      (bitcode && artifact.bitcode().key() != key) ||
+  const bool bitcode = artifact.ParseFromString(value.meta) && artifact.has_bitcode();
+  if (artifact.key() != key || value.blob.empty() || (bitcode && artifact.bitcode().key() != key) ||
       (expected && bitcode != (*expected == coop::v1::FORMAT_BITCODE))) {
     spdlog::warn("cache value for {} is not its artifact; ignoring it", key.substr(0, 16));
     return std::nullopt;
@@ -288,11 +302,16 @@ std::optional<Artifact> Service::LookupArtifact(const std::string& key,
       break;
   }
   artifact.set_origin(origin);
+  // The one copy of the bytes a hit makes, after the tier's lock is released.
+  const std::string digest =
+      value.blob_sha256.empty() ? Sha256::Hex(value.blob) : value.blob_sha256;
   if (bitcode) {
-    artifact.mutable_bitcode()->set_data(std::move(hit->value.blob));
+    artifact.mutable_bitcode()->set_data(value.blob);
     artifact.mutable_bitcode()->set_origin(origin);
+    artifact.mutable_bitcode()->set_digest(digest);
   } else {
-    artifact.set_ltoir(std::move(hit->value.blob));
+    artifact.set_ltoir(value.blob);
+    artifact.set_digest(digest);
   }
   hit_seconds_[static_cast<int>(hit->origin)].Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - lookup_start).count());
@@ -303,11 +322,12 @@ void Service::Fetch(const std::string& key, coop::v1::Format format, const std::
                     const std::string& request_id, bool may_compile, ArtifactDone done,
                     const std::function<void()>& start) {
   if (auto artifact = LookupArtifact(key, format)) {
-    spdlog::info("[req {}] {} hit ({}) key {}", request_id, description,
-                 artifact->origin() == coop::v1::ORIGIN_MEMORY ? "memory"
-                 : artifact->origin() == coop::v1::ORIGIN_DISK ? "disk"
-                                                               : "remote",
-                 key.substr(0, 16));
+    // Per-hit lines are debug: hits are counted (Stats memory_hits, disk_hits, remote_hits).
+    spdlog::debug("[req {}] {} hit ({}) key {}", request_id, description,
+                  artifact->origin() == coop::v1::ORIGIN_MEMORY ? "memory"
+                  : artifact->origin() == coop::v1::ORIGIN_DISK ? "disk"
+                                                                : "remote",
+                  key.substr(0, 16));
     return done(std::move(*artifact));
   }
   ++misses_;
@@ -402,11 +422,143 @@ absl::StatusOr<Service::Formats> Service::CheckFormats(const std::vector<int>& f
   return out;
 }
 
-void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool bundle,
-                         const std::vector<int>& request_formats, const std::string& request_id,
-                         ArtifactDone done, bool may_compile) {
+std::string Service::MemoEpoch() const {
+  return StrCat(toolchain_identity_, "\nresolution=", ResolutionEpoch(), "\n");
+}
+
+std::string Service::MemoKey(const std::vector<PrimitiveSpec>& specs, bool bundle,
+                             const std::vector<int>& formats) const {
+  std::string out = MemoEpoch();
+  StrAppend(&out, bundle ? "bundle" : "spec", " formats=");
+  for (int f : formats) StrAppend(&out, f, ",");
+  for (const auto& spec : specs) {
+    // Deterministic bytes, length-prefixed so that no two spec lists share an encoding.
+    std::string bytes;
+    {
+      google::protobuf::io::StringOutputStream stream(&bytes);
+      google::protobuf::io::CodedOutputStream coded(&stream);
+      coded.SetSerializationDeterministic(true);
+      spec.SerializeToCodedStream(&coded);
+    }
+    StrAppend(&out, "\n", bytes.size(), ":", bytes);
+  }
+  return out;
+}
+
+void Service::SetDigests(Artifact* a) {
+  // A bitcode artifact is made from its LTO-IR reference, whose digest it may have inherited
+  // (also in its stored metadata): the digest names the LTO-IR this reply carries, or nothing.
+  if (a->ltoir().empty()) {
+    a->clear_digest();
+  } else if (a->digest().empty()) {
+    a->set_digest(Sha256::Hex(a->ltoir()));
+  }
+  if (a->has_bitcode() && a->bitcode().digest().empty() && !a->bitcode().data().empty()) {
+    a->mutable_bitcode()->set_digest(Sha256::Hex(a->bitcode().data()));
+  }
+}
+
+void Service::OmitHeldBytes(Artifact* a, const std::vector<coop::v1::HeldArtifact>& have) {
+  if (have.empty()) return;
+  auto held = [&](coop::v1::Format format, const std::string& key, const std::string& digest) {
+    return !key.empty() && !digest.empty() &&
+           std::any_of(have.begin(), have.end(), [&](const coop::v1::HeldArtifact& h) {
+             return h.format() == format && h.key() == key && h.digest() == digest;
+           });
+  };
+  for (int f : a->formats()) {
+    const bool matched =
+        f == coop::v1::FORMAT_BITCODE
+            ? held(coop::v1::FORMAT_BITCODE, a->bitcode().key(), a->bitcode().digest())
+            : held(coop::v1::FORMAT_LTOIR, a->key(), a->digest());
+    if (!matched) return;  // a stale or wrong digest: the whole reply
+  }
+  if (a->formats().empty()) return;
+  uint64_t omitted = a->ltoir().size() + a->source().size() + a->compile_log().size();
+  a->clear_ltoir();
+  a->clear_source();
+  a->clear_compile_log();
+  if (a->has_bitcode()) {
+    omitted += a->bitcode().data().size() + a->bitcode().compile_log().size();
+    a->mutable_bitcode()->clear_data();
+    a->mutable_bitcode()->clear_compile_log();
+  }
+  for (auto& in : *a->mutable_link_inputs()) {
+    omitted += in.ltoir().size() + in.bitcode().size();
+    in.clear_ltoir();
+    in.clear_bitcode();
+  }
+  a->set_bytes_omitted(true);
+  ++digest_only_replies_;
+  bytes_omitted_ += omitted;
+}
+
+bool Service::ServeMemoized(const RequestMemo::Entry& entry, const std::string& request_id,
+                            ArtifactDone& done, bool memory_only) {
+  std::optional<Artifact> ltoir, bitcode;
+  if (!entry.ltoir_key.empty()) {
+    ltoir = LookupArtifact(entry.ltoir_key, coop::v1::FORMAT_LTOIR, memory_only);
+    if (!ltoir) return false;
+  }
+  if (!entry.bitcode_key.empty()) {
+    bitcode = LookupArtifact(entry.bitcode_key, coop::v1::FORMAT_BITCODE, memory_only);
+    if (!bitcode) return false;
+  }
+  const Artifact& first = ltoir ? *ltoir : *bitcode;
+  spdlog::debug("[req {}] {} hit ({}, memo) key {}", request_id, entry.description,
+                first.origin() == coop::v1::ORIGIN_MEMORY ? "memory"
+                : first.origin() == coop::v1::ORIGIN_DISK ? "disk"
+                                                          : "remote",
+                first.key().substr(0, 16));
+  if (ltoir && bitcode) {
+    done(MergeFormats(std::move(*ltoir), std::move(*bitcode)));
+  } else {
+    done(std::move(ltoir ? *ltoir : *bitcode));
+  }
+  return true;
+}
+
+std::optional<Artifact> Service::SpecializeFromMemory(
+    const std::vector<PrimitiveSpec>& specs, bool bundle, const std::vector<int>& formats,
+    const std::string& request_id, const std::vector<coop::v1::HeldArtifact>& have) {
+  if (!memo_.enabled() || cache_->tier(CacheOrigin::kMemory) == nullptr) return std::nullopt;
+  // A miss here is looked up again by Specialize: counted there, once.
+  auto entry = memo_.Find(MemoKey(specs, bundle, formats), /*count_miss=*/false);
+  if (!entry) return std::nullopt;
+  std::optional<Artifact> out;
+  ArtifactDone deliver = [&out](absl::StatusOr<Artifact> a) {
+    if (a.ok()) out = std::move(*a);
+  };
+  if (!ServeMemoized(*entry, request_id, deliver, /*memory_only=*/true)) return std::nullopt;
   ++requests_;
   if (bundle) ++bundles_;
+  SetDigests(&*out);
+  OmitHeldBytes(&*out, have);
+  return out;
+}
+
+void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool bundle,
+                         const std::vector<int>& request_formats, const std::string& request_id,
+                         ArtifactDone done, bool may_compile,
+                         const std::vector<coop::v1::HeldArtifact>& have) {
+  ++requests_;
+  if (bundle) ++bundles_;
+  // Every reply carries its bytes' digests (a hit's come from the cache, a compile's are hashed
+  // here, once); a caller that holds the bytes gets the metadata alone.
+  done = [this, have, done = std::move(done)](absl::StatusOr<Artifact> artifact) {
+    if (artifact.ok()) {
+      SetDigests(&*artifact);
+      OmitHeldBytes(&*artifact, have);
+    }
+    done(std::move(artifact));
+  };
+  std::string memo_key;
+  if (memo_.enabled()) {
+    memo_key = MemoKey(request_specs, bundle, request_formats);
+    if (auto entry = memo_.Find(memo_key); entry && ServeMemoized(*entry, request_id, done)) {
+      return;
+    }
+  }
   auto specs = Validate(request_specs, bundle);
   absl::StatusOr<Formats> formats =
       specs.ok() ? CheckFormats(request_formats, *specs, bundle) : specs.status();
@@ -439,7 +591,8 @@ void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool b
     }
   }
   if (ops.empty()) {
-    return SpecializeResolved(*specs, {}, *formats, request_id, may_compile, std::move(done));
+    return SpecializeResolved(*specs, {}, *formats, request_id, may_compile, std::move(done),
+                              memo_key);
   }
   ResolveOperators(
       std::move(ops), formats->bitcode, request_id, may_compile,
@@ -604,13 +757,14 @@ void Service::StartOperatorCompile(const PendingOperator& op, const std::string&
 void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
                                  const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
                                  const Formats& formats, const std::string& request_id,
-                                 bool may_compile, ArtifactDone done) {
+                                 bool may_compile, ArtifactDone done, const std::string& memo_key) {
   const RenderedUnit unit = Render(specs);
   const std::string& arch = specs[0].arch();
   const std::string encoding = BundleEncoding(specs);
   const std::string description = Describe(specs);
   const std::vector<std::string> options = SemanticOptions(toolchain_, arch);
   const KeyComponents key = ComputeKey(encoding, unit.source, options, toolchain_);
+
   // The LTO-IR: asked for, or (for bitcode alone) the reference the bitcode's layouts must match.
   auto ltoir = [this, specs, unit, options, key, link_inputs, request_id, description,
                 may_compile](ArtifactDone done) {
@@ -619,11 +773,20 @@ void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
             StartCompile(specs, unit, options, key, link_inputs, request_id);
           });
   };
-  if (!formats.bitcode) return ltoir(std::move(done));
+  auto remember = [&](const std::string& bitcode_key) {
+    if (!memo_key.empty()) {
+      memo_.Remember(memo_key, {formats.ltoir ? key.key : "", bitcode_key, description});
+    }
+  };
+  if (!formats.bitcode) {
+    remember("");
+    return ltoir(std::move(done));
+  }
 
   const std::vector<std::string> clang_options = ClangSemanticOptions(toolchain_, arch);
   const KeyComponents bkey = ComputeBitcodeKey(encoding, unit.source, clang_options,
                                                ClangAssembleOptions(arch), toolchain_);
+  remember(bkey.key);
   auto bitcode = [this, specs, unit, clang_options, bkey, link_inputs, request_id, description,
                   ltoir, may_compile](ArtifactDone done) {
     Fetch(bkey.key, coop::v1::FORMAT_BITCODE, description + " (bitcode)", request_id, may_compile,
@@ -929,9 +1092,9 @@ void Service::Link(const coop::v1::LinkRequest& request, const std::string& requ
 
   if (auto hit = cache_->Get(key)) {
     LinkResponse response;
-    if (response.ParseFromString(hit->value.meta) && response.key() == key &&
-        !hit->value.blob.empty()) {
-      response.set_cubin(std::move(hit->value.blob));
+    if (response.ParseFromString(hit->value->meta) && response.key() == key &&
+        !hit->value->blob.empty()) {
+      response.set_cubin(hit->value->blob);
       ++link_hits_;
       response.set_origin(hit->origin == CacheOrigin::kMemory ? coop::v1::ORIGIN_MEMORY
                           : hit->origin == CacheOrigin::kDisk ? coop::v1::ORIGIN_DISK
@@ -1265,6 +1428,15 @@ coop::v1::Stats Service::GetStats() {
   s.set_compiles(compiles_);
   s.set_compile_failures(compile_failures_);
   s.set_compile_ms_total(static_cast<double>(compile_us_total_) / 1000.0);
+  {
+    const RequestMemo::Counters memo = memo_.Stats();
+    s.set_memo_hits(memo.hits);
+    s.set_memo_misses(memo.misses);
+    s.set_memo_entries(memo.entries);
+    s.set_memo_evictions(memo.evictions);
+  }
+  s.set_digest_only_replies(digest_only_replies_);
+  s.set_bytes_omitted(bytes_omitted_);
   for (const auto& t : cache_->Stats()) {
     if (t.origin == CacheOrigin::kMemory) {
       s.set_memory_entries(t.stats.entries);
@@ -1367,11 +1539,13 @@ coop::v1::Stats Service::GetStats() {
 
 coop::v1::Stats Service::ResetStats() {
   coop::v1::Stats before = GetStats();
-  for (auto* c : {&requests_, &invalid_, &memory_hits_, &disk_hits_, &misses_, &compiles_,
-                  &compile_failures_, &pch_warm_, &bitcode_compiles_, &links_, &link_failures_,
-                  &link_hits_, &bundles_, &compile_us_total_, &remote_hits_}) {
+  for (auto* c :
+       {&requests_, &invalid_, &memory_hits_, &disk_hits_, &misses_, &compiles_, &compile_failures_,
+        &pch_warm_, &bitcode_compiles_, &links_, &link_failures_, &link_hits_, &bundles_,
+        &compile_us_total_, &remote_hits_, &digest_only_replies_, &bytes_omitted_}) {
     *c = 0;
   }
+  memo_.ZeroStats();
   {
     std::lock_guard<std::mutex> lock(times_mu_);
     recent_compile_ms_.clear();

@@ -35,6 +35,7 @@
 #include "server/cache/sqlite_cache.h"
 #include "server/engine/compiler.h"
 #include "server/engine/worker_pool.h"
+#include "server/service/request_memo.h"
 #include "server/toolchain/toolchain.h"
 #include "server/util/single_flight.h"
 
@@ -85,9 +86,25 @@ class Service {
   // Without `may_compile` (a caller whose role is `read`, rpc/access.h) only cached entries
   // are served: a miss, of the primitive or of a source operator, is PERMISSION_DENIED, and
   // nothing is compiled or joined. Link and Plan take it the same way.
+  //
+  // `have` (SpecializeRequest.have): the artifacts the caller holds. When every format of the
+  // reply is among them with the same key and digest, the reply leaves the bytes out
+  // (Artifact.bytes_omitted; OmitHeldBytes). Every reply carries its bytes' digests.
+  //
+  // A repeated request (the same specs and formats, byte for byte, no user operator) takes its
+  // keys from the request memo (request_memo.h) and goes straight to the cache; on a miss there
+  // it takes the whole path.
   void Specialize(const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
                   const std::vector<int>& formats, const std::string& request_id, ArtifactDone done,
-                  bool may_compile = true);
+                  bool may_compile = true, const std::vector<coop::v1::HeldArtifact>& have = {});
+  // Specialize's fastest path, for the gRPC thread itself: a memoized request whose artifacts
+  // are all in the memory tier is answered here, with no I/O, no compile and no waiting (the
+  // reply as Specialize would give it, counted the same); nullopt when it is not (call
+  // Specialize then, from an executor).
+  std::optional<coop::v1::Artifact> SpecializeFromMemory(
+      const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
+      const std::vector<int>& formats, const std::string& request_id,
+      const std::vector<coop::v1::HeldArtifact>& have);
   void Link(const coop::v1::LinkRequest& request, const std::string& request_id, LinkDone done,
             bool may_compile = true);
   // Errors name the use or reservation ("plan: uses[2] \"scan\": ..."); a spec's error keeps
@@ -121,6 +138,12 @@ class Service {
 
   const Toolchain& toolchain() const { return toolchain_; }
 
+  // Hook for algorithm resolution (`algorithm: "auto"` resolved from a tuning table before the
+  // key is computed): a string that changes whenever resolution may give another answer, e.g.
+  // the tuning table's digest. It is part of every request memo key, so a new table never
+  // serves keys resolved by the old one. "" while nothing is resolved that way.
+  std::string ResolutionEpoch() const { return ""; }
+
   // Latency histograms for the /metrics endpoint (server/metrics/); ResetStats leaves them.
   // Compile time: each successful compile's NVRTC or clang time as the worker measured it.
   const prometheus::Histogram& compile_seconds() const { return compile_seconds_; }
@@ -149,7 +172,8 @@ class Service {
   // The artifact stored under `key`, counted as a hit; nullopt when absent, damaged, or (with
   // `expected`) of the other format.
   std::optional<coop::v1::Artifact> LookupArtifact(const std::string& key,
-                                                   std::optional<coop::v1::Format> expected);
+                                                   std::optional<coop::v1::Format> expected,
+                                                   bool memory_only = false);
   // Serves `key` from the cache, else joins its compile in flight, else runs `start`, which must
   // complete the flight (compiles_in_flight_) for `key`. Without `may_compile`, a miss is
   // PERMISSION_DENIED.
@@ -183,7 +207,7 @@ class Service {
   void SpecializeResolved(const std::vector<coop::v1::PrimitiveSpec>& specs,
                           const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
                           const Formats& formats, const std::string& request_id, bool may_compile,
-                          ArtifactDone done);
+                          ArtifactDone done, const std::string& memo_key = "");
   void StartCompile(const std::vector<coop::v1::PrimitiveSpec>& specs, const RenderedUnit& unit,
                     const std::vector<std::string>& options, const KeyComponents& key,
                     const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
@@ -197,6 +221,22 @@ class Service {
                            const std::string& request_id,
                            const std::function<void(ArtifactDone)>& ltoir);
   void RecordCompileTime(double ms);
+  // The request memo's key for a request (request_memo.h): MemoEpoch(), then the request's bytes.
+  std::string MemoKey(const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
+                      const std::vector<int>& formats) const;
+  // Everything besides the request that its keys depend on: the toolchain's identity (fixed for
+  // this service's life) and ResolutionEpoch().
+  std::string MemoEpoch() const;
+  // Serves a memoized request from the cache alone; false (nothing delivered) when an artifact
+  // is not cached as it was.
+  bool ServeMemoized(const RequestMemo::Entry& entry, const std::string& request_id,
+                     ArtifactDone& done, bool memory_only = false);
+  // Sets the digests of the bytes `a` carries where they are not set yet, and clears the LTO-IR
+  // digest of an artifact that carries no LTO-IR.
+  static void SetDigests(coop::v1::Artifact* a);
+  // Leaves out the bytes of `a` when `have` holds every format it carries (same key and
+  // digest); counts the reply.
+  void OmitHeldBytes(coop::v1::Artifact* a, const std::vector<coop::v1::HeldArtifact>& have);
 
   const Toolchain toolchain_;
   const std::unique_ptr<TieredCache> cache_;
@@ -206,6 +246,9 @@ class Service {
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   SingleFlight<coop::v1::Artifact> compiles_in_flight_;
   SingleFlight<coop::v1::LinkResponse> links_in_flight_;
+  RequestMemo memo_;
+  std::string toolchain_identity_;  // MemoEpoch()'s toolchain part, computed once
+  std::atomic<uint64_t> digest_only_replies_{0}, bytes_omitted_{0};
 
   std::atomic<uint64_t> requests_{0}, invalid_{0}, memory_hits_{0}, disk_hits_{0}, misses_{0},
       compiles_{0}, compile_failures_{0}, pch_warm_{0}, links_{0}, link_failures_{0}, link_hits_{0},

@@ -272,3 +272,37 @@ def test_bitcode_without_clang_is_failed_precondition_naming_the_package(tmpdir_
             assert c.specialize(REDUCE).ltoir, "LTO-IR needs no clang"
     finally:
         assert d.stop() == 0, d.log()
+
+
+def test_digest_only_hits_return_complete_artifacts_and_the_cache_is_bounded(tmpdir_path):
+    d = Daemon(tmpdir_path, "--workers", "1").start()
+    try:
+        small = coopd.Spec(family="block_reduce", dtype="float32", threads=128, arch="sm_90")
+        with d.client() as c:
+            first = c.specialize(small)
+            again = c.specialize(small)
+            s = c.stats()
+            assert s.digest_only_replies == 1, "the second request sent the digest it held"
+            assert s.bytes_omitted >= len(first.ltoir)
+            assert again.ltoir == first.ltoir and again.key == first.key
+            assert again.proto.source == first.proto.source
+            assert not again.proto.bytes_omitted, "the client filled the bytes back in"
+            assert again.origin == "memory"
+            assert c.artifact_cache.entries == 1
+        # One entry: alternating two specs never holds the one asked for.
+        with d.client(artifact_cache_entries=1) as c:
+            other = coopd.Spec(family="block_reduce", dtype="float32", threads=64, arch="sm_90")
+            for spec in (small, other, small):
+                c.specialize(spec)
+            assert c.artifact_cache.entries == 1
+            assert c.stats().digest_only_replies == 1
+            assert c.specialize(small).ltoir == first.ltoir
+            assert c.stats().digest_only_replies == 2
+        # A wrong digest gets the whole artifact.
+        with d.client() as c:
+            req = coopd._client.coop_pb2.SpecializeRequest(spec=small.to_proto())
+            req.have.add(format=1, key=first.key, digest="0" * 64)
+            reply = c._call("Specialize", req).artifact
+            assert not reply.bytes_omitted and reply.ltoir == first.ltoir
+    finally:
+        assert d.stop() == 0, d.log()

@@ -541,6 +541,14 @@ struct Stats {
   std::vector<Listener> listeners;
   uint64_t unauthenticated_calls = 0;  // refused: no bearer token or an unknown one
   uint64_t denied_calls = 0;           // refused: the token's role lacks what the call needs
+  // The hit path: requests whose keys came from coopd's request memo (or did not), its size
+  // and evictions; replies that left out bytes the client held, and how many bytes in all.
+  uint64_t memo_hits = 0;
+  uint64_t memo_misses = 0;
+  uint64_t memo_entries = 0;
+  uint64_t memo_evictions = 0;
+  uint64_t digest_only_replies = 0;
+  uint64_t bytes_omitted = 0;
 };
 
 // A status of the standard gRPC health service (grpc.health.v1.HealthCheckResponse's values).
@@ -584,6 +592,13 @@ struct ClientOptions {
   // Ask coopd for the whole message of errors whose status message it bounds (Error::details);
   // this client then accepts metadata of up to 64 MiB.
   bool full_errors = false;
+  // Digest-only hits: the client keeps the artifacts Specialize and SpecializeBundle returned
+  // (at most this many, and this many bytes of LTO-IR, bitcode, source and logs in all; least
+  // recently used first out) and sends their digests with a repeated request, so coopd answers
+  // a hit with the metadata alone and the client fills the bytes back in: callers always get
+  // complete artifacts. Either limit 0 turns it off (every reply then carries its bytes).
+  size_t artifact_cache_entries = 256;
+  uint64_t artifact_cache_bytes = uint64_t{64} << 20;
 };
 
 class Client {

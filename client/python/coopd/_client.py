@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -58,6 +59,107 @@ def _formats(formats: Union[str, Sequence[str]]) -> List[int]:
         if name not in _FORMATS:
             raise ValueError(f"formats: each must be one of {', '.join(_FORMATS)}; got {name!r}")
     return [_FORMATS[n] for n in names]
+
+
+def _large_bytes(a: coop_pb2.Artifact) -> int:
+    return (len(a.ltoir) + len(a.source) + len(a.compile_log) + len(a.bitcode.data) +
+            len(a.bitcode.compile_log) +
+            sum(len(i.ltoir) + len(i.bitcode) for i in a.link_inputs))
+
+
+def _held(a: coop_pb2.Artifact) -> List[coop_pb2.HeldArtifact]:
+    out = []
+    for f in a.formats:
+        bitcode = f == coop_pb2.FORMAT_BITCODE
+        out.append(coop_pb2.HeldArtifact(format=f, key=a.bitcode.key if bitcode else a.key,
+                                         digest=a.bitcode.digest if bitcode else a.digest))
+    return out
+
+
+def _fill(held: coop_pb2.Artifact, reply: coop_pb2.Artifact) -> bool:
+    """Fills the bytes a digest-only ``reply`` left out from ``held``; False (reply unchanged)
+    when it does not describe the same artifact."""
+    if (reply.key != held.key or reply.digest != held.digest or
+            reply.bitcode.key != held.bitcode.key or
+            reply.bitcode.digest != held.bitcode.digest or
+            len(reply.link_inputs) != len(held.link_inputs)):
+        return False
+    reply.ltoir = held.ltoir
+    reply.source = held.source
+    reply.compile_log = held.compile_log
+    if held.HasField("bitcode"):
+        reply.bitcode.data = held.bitcode.data
+        reply.bitcode.compile_log = held.bitcode.compile_log
+    for mine, theirs in zip(reply.link_inputs, held.link_inputs):
+        mine.ltoir = theirs.ltoir
+        mine.bitcode = theirs.bitcode
+    reply.bytes_omitted = False
+    return True
+
+
+class _ArtifactCache:
+    """The artifacts a Client received, by request (its deterministic bytes without ``client``
+    and ``have``), for digest-only replies. At most ``max_entries`` artifacts and ``max_bytes``
+    of their LTO-IR, bitcode, source and logs; least recently used first out; an artifact larger
+    than the budget is not kept. Either limit 0 turns it off. Thread-safe."""
+
+    def __init__(self, max_entries: int, max_bytes: int) -> None:
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._entries: "OrderedDict[bytes, coop_pb2.Artifact]" = OrderedDict()
+        self._bytes = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.max_entries > 0 and self.max_bytes > 0
+
+    @property
+    def entries(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    @property
+    def bytes(self) -> int:
+        with self._lock:
+            return self._bytes
+
+    @staticmethod
+    def key(req: Any) -> bytes:
+        bare = type(req)()
+        bare.CopyFrom(req)
+        bare.ClearField("client")
+        bare.ClearField("have")
+        return bare.SerializeToString(deterministic=True)
+
+    def find(self, key: bytes) -> Optional[coop_pb2.Artifact]:
+        with self._lock:
+            held = self._entries.get(key)
+            if held is not None:
+                self._entries.move_to_end(key)
+            return held
+
+    def store(self, key: bytes, artifact: coop_pb2.Artifact) -> None:
+        if not self.enabled or artifact.bytes_omitted or not artifact.formats:
+            return
+        for f in artifact.formats:
+            if not (artifact.bitcode.digest if f == coop_pb2.FORMAT_BITCODE else artifact.digest):
+                return
+        size = _large_bytes(artifact)
+        if size > self.max_bytes:
+            return
+        held = coop_pb2.Artifact()
+        held.CopyFrom(artifact)
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._bytes -= _large_bytes(old)
+            while self._entries and (len(self._entries) >= self.max_entries or
+                                     self._bytes + size > self.max_bytes):
+                _, evicted = self._entries.popitem(last=False)
+                self._bytes -= _large_bytes(evicted)
+            self._entries[key] = held
+            self._bytes += size
 
 
 @dataclass
@@ -318,6 +420,12 @@ class Client:
             when any is given. Defaults ``$COOPD_TLS_CA``, ``$COOPD_TLS_CERT``,
             ``$COOPD_TLS_KEY``. A problem with any of these files raises :class:`CoopdError`
             (INVALID_ARGUMENT) naming it (docs/security.md).
+        artifact_cache_entries, artifact_cache_bytes: digest-only hits. The client keeps the
+            artifacts ``specialize`` and ``bundle`` returned (at most this many, and this many
+            bytes of LTO-IR, bitcode, source and logs in all; least recently used first out) and
+            sends their digests with a repeated request, so coopd answers a hit with the
+            metadata alone; the client fills the bytes back in, so artifacts are always
+            complete. Either 0 turns it off.
     """
 
     def __init__(self, socket: Optional[str] = None, *, timeout: float = 120.0, retries: int = 5,
@@ -325,8 +433,10 @@ class Client:
                  coopd_binary: Optional[str] = None, target: Optional[str] = None,
                  full_errors: bool = False, token_file: Optional[str] = None,
                  tls_ca: Optional[str] = None, tls_cert: Optional[str] = None,
-                 tls_key: Optional[str] = None) -> None:
+                 tls_key: Optional[str] = None, artifact_cache_entries: int = 256,
+                 artifact_cache_bytes: int = 64 << 20) -> None:
         self.socket = socket or default_socket_path()
+        self._artifacts = _ArtifactCache(artifact_cache_entries, artifact_cache_bytes)
         target = target or os.environ.get("COOPD_TARGET") or None
         self.target = target
         self.autostart = autostart and not target
@@ -389,7 +499,7 @@ class Client:
         machine must have: else FAILED_PRECONDITION naming the package), or both as a list."""
         req = coop_pb2.SpecializeRequest(spec=_spec(spec, fields).to_proto(),
                                          client=self.client_name, formats=_formats(formats))
-        return Artifact.from_proto(self._call("Specialize", req).artifact)
+        return Artifact.from_proto(self._specialize_cached("Specialize", req))
 
     def bundle(self, specs: Sequence[Spec], *,
                formats: Union[str, Sequence[str]] = "ltoir") -> Artifact:
@@ -397,7 +507,29 @@ class Client:
         keeps its own entries and temp storage (``Artifact.parts``)."""
         req = coop_pb2.SpecializeBundleRequest(specs=[s.to_proto() for s in specs],
                                                client=self.client_name, formats=_formats(formats))
-        return Artifact.from_proto(self._call("SpecializeBundle", req).artifact)
+        return Artifact.from_proto(self._specialize_cached("SpecializeBundle", req))
+
+    def _specialize_cached(self, method: str, req: Any) -> coop_pb2.Artifact:
+        # Digest-only hits (coop.v1.SpecializeRequest.have): send the digests of the artifact
+        # held for this request; fill a digest-only reply's bytes back in; keep whole replies.
+        key = self._artifacts.key(req) if self._artifacts.enabled else None
+        held = self._artifacts.find(key) if key is not None else None
+        if held is not None:
+            req.have.extend(_held(held))
+        artifact = self._call(method, req).artifact
+        if artifact.bytes_omitted:
+            if held is not None and _fill(held, artifact):
+                return artifact
+            del req.have[:]  # not the artifact held (coopd would not do this): ask again
+            return self._call(method, req).artifact
+        if key is not None:
+            self._artifacts.store(key, artifact)
+        return artifact
+
+    @property
+    def artifact_cache(self) -> "_ArtifactCache":
+        """The client's in-process artifact cache (``entries``, ``bytes``)."""
+        return self._artifacts
 
     def link(self, arch: str, *, ltoir: Sequence[bytes] = (), ptx: Sequence[Union[str, bytes]] = (),
              artifacts: Sequence[Union[str, Artifact]] = (), options: Sequence[str] = (),

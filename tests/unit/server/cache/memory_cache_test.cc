@@ -58,5 +58,43 @@ TEST(MemoryCache, PurgeByFilter) {
   EXPECT_FALSE(cache.Get("s").ok());
 }
 
+TEST(MemoryCache, SharedValuesAreHandedOutNotCopied) {
+  MemoryCache cache(1000);
+  auto value = std::make_shared<const CacheValue>("m", std::string(100, 'b'), "digest");
+  ASSERT_TRUE(cache.PutShared("k", value, {}).ok());
+  auto a = cache.GetShared("k", nullptr);
+  auto b = cache.GetShared("k", nullptr);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->get(), value.get()) << "the stored object itself, not a copy";
+  EXPECT_EQ(b->get(), value.get());
+  EXPECT_EQ((*a)->blob_sha256, "digest");
+  // A value held by a reader outlives its eviction: replacing the entry does not touch it.
+  ASSERT_TRUE(cache.Put("k", Value(1, 10), {}).ok());
+  EXPECT_EQ((*a)->blob, std::string(100, 'b'));
+  EXPECT_EQ(cache.Get("k")->blob, std::string(10, 'b'));
+}
+
+TEST(TieredCache, PromotionsAndStoresCarryTheBlobDigest) {
+  TieredCache tiered;
+  auto memory = std::make_unique<MemoryCache>(1 << 20);
+  auto slow = std::make_unique<MemoryCache>(1 << 20);
+  MemoryCache* slow_tier = slow.get();
+  tiered.AddTier(std::move(memory), CacheOrigin::kMemory);
+  tiered.AddTier(std::move(slow), CacheOrigin::kDisk);
+  // An entry only the slower tier has, without a digest: the hit promotes it with one.
+  ASSERT_TRUE(slow_tier->Put("k", CacheValue("m", "abc"), {}).ok());
+  auto hit = tiered.Get("k");
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->origin, CacheOrigin::kDisk);
+  const std::string abc_sha256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+  EXPECT_EQ(hit->value->blob_sha256, abc_sha256);
+  auto again = tiered.Get("k");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->origin, CacheOrigin::kMemory);
+  EXPECT_EQ(again->value->blob_sha256, abc_sha256);
+  tiered.Put("n", CacheValue("m", "abc"), {});
+  EXPECT_EQ(tiered.Get("n")->value->blob_sha256, abc_sha256);
+}
+
 }  // namespace
 }  // namespace coopd

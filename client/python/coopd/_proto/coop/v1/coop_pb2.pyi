@@ -258,24 +258,38 @@ class PrimitiveSpec(_message.Message):
     def __init__(self, family: _Optional[str] = ..., method: _Optional[str] = ..., dtype: _Optional[str] = ..., block: _Optional[_Union[Dim3, _Mapping]] = ..., items_per_thread: _Optional[int] = ..., algorithm: _Optional[str] = ..., op: _Optional[_Union[Operator, _Mapping]] = ..., warp_threads: _Optional[int] = ..., arch: _Optional[str] = ..., calling_convention: _Optional[_Union[CallingConvention, str]] = ..., user_type: _Optional[_Union[UserType, _Mapping]] = ..., prefix_callback: _Optional[_Union[UserOperator, _Mapping]] = ..., scan: _Optional[_Union[ScanOptions, _Mapping]] = ..., exchange: _Optional[_Union[ExchangeOptions, _Mapping]] = ..., radix_sort: _Optional[_Union[RadixSortOptions, _Mapping]] = ..., merge_sort: _Optional[_Union[MergeSortOptions, _Mapping]] = ..., histogram: _Optional[_Union[HistogramOptions, _Mapping]] = ..., run_length_decode: _Optional[_Union[RunLengthDecodeOptions, _Mapping]] = ..., radix_rank: _Optional[_Union[RadixRankOptions, _Mapping]] = ..., top_k: _Optional[_Union[TopKOptions, _Mapping]] = ...) -> None: ...
 
 class SpecializeRequest(_message.Message):
-    __slots__ = ("spec", "client", "formats")
+    __slots__ = ("spec", "client", "formats", "have")
     SPEC_FIELD_NUMBER: _ClassVar[int]
     CLIENT_FIELD_NUMBER: _ClassVar[int]
     FORMATS_FIELD_NUMBER: _ClassVar[int]
+    HAVE_FIELD_NUMBER: _ClassVar[int]
     spec: PrimitiveSpec
     client: str
     formats: _containers.RepeatedScalarFieldContainer[Format]
-    def __init__(self, spec: _Optional[_Union[PrimitiveSpec, _Mapping]] = ..., client: _Optional[str] = ..., formats: _Optional[_Iterable[_Union[Format, str]]] = ...) -> None: ...
+    have: _containers.RepeatedCompositeFieldContainer[HeldArtifact]
+    def __init__(self, spec: _Optional[_Union[PrimitiveSpec, _Mapping]] = ..., client: _Optional[str] = ..., formats: _Optional[_Iterable[_Union[Format, str]]] = ..., have: _Optional[_Iterable[_Union[HeldArtifact, _Mapping]]] = ...) -> None: ...
+
+class HeldArtifact(_message.Message):
+    __slots__ = ("format", "key", "digest")
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    format: Format
+    key: str
+    digest: str
+    def __init__(self, format: _Optional[_Union[Format, str]] = ..., key: _Optional[str] = ..., digest: _Optional[str] = ...) -> None: ...
 
 class SpecializeBundleRequest(_message.Message):
-    __slots__ = ("specs", "client", "formats")
+    __slots__ = ("specs", "client", "formats", "have")
     SPECS_FIELD_NUMBER: _ClassVar[int]
     CLIENT_FIELD_NUMBER: _ClassVar[int]
     FORMATS_FIELD_NUMBER: _ClassVar[int]
+    HAVE_FIELD_NUMBER: _ClassVar[int]
     specs: _containers.RepeatedCompositeFieldContainer[PrimitiveSpec]
     client: str
     formats: _containers.RepeatedScalarFieldContainer[Format]
-    def __init__(self, specs: _Optional[_Iterable[_Union[PrimitiveSpec, _Mapping]]] = ..., client: _Optional[str] = ..., formats: _Optional[_Iterable[_Union[Format, str]]] = ...) -> None: ...
+    have: _containers.RepeatedCompositeFieldContainer[HeldArtifact]
+    def __init__(self, specs: _Optional[_Iterable[_Union[PrimitiveSpec, _Mapping]]] = ..., client: _Optional[str] = ..., formats: _Optional[_Iterable[_Union[Format, str]]] = ..., have: _Optional[_Iterable[_Union[HeldArtifact, _Mapping]]] = ...) -> None: ...
 
 class Entry(_message.Message):
     __slots__ = ("symbol", "declaration", "description")
@@ -310,20 +324,22 @@ class Toolchain(_message.Message):
     def __init__(self, nvrtc_version: _Optional[str] = ..., nvjitlink_version: _Optional[str] = ..., cccl_version: _Optional[str] = ..., header_digest: _Optional[str] = ..., clang_version: _Optional[str] = ...) -> None: ...
 
 class BitcodeModule(_message.Message):
-    __slots__ = ("key", "data", "origin", "compile_ms", "compile_log", "pch_status")
+    __slots__ = ("key", "data", "origin", "compile_ms", "compile_log", "pch_status", "digest")
     KEY_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
     ORIGIN_FIELD_NUMBER: _ClassVar[int]
     COMPILE_MS_FIELD_NUMBER: _ClassVar[int]
     COMPILE_LOG_FIELD_NUMBER: _ClassVar[int]
     PCH_STATUS_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
     key: str
     data: bytes
     origin: Origin
     compile_ms: float
     compile_log: str
     pch_status: str
-    def __init__(self, key: _Optional[str] = ..., data: _Optional[bytes] = ..., origin: _Optional[_Union[Origin, str]] = ..., compile_ms: _Optional[float] = ..., compile_log: _Optional[str] = ..., pch_status: _Optional[str] = ...) -> None: ...
+    digest: str
+    def __init__(self, key: _Optional[str] = ..., data: _Optional[bytes] = ..., origin: _Optional[_Union[Origin, str]] = ..., compile_ms: _Optional[float] = ..., compile_log: _Optional[str] = ..., pch_status: _Optional[str] = ..., digest: _Optional[str] = ...) -> None: ...
 
 class ArtifactPart(_message.Message):
     __slots__ = ("spec", "entries", "temp_storage")
@@ -336,7 +352,7 @@ class ArtifactPart(_message.Message):
     def __init__(self, spec: _Optional[_Union[PrimitiveSpec, _Mapping]] = ..., entries: _Optional[_Iterable[_Union[Entry, _Mapping]]] = ..., temp_storage: _Optional[_Union[TempStorage, _Mapping]] = ...) -> None: ...
 
 class Artifact(_message.Message):
-    __slots__ = ("key", "ltoir", "entries", "temp_storage", "arch", "toolchain", "spec", "compile_ms", "compile_log", "source", "origin", "parts", "pch_status", "layout_ms", "link_inputs", "type_definitions", "bitcode", "formats")
+    __slots__ = ("key", "ltoir", "entries", "temp_storage", "arch", "toolchain", "spec", "compile_ms", "compile_log", "source", "origin", "parts", "pch_status", "layout_ms", "link_inputs", "type_definitions", "bitcode", "formats", "digest", "bytes_omitted")
     KEY_FIELD_NUMBER: _ClassVar[int]
     LTOIR_FIELD_NUMBER: _ClassVar[int]
     ENTRIES_FIELD_NUMBER: _ClassVar[int]
@@ -355,6 +371,8 @@ class Artifact(_message.Message):
     TYPE_DEFINITIONS_FIELD_NUMBER: _ClassVar[int]
     BITCODE_FIELD_NUMBER: _ClassVar[int]
     FORMATS_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    BYTES_OMITTED_FIELD_NUMBER: _ClassVar[int]
     key: str
     ltoir: bytes
     entries: _containers.RepeatedCompositeFieldContainer[Entry]
@@ -373,7 +391,9 @@ class Artifact(_message.Message):
     type_definitions: str
     bitcode: BitcodeModule
     formats: _containers.RepeatedScalarFieldContainer[Format]
-    def __init__(self, key: _Optional[str] = ..., ltoir: _Optional[bytes] = ..., entries: _Optional[_Iterable[_Union[Entry, _Mapping]]] = ..., temp_storage: _Optional[_Union[TempStorage, _Mapping]] = ..., arch: _Optional[str] = ..., toolchain: _Optional[_Union[Toolchain, _Mapping]] = ..., spec: _Optional[_Union[PrimitiveSpec, _Mapping]] = ..., compile_ms: _Optional[float] = ..., compile_log: _Optional[str] = ..., source: _Optional[str] = ..., origin: _Optional[_Union[Origin, str]] = ..., parts: _Optional[_Iterable[_Union[ArtifactPart, _Mapping]]] = ..., pch_status: _Optional[str] = ..., layout_ms: _Optional[float] = ..., link_inputs: _Optional[_Iterable[_Union[ArtifactLinkInput, _Mapping]]] = ..., type_definitions: _Optional[str] = ..., bitcode: _Optional[_Union[BitcodeModule, _Mapping]] = ..., formats: _Optional[_Iterable[_Union[Format, str]]] = ...) -> None: ...
+    digest: str
+    bytes_omitted: bool
+    def __init__(self, key: _Optional[str] = ..., ltoir: _Optional[bytes] = ..., entries: _Optional[_Iterable[_Union[Entry, _Mapping]]] = ..., temp_storage: _Optional[_Union[TempStorage, _Mapping]] = ..., arch: _Optional[str] = ..., toolchain: _Optional[_Union[Toolchain, _Mapping]] = ..., spec: _Optional[_Union[PrimitiveSpec, _Mapping]] = ..., compile_ms: _Optional[float] = ..., compile_log: _Optional[str] = ..., source: _Optional[str] = ..., origin: _Optional[_Union[Origin, str]] = ..., parts: _Optional[_Iterable[_Union[ArtifactPart, _Mapping]]] = ..., pch_status: _Optional[str] = ..., layout_ms: _Optional[float] = ..., link_inputs: _Optional[_Iterable[_Union[ArtifactLinkInput, _Mapping]]] = ..., type_definitions: _Optional[str] = ..., bitcode: _Optional[_Union[BitcodeModule, _Mapping]] = ..., formats: _Optional[_Iterable[_Union[Format, str]]] = ..., digest: _Optional[str] = ..., bytes_omitted: bool = ...) -> None: ...
 
 class ArtifactLinkInput(_message.Message):
     __slots__ = ("symbol", "key", "ltoir", "bitcode", "bitcode_key")
@@ -608,7 +628,7 @@ class TierStats(_message.Message):
     def __init__(self, name: _Optional[str] = ..., hits: _Optional[int] = ..., misses: _Optional[int] = ..., entries: _Optional[int] = ..., bytes: _Optional[int] = ..., raw_bytes: _Optional[int] = ..., budget_bytes: _Optional[int] = ..., evictions: _Optional[int] = ..., corruptions: _Optional[int] = ..., write_failures: _Optional[int] = ..., degraded: bool = ..., evicting: bool = ...) -> None: ...
 
 class Stats(_message.Message):
-    __slots__ = ("requests", "invalid_requests", "memory_hits", "disk_hits", "misses", "compiles", "compile_failures", "compile_ms_total", "memory_entries", "memory_bytes", "disk_entries", "disk_bytes", "disk_write_failures", "uptime_s", "toolchain", "cache_path", "pch_warm_compiles", "joined_requests", "worker_restarts", "worker_crashes", "compile_timeouts", "queue_depth", "workers", "workers_busy", "compile_ms_p50", "compile_ms_p90", "compile_ms_p99", "worker_status", "links", "link_failures", "link_hits", "bundles", "tiers", "corruptions", "evictions", "cache_degraded", "bitcode_compiles", "remote_hits", "remote", "listeners", "unauthenticated_calls", "denied_calls")
+    __slots__ = ("requests", "invalid_requests", "memory_hits", "disk_hits", "misses", "compiles", "compile_failures", "compile_ms_total", "memory_entries", "memory_bytes", "disk_entries", "disk_bytes", "disk_write_failures", "uptime_s", "toolchain", "cache_path", "pch_warm_compiles", "joined_requests", "worker_restarts", "worker_crashes", "compile_timeouts", "queue_depth", "workers", "workers_busy", "compile_ms_p50", "compile_ms_p90", "compile_ms_p99", "worker_status", "links", "link_failures", "link_hits", "bundles", "tiers", "corruptions", "evictions", "cache_degraded", "bitcode_compiles", "remote_hits", "remote", "listeners", "unauthenticated_calls", "denied_calls", "memo_hits", "memo_misses", "memo_entries", "memo_evictions", "digest_only_replies", "bytes_omitted")
     REQUESTS_FIELD_NUMBER: _ClassVar[int]
     INVALID_REQUESTS_FIELD_NUMBER: _ClassVar[int]
     MEMORY_HITS_FIELD_NUMBER: _ClassVar[int]
@@ -651,6 +671,12 @@ class Stats(_message.Message):
     LISTENERS_FIELD_NUMBER: _ClassVar[int]
     UNAUTHENTICATED_CALLS_FIELD_NUMBER: _ClassVar[int]
     DENIED_CALLS_FIELD_NUMBER: _ClassVar[int]
+    MEMO_HITS_FIELD_NUMBER: _ClassVar[int]
+    MEMO_MISSES_FIELD_NUMBER: _ClassVar[int]
+    MEMO_ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    MEMO_EVICTIONS_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_ONLY_REPLIES_FIELD_NUMBER: _ClassVar[int]
+    BYTES_OMITTED_FIELD_NUMBER: _ClassVar[int]
     requests: int
     invalid_requests: int
     memory_hits: int
@@ -693,7 +719,13 @@ class Stats(_message.Message):
     listeners: _containers.RepeatedCompositeFieldContainer[Listener]
     unauthenticated_calls: int
     denied_calls: int
-    def __init__(self, requests: _Optional[int] = ..., invalid_requests: _Optional[int] = ..., memory_hits: _Optional[int] = ..., disk_hits: _Optional[int] = ..., misses: _Optional[int] = ..., compiles: _Optional[int] = ..., compile_failures: _Optional[int] = ..., compile_ms_total: _Optional[float] = ..., memory_entries: _Optional[int] = ..., memory_bytes: _Optional[int] = ..., disk_entries: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., disk_write_failures: _Optional[int] = ..., uptime_s: _Optional[float] = ..., toolchain: _Optional[_Union[Toolchain, _Mapping]] = ..., cache_path: _Optional[str] = ..., pch_warm_compiles: _Optional[int] = ..., joined_requests: _Optional[int] = ..., worker_restarts: _Optional[int] = ..., worker_crashes: _Optional[int] = ..., compile_timeouts: _Optional[int] = ..., queue_depth: _Optional[int] = ..., workers: _Optional[int] = ..., workers_busy: _Optional[int] = ..., compile_ms_p50: _Optional[float] = ..., compile_ms_p90: _Optional[float] = ..., compile_ms_p99: _Optional[float] = ..., worker_status: _Optional[_Iterable[_Union[WorkerStatus, _Mapping]]] = ..., links: _Optional[int] = ..., link_failures: _Optional[int] = ..., link_hits: _Optional[int] = ..., bundles: _Optional[int] = ..., tiers: _Optional[_Iterable[_Union[TierStats, _Mapping]]] = ..., corruptions: _Optional[int] = ..., evictions: _Optional[int] = ..., cache_degraded: bool = ..., bitcode_compiles: _Optional[int] = ..., remote_hits: _Optional[int] = ..., remote: _Optional[_Union[RemoteTierStats, _Mapping]] = ..., listeners: _Optional[_Iterable[_Union[Listener, _Mapping]]] = ..., unauthenticated_calls: _Optional[int] = ..., denied_calls: _Optional[int] = ...) -> None: ...
+    memo_hits: int
+    memo_misses: int
+    memo_entries: int
+    memo_evictions: int
+    digest_only_replies: int
+    bytes_omitted: int
+    def __init__(self, requests: _Optional[int] = ..., invalid_requests: _Optional[int] = ..., memory_hits: _Optional[int] = ..., disk_hits: _Optional[int] = ..., misses: _Optional[int] = ..., compiles: _Optional[int] = ..., compile_failures: _Optional[int] = ..., compile_ms_total: _Optional[float] = ..., memory_entries: _Optional[int] = ..., memory_bytes: _Optional[int] = ..., disk_entries: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., disk_write_failures: _Optional[int] = ..., uptime_s: _Optional[float] = ..., toolchain: _Optional[_Union[Toolchain, _Mapping]] = ..., cache_path: _Optional[str] = ..., pch_warm_compiles: _Optional[int] = ..., joined_requests: _Optional[int] = ..., worker_restarts: _Optional[int] = ..., worker_crashes: _Optional[int] = ..., compile_timeouts: _Optional[int] = ..., queue_depth: _Optional[int] = ..., workers: _Optional[int] = ..., workers_busy: _Optional[int] = ..., compile_ms_p50: _Optional[float] = ..., compile_ms_p90: _Optional[float] = ..., compile_ms_p99: _Optional[float] = ..., worker_status: _Optional[_Iterable[_Union[WorkerStatus, _Mapping]]] = ..., links: _Optional[int] = ..., link_failures: _Optional[int] = ..., link_hits: _Optional[int] = ..., bundles: _Optional[int] = ..., tiers: _Optional[_Iterable[_Union[TierStats, _Mapping]]] = ..., corruptions: _Optional[int] = ..., evictions: _Optional[int] = ..., cache_degraded: bool = ..., bitcode_compiles: _Optional[int] = ..., remote_hits: _Optional[int] = ..., remote: _Optional[_Union[RemoteTierStats, _Mapping]] = ..., listeners: _Optional[_Iterable[_Union[Listener, _Mapping]]] = ..., unauthenticated_calls: _Optional[int] = ..., denied_calls: _Optional[int] = ..., memo_hits: _Optional[int] = ..., memo_misses: _Optional[int] = ..., memo_entries: _Optional[int] = ..., memo_evictions: _Optional[int] = ..., digest_only_replies: _Optional[int] = ..., bytes_omitted: _Optional[int] = ...) -> None: ...
 
 class Listener(_message.Message):
     __slots__ = ("address", "tls", "client_certificates", "tokens", "insecure", "mode")

@@ -1,0 +1,442 @@
+// hit_bench: what a cache hit costs against the transport floor, measured side by side in one
+// run (issue 17 item 1; docs/benchmarks.md).
+//
+//   floor   echo_server (bench/echo_server.cc): the same gRPC callback API on a Unix socket,
+//           answering with a real coopd reply's bytes (captured here), read through the raw
+//           generated stub (protobuf parse included);
+//   raw     coopd through the raw generated stub (the server's cost, no client library);
+//   client  coopd through coop::Client with its artifact cache off: every hit carries the
+//           whole artifact, the same bytes as the floor;
+//   digest  coopd through coop::Client with its artifact cache on (the default): hits are
+//           digest-only replies and the client fills the bytes back in.
+//
+// Latency: p50, p99 and p99.9 with 1, 8 and 64 concurrent client threads, the targets
+// interleaved round by round (the order rotating). Throughput at saturation (64 threads, fixed
+// time): requests per second with full and with digest-only replies against the floor, with
+// the client's CPU (getrusage) and the server's (/proc/PID/stat) per request, separately.
+// Every coopd reply is checked against the reference artifact; a wrong one fails the run.
+//
+// usage: hit_bench [--quick] [--json FILE] [--requests N] [--rounds N] [--seconds S] [--coopd PATH]
+//   --coopd: measure that coopd binary instead of the build tree's (an older build, for a
+//   before/after comparison; without digest-only replies the digest target is left out).
+//   --quick: a few hundred requests and 0.2 s per cell (checks the harness in seconds; CI runs
+//   it and does not judge the numbers).
+#include <fcntl.h>
+#include <grpcpp/grpcpp.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coop/client.h"
+#include "coop/v1/coop.grpc.pb.h"
+#include "integration/coopd_process.h"
+
+extern char** environ;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+namespace v1 = coop::v1;
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "hit_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+struct Options {
+  bool quick = false;
+  std::string json;
+  int requests = 3000;  // per target, concurrency and round
+  int rounds = 3;
+  double seconds = 2.0;  // per throughput cell
+  std::string coopd;     // another coopd binary to measure (a before/after comparison)
+};
+
+Options Parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) Die(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--quick") {
+      o.quick = true;
+      o.requests = 128;
+      o.rounds = 1;
+      o.seconds = 0.2;
+    } else if (a == "--json") {
+      o.json = value();
+    } else if (a == "--requests") {
+      o.requests = std::stoi(value());
+    } else if (a == "--rounds") {
+      o.rounds = std::stoi(value());
+    } else if (a == "--seconds") {
+      o.seconds = std::stod(value());
+    } else if (a == "--coopd") {
+      o.coopd = value();
+    } else {
+      Die("unknown option \"" + a +
+          "\" (allowed: --quick, --json FILE, --requests N, --rounds N, --seconds S, --coopd "
+          "PATH)");
+    }
+  }
+  if (o.requests < 64 || o.rounds < 1 || o.seconds <= 0) {
+    Die("--requests must be at least 64, --rounds at least 1, --seconds above 0");
+  }
+  return o;
+}
+
+double CpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) Die("cannot read /proc/" + std::to_string(pid) + "/stat");
+  std::istringstream fields(stat.substr(close + 2));
+  std::string f;
+  double utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i) {  // fields 14 and 15: utime, stime
+    if (i == 14) utime = std::stod(f);
+    if (i == 15) stime = std::stod(f);
+  }
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+double SelfCpuSeconds() {
+  rusage r{};
+  getrusage(RUSAGE_SELF, &r);
+  return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
+         static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e6;
+}
+
+double Percentile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+// Whether `got` is the reference LTO-IR: its size on every call, every byte on one call in 64
+// (a full comparison per call would add the same few microseconds to every target).
+bool Same(const std::string& got, const std::string& reference) {
+  thread_local unsigned calls = 0;
+  if (got.size() != reference.size()) return false;
+  return ++calls % 64 != 1 || got == reference;
+}
+
+// One way of asking for the hit; returns false when the reply is wrong. Thread-safe.
+using Target = std::function<bool()>;
+
+struct EchoServer {
+  pid_t pid = -1;
+  ~EchoServer() {
+    if (pid > 0) {
+      kill(pid, SIGTERM);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+// One spec, one reference reply.
+v1::SpecializeRequest HitRequest() {
+  v1::SpecializeRequest req;
+  auto* spec = req.mutable_spec();
+  spec->set_family("block_reduce");
+  spec->set_dtype("float32");
+  spec->mutable_block()->set_x(256);
+  spec->set_arch("sm_90");
+  return req;
+}
+
+coop::Spec HitSpec() {
+  coop::Spec s;
+  s.family = "block_reduce";
+  s.dtype = "float32";
+  s.block = {256, 1, 1};
+  s.arch = "sm_90";
+  return s;
+}
+
+grpc::Status RawSpecialize(v1::Coop::Stub& stub, const v1::SpecializeRequest& req,
+                           v1::SpecializeResponse* resp) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + 60s);
+  return stub.Specialize(&ctx, req, resp);
+}
+
+std::shared_ptr<grpc::Channel> Channel(const std::string& socket) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(256 << 20);
+  return grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options opt = Parse(argc, argv);
+  std::string self(4096, '\0');
+  const ssize_t n = readlink("/proc/self/exe", self.data(), self.size());
+  if (n <= 0) Die("cannot read /proc/self/exe");
+  self.resize(static_cast<size_t>(n));
+  const std::string echo_binary = self.substr(0, self.rfind('/')) + "/echo_server";
+
+  coopd_test::TempDir dir;
+  coopd_test::CoopdProcess coopd(dir.path() + "/coopd.sock", dir.path() + "/cache",
+                                 {"--workers", "1"});
+  if (!opt.coopd.empty()) {
+    // CoopdProcess runs the build tree's coopd under `wrapper`: swap the binary there.
+    coopd.wrapper = {"/bin/sh", "-c", "shift; exec \"$0\" \"$@\"", opt.coopd};
+  }
+  std::string error;
+  if (!coopd.Start(&error) || !coopd.WaitReady(120s, &error)) Die("coopd: " + error);
+
+  // The reference: compiled once, then a hit's reply as it travels, and its digest-only form.
+  auto raw_coopd = v1::Coop::NewStub(Channel(coopd.socket_path()));
+  v1::SpecializeResponse reference;
+  if (auto s = RawSpecialize(*raw_coopd, HitRequest(), &reference); !s.ok()) {
+    Die("coopd Specialize: " + s.error_message());
+  }
+  if (auto s = RawSpecialize(*raw_coopd, HitRequest(), &reference); !s.ok()) {
+    Die("coopd Specialize: " + s.error_message());
+  }
+  if (reference.artifact().origin() != v1::ORIGIN_MEMORY) Die("the reference is not a memory hit");
+  const std::string ltoir = reference.artifact().ltoir();
+  const std::string payload = reference.SerializeAsString();
+  v1::SpecializeRequest held = HitRequest();
+  auto* have = held.add_have();
+  have->set_format(v1::FORMAT_LTOIR);
+  have->set_key(reference.artifact().key());
+  have->set_digest(reference.artifact().digest());
+  v1::SpecializeResponse slim;
+  if (auto s = RawSpecialize(*raw_coopd, held, &slim); !s.ok()) {
+    Die("coopd Specialize with have: " + s.error_message());
+  }
+  const bool digest_only = slim.artifact().bytes_omitted();
+  if (!digest_only && opt.coopd.empty()) Die("coopd did not answer a digest-only reply");
+  const size_t full_bytes = payload.size(), digest_bytes = slim.ByteSizeLong();
+  {
+    std::ofstream out(dir.path() + "/payload.bin", std::ios::binary);
+    out << payload;
+  }
+
+  EchoServer echo;
+  const std::string echo_socket = dir.path() + "/echo.sock";
+  {
+    std::vector<std::string> args = {echo_binary, "--socket", echo_socket, "--payload",
+                                     dir.path() + "/payload.bin"};
+    std::vector<char*> cargs;
+    for (auto& a : args) cargs.push_back(a.data());
+    cargs.push_back(nullptr);
+    if (posix_spawn(&echo.pid, echo_binary.c_str(), nullptr, nullptr, cargs.data(), environ) != 0) {
+      Die("cannot start " + echo_binary);
+    }
+  }
+  auto echo_channel = Channel(echo_socket);
+  auto raw_echo = v1::Coop::NewStub(echo_channel);
+  {
+    const auto deadline = Clock::now() + 30s;
+    v1::SpecializeResponse r;
+    while (!RawSpecialize(*raw_echo, HitRequest(), &r).ok()) {
+      if (Clock::now() > deadline) Die("echo_server did not answer on " + echo_socket);
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+
+  coop::ClientOptions full_options;
+  full_options.socket_path = coopd.socket_path();
+  full_options.autostart = false;
+  full_options.artifact_cache_entries = 0;
+  coop::Client full_client(full_options);
+  coop::ClientOptions digest_options = full_options;
+  digest_options.artifact_cache_entries = 256;
+  coop::Client digest_client(digest_options);
+  const coop::Spec spec = HitSpec();
+  const v1::SpecializeRequest request = HitRequest();
+
+  std::map<std::string, Target> targets = {
+      {"floor",
+       [&] {
+         v1::SpecializeResponse r;
+         return RawSpecialize(*raw_echo, request, &r).ok() && Same(r.artifact().ltoir(), ltoir);
+       }},
+      {"raw",
+       [&] {
+         v1::SpecializeResponse r;
+         return RawSpecialize(*raw_coopd, request, &r).ok() && Same(r.artifact().ltoir(), ltoir);
+       }},
+      {"client",
+       [&] {
+         auto a = full_client.Specialize(spec);
+         return a.ok() && a->origin == coop::Origin::kMemory && Same(a->ltoir, ltoir);
+       }},
+      {"digest",
+       [&] {
+         auto a = digest_client.Specialize(spec);
+         return a.ok() && a->origin == coop::Origin::kMemory && Same(a->ltoir, ltoir);
+       }},
+  };
+  std::vector<std::string> order = {"floor", "raw", "client", "digest"};
+  std::vector<std::string> saturation = {"floor", "client", "digest"};
+  if (!digest_only) {  // an older coopd: no digest-only replies to measure
+    order.pop_back();
+    saturation.pop_back();
+  }
+  std::atomic<uint64_t> wrong{0};
+  for (const auto& name : order) {  // warm every path (connections, the client's cache)
+    for (int i = 0; i < 20; ++i) wrong += targets[name]() ? 0 : 1;
+  }
+
+  // Runs `requests` calls of `target` over `threads` threads; returns each call's latency (µs).
+  auto latency_cell = [&](const Target& target, int threads, int requests) {
+    std::vector<std::vector<double>> per(threads);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        const int mine = requests / threads + (t < requests % threads ? 1 : 0);
+        per[t].reserve(mine);
+        for (int i = 0; i < mine; ++i) {
+          const auto start = Clock::now();
+          if (!target()) ++wrong;
+          per[t].push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+        }
+      });
+    }
+    for (auto& th : pool) th.join();
+    std::vector<double> all;
+    for (auto& v : per) all.insert(all.end(), v.begin(), v.end());
+    return all;
+  };
+
+  nlohmann::json report;
+  report["quick"] = opt.quick;
+  report["payload_bytes"] = {{"full", full_bytes}, {"digest_only", digest_bytes}};
+  report["artifact"] = {{"spec", "block_reduce float32 256 sm_90"}, {"ltoir_bytes", ltoir.size()}};
+  std::printf(
+      "hit_bench: block_reduce float32 256 sm_90, LTO-IR %zu bytes; reply %zu bytes full, "
+      "%zu bytes digest-only\n",
+      ltoir.size(), full_bytes, digest_bytes);
+  std::printf("\nlatency (us), %d requests x %d rounds per cell, targets interleaved\n",
+              opt.requests, opt.rounds);
+  std::printf("%-8s %-7s %9s %9s %9s %10s\n", "threads", "target", "p50", "p99", "p99.9",
+              "p50/floor");
+  double single_ratio = 0, single_digest_ratio = 0;
+  for (int threads : {1, 8, 64}) {
+    std::map<std::string, std::vector<double>> samples;
+    for (int round = 0; round < opt.rounds; ++round) {
+      for (size_t k = 0; k < order.size(); ++k) {
+        const std::string& name = order[(k + round) % order.size()];
+        auto v = latency_cell(targets[name], threads, opt.requests);
+        samples[name].insert(samples[name].end(), v.begin(), v.end());
+      }
+    }
+    const double floor50 = Percentile(samples["floor"], 0.5);
+    for (const auto& name : order) {
+      auto& v = samples[name];
+      const double p50 = Percentile(v, 0.5), p99 = Percentile(v, 0.99), p999 = Percentile(v, 0.999);
+      const double ratio = floor50 > 0 ? p50 / floor50 : 0;
+      if (threads == 1 && name == "client") single_ratio = ratio;
+      if (threads == 1 && name == "digest") single_digest_ratio = ratio;
+      std::printf("%-8d %-7s %9.1f %9.1f %9.1f %9.2fx\n", threads, name.c_str(), p50, p99, p999,
+                  ratio);
+      report["latency"].push_back({{"threads", threads},
+                                   {"target", name},
+                                   {"samples", v.size()},
+                                   {"p50_us", p50},
+                                   {"p99_us", p99},
+                                   {"p999_us", p999},
+                                   {"p50_vs_floor", ratio}});
+    }
+  }
+
+  // Throughput at saturation: 64 threads for a fixed time; CPU of each side per request.
+  const int kSaturation = 64;
+  std::printf("\nthroughput, %d threads, %.1f s x %d rounds per target\n", kSaturation, opt.seconds,
+              opt.rounds);
+  std::printf("%-7s %10s %8s %16s %16s\n", "target", "req/s", "x floor", "client cpu us/req",
+              "server cpu us/req");
+  struct Tally {
+    double requests = 0, seconds = 0, client_cpu = 0, server_cpu = 0;
+  };
+  std::map<std::string, Tally> tally;
+  for (int round = 0; round < opt.rounds; ++round) {
+    for (size_t k = 0; k < saturation.size(); ++k) {
+      const std::string& name = saturation[(k + round) % saturation.size()];
+      const pid_t server = name == "floor" ? echo.pid : coopd.pid();
+      std::atomic<bool> go{true};
+      std::atomic<uint64_t> done{0};
+      const double cpu0 = SelfCpuSeconds(), server0 = CpuSeconds(server);
+      const auto start = Clock::now();
+      std::vector<std::thread> pool;
+      for (int t = 0; t < kSaturation; ++t) {
+        pool.emplace_back([&] {
+          while (go) {
+            if (!targets[name]()) ++wrong;
+            ++done;
+          }
+        });
+      }
+      std::this_thread::sleep_for(std::chrono::duration<double>(opt.seconds));
+      go = false;
+      for (auto& th : pool) th.join();
+      Tally& t = tally[name];
+      t.seconds += std::chrono::duration<double>(Clock::now() - start).count();
+      t.requests += static_cast<double>(done);
+      t.client_cpu += SelfCpuSeconds() - cpu0;
+      t.server_cpu += CpuSeconds(server) - server0;
+    }
+  }
+  const double floor_rate = tally["floor"].requests / tally["floor"].seconds;
+  for (const auto& name : saturation) {
+    const Tally& t = tally[name];
+    const double rate = t.requests / t.seconds;
+    const double client_us = t.client_cpu / t.requests * 1e6;
+    const double server_us = t.server_cpu / t.requests * 1e6;
+    std::printf("%-7s %10.0f %7.2fx %16.1f %16.1f\n", name.c_str(), rate, rate / floor_rate,
+                client_us, server_us);
+    report["throughput"].push_back({{"target", name},
+                                    {"threads", kSaturation},
+                                    {"requests_per_s", rate},
+                                    {"vs_floor", rate / floor_rate},
+                                    {"client_cpu_us_per_request", client_us},
+                                    {"server_cpu_us_per_request", server_us}});
+  }
+
+  std::printf(
+      "\nacceptance: 1-thread memory hit through coop::Client (full reply) p50 = %.2fx the "
+      "floor (goal <= 1.3x: %s); with digest-only replies %.2fx\n",
+      single_ratio, single_ratio <= 1.3 ? "met" : "NOT met", single_digest_ratio);
+  std::printf("acceptance: a digest-only hit's reply is %zu bytes (goal < 1024: %s)\n",
+              digest_bytes, digest_bytes < 1024 ? "met" : "NOT met");
+  report["acceptance"] = {{"single_thread_p50_vs_floor", single_ratio},
+                          {"single_thread_digest_p50_vs_floor", single_digest_ratio},
+                          {"digest_only_reply_bytes", digest_bytes}};
+  report["wrong_replies"] = wrong.load();
+  if (!opt.json.empty()) {
+    std::ofstream out(opt.json);
+    out << report.dump(2) << "\n";
+    if (!out) Die("cannot write --json " + opt.json);
+  }
+  if (wrong != 0) {
+    std::fprintf(stderr, "hit_bench: FAIL: %llu wrong or failed replies\n",
+                 static_cast<unsigned long long>(wrong.load()));
+    return 1;
+  }
+  coopd.Stop();
+  return 0;
+}

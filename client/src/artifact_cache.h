@@ -1,0 +1,69 @@
+// artifact_cache.h: coop::Client's in-process cache of the artifacts it received, for
+// digest-only replies (coop.v1.SpecializeRequest.have). Internal to the client library.
+//
+// Keyed by the request's deterministic bytes (without `client` and `have`); holds complete
+// artifacts (with their bytes and digests) as shared immutable messages. Bounded by an entry
+// count and a byte budget (the bytes of the artifacts' large fields); least recently used
+// entries go first, and an artifact larger than the budget is not kept. Capacity 0 turns it
+// off. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "coop/v1/coop.pb.h"
+
+namespace coop::internal {
+
+class ArtifactCache {
+ public:
+  ArtifactCache(size_t max_entries, uint64_t max_bytes)
+      : max_entries_(max_entries), max_bytes_(max_bytes) {}
+  bool enabled() const { return max_entries_ > 0 && max_bytes_ > 0; }
+
+  std::shared_ptr<const coop::v1::Artifact> Find(const std::string& request);
+  // Keeps a complete artifact (not bytes_omitted, with the digest of each format it carries).
+  void Store(const std::string& request, const coop::v1::Artifact& artifact);
+  size_t entries() const;
+  uint64_t bytes() const;
+
+  // The request's cache key: its deterministic bytes without `client` and `have`.
+  template <class Request>
+  static std::string Key(Request request) {
+    request.clear_client();
+    request.clear_have();
+    return Deterministic(request);
+  }
+  static std::string Deterministic(const google::protobuf::Message& m);
+  // What `held` lets a request send as `have`.
+  template <class Request>
+  static void AddHave(const coop::v1::Artifact& held, Request* request) {
+    for (int f : held.formats()) {
+      auto* h = request->add_have();
+      h->set_format(static_cast<coop::v1::Format>(f));
+      const bool bitcode = f == coop::v1::FORMAT_BITCODE;
+      h->set_key(bitcode ? held.bitcode().key() : held.key());
+      h->set_digest(bitcode ? held.bitcode().digest() : held.digest());
+    }
+  }
+  // Fills the bytes a digest-only `reply` left out from `held`; false (reply unchanged) when
+  // `reply` does not describe the artifact `held` is.
+  static bool Fill(const coop::v1::Artifact& held, coop::v1::Artifact* reply);
+  // The bytes of an artifact's large fields (what the budget counts).
+  static uint64_t Size(const coop::v1::Artifact& a);
+
+ private:
+  using Lru = std::list<std::pair<std::string, std::shared_ptr<const coop::v1::Artifact>>>;
+  const size_t max_entries_;
+  const uint64_t max_bytes_;
+  mutable std::mutex mu_;
+  Lru lru_;                                               // guarded by mu_; front = most recent
+  std::unordered_map<std::string, Lru::iterator> index_;  // guarded by mu_
+  uint64_t bytes_ = 0;                                    // guarded by mu_
+};
+
+}  // namespace coop::internal

@@ -1,0 +1,64 @@
+// request_memo.h: a bounded map from a repeated Specialize request to the cache keys it resolves
+// to, so that a hit skips validation, rendering and key hashing.
+//
+// The memo key is the request itself, byte for byte (its specs serialized deterministically,
+// its formats, single spec or bundle) behind an epoch string naming everything else a key
+// depends on (the toolchain's versions and header digest, and the algorithm-resolution epoch;
+// Service::MemoEpoch). Two requests share an entry only when those bytes are equal, so they
+// always resolve to the same keys; a request that would be refused, or that names a user
+// operator, is never remembered. The value holds keys, not artifacts: a hit still looks the
+// artifact up in the cache, and a memo entry whose artifact was evicted costs one slow lookup.
+//
+// Least recently used entries are evicted beyond `capacity`; capacity 0 turns the memo off.
+// Thread-safe (one mutex, held for a lookup or an insert; values are small).
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "absl/base/thread_annotations.h"
+
+namespace coopd {
+
+class RequestMemo {
+ public:
+  // What a remembered request resolves to. A key is empty for a format it did not ask for.
+  struct Entry {
+    std::string ltoir_key;
+    std::string bitcode_key;
+    std::string description;  // Describe(specs), for log lines
+  };
+  struct Counters {
+    uint64_t hits = 0;
+    uint64_t misses = 0;
+    uint64_t entries = 0;
+    uint64_t evictions = 0;
+  };
+
+  static constexpr size_t kDefaultCapacity = 4096;
+  explicit RequestMemo(size_t capacity = kDefaultCapacity) : capacity_(capacity) {}
+
+  bool enabled() const { return capacity_ > 0; }
+  // The entry for `request` (counted as a hit), or nullopt (counted as a miss unless
+  // `count_miss` is false: a lookup that will be made again).
+  std::optional<Entry> Find(const std::string& request, bool count_miss = true);
+  // Remembers (or refreshes) `request`'s entry, evicting the least recently used beyond the
+  // capacity.
+  void Remember(const std::string& request, Entry entry);
+  Counters Stats() const;
+  void ZeroStats();  // hits, misses and evictions; the entries stay
+
+ private:
+  using Lru = std::list<std::pair<std::string, Entry>>;  // front = most recent
+  const size_t capacity_;
+  mutable std::mutex mu_;
+  Lru lru_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, Lru::iterator> index_ ABSL_GUARDED_BY(mu_);
+  Counters counters_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace coopd

@@ -1,0 +1,188 @@
+// Integration tests of the hit path (issue 17 item 1): digest-only replies between a real coopd
+// on a temporary Unix socket and coop::Client's artifact cache, and the request memo.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include "coop/client.h"
+#include "coop/v1/coop.grpc.pb.h"
+#include "coopd_process.h"
+#include "test_util.h"
+
+namespace coopd_test {
+namespace {
+
+namespace v1 = coop::v1;
+
+std::unique_ptr<v1::Coop::Stub> RawStub(const TestDaemon& d) {
+  return v1::Coop::NewStub(
+      grpc::CreateChannel("unix:" + d.process.socket_path(), grpc::InsecureChannelCredentials()));
+}
+
+v1::SpecializeRequest BlockReduceRequest() {
+  v1::SpecializeRequest req;
+  auto* spec = req.mutable_spec();
+  spec->set_family("block_reduce");
+  spec->set_dtype("float32");
+  spec->mutable_block()->set_x(128);
+  spec->set_arch("sm_90");
+  return req;
+}
+
+grpc::Status Call(v1::Coop::Stub& stub, const v1::SpecializeRequest& req,
+                  v1::SpecializeResponse* resp) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
+  return stub.Specialize(&ctx, req, resp);
+}
+
+// A client of `d` whose artifact cache holds at most `entries` artifacts and `bytes` bytes.
+coop::Client CachingClient(const TestDaemon& d, size_t entries, uint64_t bytes = 64 << 20) {
+  coop::ClientOptions options;
+  options.socket_path = d.process.socket_path();
+  options.artifact_cache_entries = entries;
+  options.artifact_cache_bytes = bytes;
+  return coop::Client(options);
+}
+
+coop::Spec Block(uint32_t x) {
+  coop::Spec s = BlockReduceF32();
+  s.block = {x, 1, 1};
+  return s;
+}
+
+// On the wire: a request holding the artifact's key and digest gets the metadata alone (under
+// 1 KB), a wrong digest, a wrong key or the other format gets the whole artifact.
+TEST(Hit, DigestOnlyReplyCarriesMetadataWithoutBytesAndStaleDigestsGetTheBytes) {
+  TestDaemon d({"--workers", "1"});
+  ASSERT_TRUE(d.started);
+  auto stub = RawStub(d);
+  v1::SpecializeResponse full;
+  ASSERT_TRUE(Call(*stub, BlockReduceRequest(), &full).ok());
+  const v1::Artifact& a = full.artifact();
+  ASSERT_FALSE(a.ltoir().empty());
+  EXPECT_FALSE(a.bytes_omitted());
+  ASSERT_EQ(a.digest().size(), 64u) << "every reply names its bytes' digest";
+
+  v1::SpecializeRequest held = BlockReduceRequest();
+  auto* have = held.add_have();
+  have->set_format(v1::FORMAT_LTOIR);
+  have->set_key(a.key());
+  have->set_digest(a.digest());
+  v1::SpecializeResponse slim;
+  ASSERT_TRUE(Call(*stub, held, &slim).ok());
+  const v1::Artifact& s = slim.artifact();
+  EXPECT_TRUE(s.bytes_omitted());
+  EXPECT_TRUE(s.ltoir().empty());
+  EXPECT_TRUE(s.source().empty());
+  EXPECT_EQ(s.key(), a.key());
+  EXPECT_EQ(s.digest(), a.digest());
+  EXPECT_EQ(s.origin(), v1::ORIGIN_MEMORY);
+  ASSERT_EQ(s.entries_size(), a.entries_size());
+  EXPECT_EQ(s.entries(0).declaration(), a.entries(0).declaration());
+  EXPECT_EQ(s.temp_storage().bytes(), a.temp_storage().bytes());
+  EXPECT_LT(slim.ByteSizeLong(), 1024u) << "a digest-only hit moves less than 1 KB";
+
+  // Stale or wrong: the whole artifact, as without `have`.
+  for (int variant = 0; variant < 3; ++variant) {
+    v1::SpecializeRequest stale = held;
+    auto* h = stale.mutable_have(0);
+    if (variant == 0) h->set_digest(std::string(64, '0'));
+    if (variant == 1) h->set_key(std::string(64, 'a'));
+    if (variant == 2) h->set_format(v1::FORMAT_BITCODE);
+    v1::SpecializeResponse r;
+    ASSERT_TRUE(Call(*stub, stale, &r).ok());
+    EXPECT_FALSE(r.artifact().bytes_omitted()) << "variant " << variant;
+    EXPECT_EQ(r.artifact().ltoir(), a.ltoir()) << "variant " << variant;
+  }
+  coop::Stats st = d.Stats();
+  EXPECT_EQ(st.digest_only_replies, 1u);
+  EXPECT_EQ(st.bytes_omitted, a.ltoir().size() + a.source().size() + a.compile_log().size());
+}
+
+// Through coop::Client: the second request is answered digest-only, yet the caller gets the
+// same complete artifact (bytes, source and all).
+TEST(Hit, ClientFillsDigestOnlyRepliesFromItsCache) {
+  TestDaemon d({"--workers", "1"});
+  ASSERT_TRUE(d.started);
+  auto client = d.Client();
+  auto first = client.Specialize(BlockReduceF32());
+  ASSERT_TRUE(first) << first.error().message;
+  auto second = client.Specialize(BlockReduceF32());
+  ASSERT_TRUE(second) << second.error().message;
+  coop::Stats st = d.Stats();
+  EXPECT_EQ(st.digest_only_replies, 1u);
+  EXPECT_GE(st.bytes_omitted, first->ltoir.size());
+  EXPECT_EQ(second->origin, coop::Origin::kMemory);
+  EXPECT_EQ(second->ltoir, first->ltoir);
+  EXPECT_EQ(second->source, first->source);
+  EXPECT_EQ(second->key, first->key);
+  ASSERT_EQ(second->entries.size(), first->entries.size());
+  EXPECT_EQ(second->entries[0].declaration, first->entries[0].declaration);
+
+  // A client without the cache always gets (and sends for) the whole artifact.
+  coop::Client plain = CachingClient(d, 0);
+  for (int i = 0; i < 2; ++i) {
+    auto r = plain.Specialize(BlockReduceF32());
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->ltoir, first->ltoir);
+  }
+  EXPECT_EQ(d.Stats().digest_only_replies, 1u);
+}
+
+// The client's cache holds at most artifact_cache_entries artifacts: with one, alternating two
+// specs never gets a digest-only reply; repeating one does.
+TEST(Hit, ClientArtifactCacheIsBounded) {
+  TestDaemon d({"--workers", "1"});
+  ASSERT_TRUE(d.started);
+  coop::Client client = CachingClient(d, 1);
+  auto a = client.Specialize(Block(128));
+  auto b = client.Specialize(Block(256));
+  auto a2 = client.Specialize(Block(128));  // a was evicted by b: the whole artifact
+  ASSERT_TRUE(a && b && a2);
+  EXPECT_EQ(d.Stats().digest_only_replies, 0u);
+  auto a3 = client.Specialize(Block(128));  // held now
+  ASSERT_TRUE(a3);
+  EXPECT_EQ(d.Stats().digest_only_replies, 1u);
+  EXPECT_EQ(a3->ltoir, a->ltoir);
+  EXPECT_NE(a->key, b->key);
+
+  // A byte budget smaller than one artifact keeps nothing.
+  coop::Client tiny = CachingClient(d, 16, a->ltoir.size() / 2);
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(tiny.Specialize(Block(128)));
+  EXPECT_EQ(d.Stats().digest_only_replies, 1u);
+}
+
+// A repeated request takes its key from the memo; a request that differs in any field is not
+// served another request's entry.
+TEST(Hit, RepeatedRequestsTakeTheirKeysFromTheMemo) {
+  TestDaemon d({"--workers", "1"});
+  ASSERT_TRUE(d.started);
+  coop::Client client = CachingClient(d, 0);
+  auto a = client.Specialize(Block(128));
+  ASSERT_TRUE(a) << a.error().message;
+  coop::Stats st = d.Stats();
+  EXPECT_EQ(st.memo_hits, 0u);
+  EXPECT_EQ(st.memo_entries, 1u);
+  auto again = client.Specialize(Block(128));
+  ASSERT_TRUE(again);
+  st = d.Stats();
+  EXPECT_EQ(st.memo_hits, 1u);
+  EXPECT_EQ(again->key, a->key);
+  EXPECT_EQ(again->ltoir, a->ltoir);
+  auto other = client.Specialize(Block(256));
+  ASSERT_TRUE(other) << other.error().message;
+  EXPECT_NE(other->key, a->key);
+  EXPECT_EQ(d.Stats().memo_hits, 1u);
+  EXPECT_EQ(d.Stats().memo_entries, 2u);
+  // Refused requests are never remembered.
+  coop::Spec bad = Block(128);
+  bad.items_per_thread = 0;
+  bad.dtype = "float31";
+  for (int i = 0; i < 2; ++i) EXPECT_FALSE(client.Specialize(bad));
+  st = d.Stats();
+  EXPECT_EQ(st.memo_entries, 2u);
+  EXPECT_EQ(st.invalid_requests, 2u);
+}
+
+}  // namespace
+}  // namespace coopd_test
