@@ -257,6 +257,12 @@ int main(int argc, char** argv) {
                       ? ", 8 KiB ones above " + std::to_string(small_fill_above) + " entries"
                       : "") +
       "). Every daemon runs with --prewarm none and a budget no cache reaches.";
+  auto figure = [&](const std::string& id, const std::string& title, const std::string& baseline,
+                    const std::string& method) -> coopd_bench::Figure& {
+    coopd_bench::Figure& f = report.Add(id, title, "ms", baseline);
+    f.note = caches_note + " " + method;
+    return f;
+  };
   auto label = [&](uint64_t n) {
     std::string s = std::to_string(n) + " entries";
     if (small_fill_above > 0 && n > small_fill_above) s += " (8 KiB fillers)";
@@ -265,13 +271,12 @@ int main(int argc, char** argv) {
 
   // ---- A. start to ready ------------------------------------------------------------------
   if (wanted('A')) {
-    auto& fig = report.Add("scaling_start",
-                           "Start to ready by cache size (fork to the first answered GetStats, "
-                           "ms; ratio vs a 50-entry cache)",
-                           "ms", "50 entries");
-    fig.note = caches_note +
-               " Starts interleaved over the caches, each round starting with the next one; a "
-               "first round is dropped.";
+    auto& fig = figure("scaling_start",
+                       "Start to ready by cache size (fork to the first answered GetStats, ms; "
+                       "ratio vs a 50-entry cache)",
+                       "50 entries",
+                       "Starts interleaved over the caches, each round starting with the next "
+                       "one; a first round is dropped.");
     fig.At("50 entries");  // the rows in size order, whatever order the starts take
     for (uint64_t n : sizes) fig.At(label(n));
     for (int r = 0; r < rounds + 1; ++r) {  // round 0 warms the page cache and the manifests
@@ -297,13 +302,12 @@ int main(int argc, char** argv) {
 
   // ---- B. disk hit vs memory hit -----------------------------------------------------------
   if (wanted('B')) {
-    auto& fig = report.Add("scaling_hits",
-                           "Hits of one real artifact by cache size (client round trip, ms; "
-                           "ratio vs a memory hit on a 50-entry cache)",
-                           "ms", "memory hit, 50 entries");
-    fig.note = caches_note +
-               " Per cache, one daemon with the memory tier and one without it; their hits "
-               "alternate.";
+    auto& fig = figure("scaling_hits",
+                       "Hits of one real artifact by cache size (client round trip, ms; ratio "
+                       "vs a memory hit on a 50-entry cache)",
+                       "memory hit, 50 entries",
+                       "Per cache, one daemon with the memory tier and one without it; their "
+                       "hits alternate.");
     std::vector<uint64_t> all = {50};
     all.insert(all.end(), sizes.begin(), sizes.end());
     for (uint64_t n : all) {
