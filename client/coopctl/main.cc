@@ -389,6 +389,14 @@ Json ToolchainJson(const coop::Toolchain& t) {
           {"clang", t.clang_version}};
 }
 
+Json ChoiceJson(const coop::AlgorithmChoice& c) {
+  return {{"requested", c.requested},
+          {"chosen", c.chosen},
+          {"reason", c.reason},
+          {"table_version", c.table_version},
+          {"table_digest", c.table_digest}};
+}
+
 Json ArtifactJson(const coop::Artifact& a, const std::vector<std::string>& files) {
   Json j = Json::object();
   j["key"] = a.key;
@@ -414,8 +422,14 @@ Json ArtifactJson(const coop::Artifact& a, const std::vector<std::string>& files
     parts.push_back({{"spec", SpecJson(p.spec)},
                      {"temp_storage", TempStorageJson(p.temp_storage_bytes, p.temp_storage_align)},
                      {"entries", EntriesJson(p.entries)}});
+    if (!p.algorithm_choice.requested.empty()) {
+      parts.back()["algorithm_choice"] = ChoiceJson(p.algorithm_choice);
+    }
   }
   j["parts"] = std::move(parts);
+  if (!a.algorithm_choice.requested.empty()) {
+    j["algorithm_choice"] = ChoiceJson(a.algorithm_choice);
+  }
   j["type_definitions"] = a.type_definitions;
   j["compile_log"] = a.compile_log;
   Json inputs = Json::array();
@@ -439,6 +453,10 @@ void PrintArtifactText(const coop::Artifact& a, const std::vector<std::string>& 
               << Shape(p.spec) << " " << a.arch << "\n"
               << "temp storage: " << p.temp_storage_bytes << " bytes, align "
               << p.temp_storage_align << "\n";
+    if (!p.algorithm_choice.requested.empty()) {
+      std::cout << "algorithm:    " << p.algorithm_choice.chosen
+                << " (auto: " << p.algorithm_choice.reason << ")\n";
+    }
   }
   if (!a.ltoir.empty()) {
     std::cout << "LTO-IR:       " << a.ltoir.size() << " bytes (compiled in " << a.compile_ms
@@ -551,6 +569,80 @@ int Specialize(coop::Client& client, std::vector<coop::Spec> specs, const Output
   return 0;
 }
 
+Json AutoJson(const coop::AutoExplanation& a) {
+  Json measured = Json::array();
+  for (const auto& m : a.measured) {
+    measured.push_back({{"algorithm", m.algorithm},
+                        {"median_gbps", m.median_gbps},
+                        {"min_gbps", m.min_gbps},
+                        {"max_gbps", m.max_gbps},
+                        {"n", m.n},
+                        {"eligible", m.eligible}});
+  }
+  Json j = {{"choice", ChoiceJson(a.choice)},
+            {"eligible", a.eligible},
+            {"filtered_out", a.filtered_out},
+            {"baseline", a.baseline},
+            {"dtype_size", a.dtype_size},
+            {"threads", a.threads},
+            {"items_per_thread", a.items_per_thread},
+            {"measured_method", a.measured_method},
+            {"table_arch", a.table_arch},
+            {"rule", a.rule},
+            {"measured", measured}};
+  if (!a.cell_family.empty()) {
+    j["cell"] = {{"family", a.cell_family},
+                 {"method", a.cell_method},
+                 {"dtype_size", a.cell_dtype_size},
+                 {"threads", a.cell_threads},
+                 {"items_per_thread", a.cell_items_per_thread},
+                 {"run", a.cell_run},
+                 {"choice", a.cell_choice}};
+  }
+  if (a.rule == "nearest") j["distance"] = a.distance;
+  return j;
+}
+
+void PrintAuto(const coop::AutoExplanation& a) {
+  auto join = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
+    return out;
+  };
+  std::cout << "algorithm auto: " << a.choice.chosen << "\n"
+            << "  reason:    " << a.choice.reason << "\n"
+            << "  eligible:  " << join(a.eligible) << " (baseline, CUB's default: " << a.baseline
+            << ")\n";
+  for (const auto& f : a.filtered_out) std::cout << "  excluded:  " << f << "\n";
+  std::cout << "  looked up: " << a.measured_method << " cells at S=" << a.dtype_size
+            << " T=" << a.threads << " N=" << a.items_per_thread << "\n";
+  if (a.table_arch.empty()) {
+    std::cout << "  table:     none for this arch\n";
+  } else {
+    std::cout << "  table:     " << a.table_arch << " version " << a.choice.table_version
+              << " sha256 " << a.choice.table_digest.substr(0, 16) << "\n";
+  }
+  if (!a.cell_family.empty()) {
+    char dist[32];
+    std::snprintf(dist, sizeof(dist), "%.2f", a.distance);
+    std::cout << "  cell:      " << a.cell_family << "/" << a.cell_method
+              << " S=" << a.cell_dtype_size << " T=" << a.cell_threads
+              << " N=" << a.cell_items_per_thread << " (run " << a.cell_run << "; "
+              << (a.rule == "exact" ? std::string("exact match")
+                                    : "nearest, distance " + std::string(dist))
+              << ")\n";
+    std::cout << "  measured (median GB/s, min..max, n):\n";
+    for (const auto& m : a.measured) {
+      char line[160];
+      std::snprintf(line, sizeof(line), "    %-26s %9.1f  %.1f..%.1f  n=%u%s%s",
+                    m.algorithm.c_str(), m.median_gbps, m.min_gbps, m.max_gbps, m.n,
+                    m.algorithm == a.choice.chosen ? "  <- chosen" : "",
+                    m.eligible ? "" : "  (not eligible)");
+      std::cout << line << "\n";
+    }
+  }
+}
+
 int Explain(coop::Client& client, std::vector<coop::Spec> specs, const OutputArgs& output) {
   if (specs.size() > 1) UsageFail("explain: takes one spec (no \"+\" bundles)");
   coopctl::RouteSortFlags(client, &specs);
@@ -567,9 +659,13 @@ int Explain(coop::Client& client, std::vector<coop::Spec> specs, const OutputArg
                         {"created_at", static_cast<uint64_t>(o.created_at)},
                         {"differing", o.differing}});
     }
-    Print({{"key", e->key}, {"cached", e->cached}, {"components", components}, {"others", others}});
+    Json j = {
+        {"key", e->key}, {"cached", e->cached}, {"components", components}, {"others", others}};
+    if (e->auto_choice) j["auto"] = AutoJson(*e->auto_choice);
+    Print(j);
     return 0;
   }
+  if (e->auto_choice) PrintAuto(*e->auto_choice);
   std::cout << "key:    " << e->key << (e->cached ? "  (cached)" : "  (not cached)") << "\n";
   for (const auto& c : e->components) {
     std::string value = c.value;
@@ -730,6 +826,18 @@ int Stats(coop::Client& client, bool zero) {
     }
     j["unauthenticated_calls"] = s->unauthenticated_calls;
     j["denied_calls"] = s->denied_calls;
+    j["tuning_digest"] = s->tuning_digest;
+    j["auto_resolutions"] = s->auto_resolutions;
+    j["tuning_tables"] = nlohmann::json::array();
+    for (const auto& t : s->tuning_tables) {
+      j["tuning_tables"].push_back({{"arch", t.arch},
+                                    {"version", t.version},
+                                    {"digest", t.digest},
+                                    {"source", t.source},
+                                    {"device", t.device},
+                                    {"cells", t.cells},
+                                    {"placeholder", t.placeholder}});
+    }
     j["memo"] = {{"hits", s->memo_hits},
                  {"misses", s->memo_misses},
                  {"entries", s->memo_entries},
@@ -820,6 +928,13 @@ int Stats(coop::Client& client, bool zero) {
     for (const auto& l : s->listeners) std::cout << "listening:       " << ListenerText(l) << "\n";
     std::cout << "access:          " << s->unauthenticated_calls << " calls unauthenticated, "
               << s->denied_calls << " denied\n";
+    for (const auto& t : s->tuning_tables) {
+      std::cout << "tuning table:    " << t.arch << " version " << t.version << " sha256 "
+                << t.digest.substr(0, 16) << " (" << t.source << ", " << t.cells << " cells"
+                << (t.placeholder ? ", placeholder: not measured" : "") << ")\n";
+    }
+    std::cout << "algorithm auto:  " << s->auto_resolutions << " specs resolved"
+              << (s->tuning_tables.empty() ? " (no tuning table: CUB's defaults)" : "") << "\n";
     std::cout << "compile times:   p50 " << s->compile_ms_p50 << " ms, p90 " << s->compile_ms_p90
               << " ms, p99 " << s->compile_ms_p99 << " ms; " << s->pch_warm_compiles
               << " on a warm PCH\n"
@@ -990,6 +1105,9 @@ int CatalogCommand(coop::Client& client) {
       fj["power_of_two_threads"] = f.power_of_two_threads;
       fj["available"] = f.available;
       fj["requires"] = f.requires;
+      fj["auto_algorithms"] = f.auto_algorithms;
+      fj["auto_baseline"] = f.auto_baseline;
+      fj["auto_measured_method"] = f.auto_measured_method;
       families.push_back(std::move(fj));
     }
     Json kinds = Json::array();
@@ -1025,7 +1143,12 @@ int CatalogCommand(coop::Client& client) {
       std::cout << "  --algorithm " << join(f.algorithms)
                 << (f.default_algorithm.empty() ? " (required)"
                                                 : " (default " + f.default_algorithm + ")")
-                << "\n";
+                << (f.auto_algorithms.empty() ? "" : ", or auto") << "\n";
+      if (!f.auto_algorithms.empty()) {
+        std::cout << "  --algorithm auto: the fastest of " << join(f.auto_algorithms)
+                  << " for the spec, from the tuning table (" << f.auto_measured_method
+                  << " measured; fallback " << f.auto_baseline << ")\n";
+      }
     }
     std::cout << (f.warp                   ? "  --warp-threads 1, 2, 4, 8, 16, 32 (default 32)\n"
                   : f.power_of_two_threads ? "  --threads X[,Y[,Z]] (x*y*z a power of two)\n"

@@ -99,7 +99,8 @@ void AddSpecOptions(CLI::App* app, SpecArgs* a) {
   app->add_option("--dtype", a->dtype, "value type, e.g. float32, int32, uint8");
   app->add_option("--threads", a->threads, "block shape")->type_name("X[,Y[,Z]]");
   AddNumber(app, "--items", &a->items, "items per thread (default 1)");
-  app->add_option("--algorithm", a->algorithm, "CUB algorithm, e.g. warp_transpose");
+  app->add_option("--algorithm", a->algorithm,
+                  "CUB algorithm, e.g. warp_transpose, or auto (chosen from measurements)");
   app->add_option("--op", a->op, "built-in operator, e.g. sum, max, less");
   AddNumber(app, "--warp-threads", &a->warp_threads, "logical warp size (warp families)");
   app->add_flag("--with-aggregate", a->with_aggregate, "scans: also return the block aggregate");
@@ -118,6 +119,9 @@ void AddSpecOptions(CLI::App* app, SpecArgs* a) {
       ->type_name("FILE");
   app->add_option("--op-ltoir", a->op_ltoir, "the user operator's LTO-IR")->type_name("FILE");
   app->add_flag("--op-stateful", a->op_stateful, "the operator takes a leading void* state");
+  app->add_flag("--op-commutative", a->op_commutative,
+                "the user operator is commutative (lets --algorithm auto consider "
+                "raking_commutative_only)");
   app->add_option("--prefix-name", a->prefix_name, "block-prefix callback: its name");
   app->add_option("--prefix-source", a->prefix_source, "the callback's source")->type_name("FILE");
   app->add_option("--prefix-ltoir", a->prefix_ltoir, "the callback's LTO-IR")->type_name("FILE");
@@ -168,6 +172,7 @@ coop::Spec ToSpec(const SpecArgs& a, const std::filesystem::path& base) {
   if (!a.op_source.empty()) spec.user_op.source = read("--op-source", a.op_source);
   if (!a.op_ltoir.empty()) spec.user_op.ltoir = read("--op-ltoir", a.op_ltoir);
   spec.user_op.stateful = a.op_stateful;
+  spec.user_op.commutative = a.op_commutative;
   spec.prefix_callback.name = a.prefix_name;
   if (!a.prefix_source.empty())
     spec.prefix_callback.source = read("--prefix-source", a.prefix_source);

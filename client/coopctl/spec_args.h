@@ -50,7 +50,8 @@ struct SpecArgs {
   std::string family, method, dtype, threads, algorithm, op, arch, abi, value_dtype, user_type;
   std::string op_name, op_source, op_ltoir, prefix_name, prefix_source, prefix_ltoir;
   std::string items, warp_threads, radix_bits, bins, decoded_items;
-  bool op_stateful = false, with_aggregate = false, warp_time_slicing = false;
+  bool op_stateful = false, op_commutative = false, with_aggregate = false,
+       warp_time_slicing = false;
 };
 
 // Checks a flag's value against its allowed values: `must be c or numba, got "x"`.

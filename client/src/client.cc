@@ -96,6 +96,7 @@ void UserOperatorToProto(const UserOperator& in, v1::UserOperator* u) {
   u->set_result_dtype(in.result_dtype);
   u->set_stateful(in.stateful);
   u->set_digest(in.digest);
+  u->set_commutative(in.commutative);
 }
 
 UserOperator UserOperatorFromProto(const v1::UserOperator& u) {
@@ -105,7 +106,12 @@ UserOperator UserOperatorFromProto(const v1::UserOperator& u) {
   out.result_dtype = u.result_dtype();
   out.stateful = u.stateful();
   out.digest = u.digest();
+  out.commutative = u.commutative();
   return out;
+}
+
+AlgorithmChoice FromProto(const v1::AlgorithmChoice& c) {
+  return {c.requested(), c.chosen(), c.reason(), c.table_version(), c.table_digest()};
 }
 
 // The options messages a spec sets fields in, by their proto names.
@@ -647,6 +653,7 @@ Artifact FromProto(v1::Artifact* message) {
     }
     part.temp_storage_bytes = p.temp_storage().bytes();
     part.temp_storage_align = p.temp_storage().align();
+    part.algorithm_choice = FromProto(p.algorithm_choice());
     out.parts.push_back(std::move(part));
   }
   out.pch_status = a.pch_status();
@@ -656,6 +663,7 @@ Artifact FromProto(v1::Artifact* message) {
                                std::move(*in.mutable_bitcode()), in.bitcode_key()});
   }
   out.type_definitions = std::move(*a.mutable_type_definitions());
+  out.algorithm_choice = FromProto(a.algorithm_choice());
   auto& b = *a.mutable_bitcode();
   out.bitcode = {b.key(),        std::move(*b.mutable_data()),        FromProto(b.origin()),
                  b.compile_ms(), std::move(*b.mutable_compile_log()), b.pch_status()};
@@ -801,6 +809,12 @@ Stats FromProto(const v1::Stats& resp) {
   }
   out.unauthenticated_calls = resp.unauthenticated_calls();
   out.denied_calls = resp.denied_calls();
+  for (const auto& t : resp.tuning_tables()) {
+    out.tuning_tables.push_back(
+        {t.arch(), t.version(), t.digest(), t.source(), t.device(), t.cells(), t.placeholder()});
+  }
+  out.tuning_digest = resp.tuning_digest();
+  out.auto_resolutions = resp.auto_resolutions();
   out.memo_hits = resp.memo_hits();
   out.memo_misses = resp.memo_misses();
   out.memo_entries = resp.memo_entries();
@@ -849,6 +863,33 @@ Result<Explanation> Client::Explain(const Spec& spec, Formats format) {
     out.others.push_back({o.key(),
                           std::vector<std::string>(o.differing().begin(), o.differing().end()),
                           o.created_at()});
+  }
+  if (resp.has_auto_choice()) {
+    const v1::AutoExplanation& a = resp.auto_choice();
+    AutoExplanation x;
+    x.choice = FromProto(a.choice());
+    x.eligible.assign(a.eligible().begin(), a.eligible().end());
+    x.filtered_out.assign(a.filtered_out().begin(), a.filtered_out().end());
+    x.baseline = a.baseline();
+    x.dtype_size = a.dtype_size();
+    x.threads = a.threads();
+    x.items_per_thread = a.items_per_thread();
+    x.measured_method = a.measured_method();
+    x.table_arch = a.table_arch();
+    x.rule = a.rule();
+    x.cell_family = a.cell().family();
+    x.cell_method = a.cell().method();
+    x.cell_run = a.cell().run();
+    x.cell_choice = a.cell().choice();
+    x.cell_dtype_size = a.cell().dtype_size();
+    x.cell_threads = a.cell().threads();
+    x.cell_items_per_thread = a.cell().items_per_thread();
+    x.distance = a.distance();
+    for (const auto& m : a.measured()) {
+      x.measured.push_back(
+          {m.algorithm(), m.median_gbps(), m.min_gbps(), m.max_gbps(), m.n(), m.eligible()});
+    }
+    out.auto_choice = std::move(x);
   }
   return out;
 }
@@ -921,6 +962,9 @@ Result<Catalog> Client::GetCatalog() {
     family.power_of_two_threads = f.power_of_two_threads();
     family.available = f.available();
     family.requires = f.requires();
+    family.auto_algorithms = strings(f.auto_algorithms());
+    family.auto_baseline = f.auto_baseline();
+    family.auto_measured_method = f.auto_measured_method();
     out.families.push_back(std::move(family));
   }
   out.dtypes = strings(resp.dtypes());

@@ -82,6 +82,14 @@ struct Family {
   // empty: every supported release has the family.
   std::string_view requires_header = {};
   std::string_view min_cccl = {};
+  // Algorithm "auto" (docs/tuning.md): the algorithms it chooses among, in catalogue order
+  // (only those that change speed, never results); empty: the family rejects "auto".
+  std::vector<std::string_view> auto_algorithms = {};
+  std::string_view auto_baseline = {};  // CUB's default: the fallback without a table
+  // The method whose tuning-table cells decide "auto" for every method of the family.
+  std::string_view auto_measured_method = {};
+  // Auto algorithms eligible only when the spec's operator is commutative.
+  std::vector<std::string_view> commutative_algorithms = {};
 
   // ---- Hooks: code ----
   // Checks that CUB's static_asserts require of the common fields (block, items_per_thread,

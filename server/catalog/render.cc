@@ -83,7 +83,7 @@ RenderedUnit Render(const std::vector<PrimitiveSpec>& specs) {
         StrAppend(&body, UserOperatorPreamble(*u));
       }
     }
-    const DType user_dt{"user", user_c_name, user_short_name, false};
+    const DType user_dt{"user", user_c_name, user_short_name, false, s.user_type().size()};
     const DType& dt = s.has_user_type() ? user_dt : *FindDType(s.dtype());
     RenderedPart part;
     // The symbol names the spec, so distinct specs linked into one kernel never collide, and

@@ -47,6 +47,16 @@ std::vector<std::string_view> FamilyDtypes(const Family& f) {
   return names;
 }
 
+// Whether the spec's operator is commutative, as algorithm "auto" needs to know
+// (raking_commutative_only): a method without an operator reduces with sum, min or max; with
+// one, the builtins sum, min and max, or a user operator declared commutative, are.
+bool CommutativeOperator(const PrimitiveSpec& in, const Method& method) {
+  if (method.op == OpKind::kNone) return true;
+  if (in.op().has_user()) return in.op().user().commutative();
+  const std::string& b = in.op().builtin();
+  return b == "sum" || b == "min" || b == "max";
+}
+
 // The name of a family-options field, as in the proto and in messages.
 std::string_view OptionsName(PrimitiveSpec::FamilyOptionsCase c) {
   switch (c) {
@@ -95,12 +105,12 @@ const OpKindInfo& GetOpKind(OpKind kind) {
 
 const std::vector<DType>& DTypes() {
   static const auto* types = new std::vector<DType>{
-      {"int8", "signed char", "i8", true},     {"int16", "short", "i16", true},
-      {"int32", "int", "i32", true},           {"int64", "long long", "i64", true},
-      {"uint8", "unsigned char", "u8", true},  {"uint16", "unsigned short", "u16", true},
-      {"uint32", "unsigned int", "u32", true}, {"uint64", "unsigned long long", "u64", true},
-      {"float32", "float", "f32", false},      {"float64", "double", "f64", false},
-      {"float16", "__half", "f16", false},     {"bfloat16", "__nv_bfloat16", "bf16", false},
+      {"int8", "signed char", "i8", true, 1},     {"int16", "short", "i16", true, 2},
+      {"int32", "int", "i32", true, 4},           {"int64", "long long", "i64", true, 8},
+      {"uint8", "unsigned char", "u8", true, 1},  {"uint16", "unsigned short", "u16", true, 2},
+      {"uint32", "unsigned int", "u32", true, 4}, {"uint64", "unsigned long long", "u64", true, 8},
+      {"float32", "float", "f32", false, 4},      {"float64", "double", "f64", false, 8},
+      {"float16", "__half", "f16", false, 2},     {"bfloat16", "__nv_bfloat16", "bf16", false, 2},
   };
   return *types;
 }
@@ -136,7 +146,8 @@ std::vector<std::string> ArchNames(const std::vector<int>& supported_archs) {
   return out;
 }
 
-absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const TargetInfo& target) {
+absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const TargetInfo& target,
+                                           coop::v1::AutoExplanation* auto_explanation) {
   const Family* fam = FindFamily(in.family());
   if (fam == nullptr) {
     return Invalid("spec", StrCat("family must be one of ",
@@ -171,7 +182,7 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
   out.set_method(std::string(method->name));
 
   // dtype
-  static const DType kUserDType{"user", "", "user", false};
+  static const DType kUserDType{"user", "", "user", false, 0};
   const bool user_type_ok = fam->user_types;
   const DType* dtype = FindDType(in.dtype());
   if (in.dtype() == "user" && user_type_ok) {
@@ -253,6 +264,14 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
   out.set_items_per_thread(items);
 
   // algorithm
+  if (in.algorithm() == "auto" && fam->auto_algorithms.empty()) {
+    return Invalid(
+        ctx,
+        StrCat("algorithm \"auto\" is accepted only by ", StrJoin(tuning::AutoFamilyNames(), ", "),
+               " (families whose algorithms change only speed); ",
+               fam->algorithms.empty() ? std::string("this family has no algorithm")
+                                       : StrCat("choose one of ", StrJoin(fam->algorithms, ", "))));
+  }
   if (fam->algorithms.empty()) {
     if (!in.algorithm().empty()) {
       return Invalid(ctx, StrCat("algorithm does not apply (this family has none); got ",
@@ -262,8 +281,28 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
     std::string_view algo = in.algorithm().empty() ? fam->default_algorithm : in.algorithm();
     if (algo.empty()) {
       return Invalid(ctx, StrCat("algorithm is required (one of ", StrJoin(fam->algorithms, ", "),
-                                 "): CUB's default, direct, is often several times slower than "
-                                 "the best choice, so coopd does not pick it silently"));
+                                 ", or auto): CUB's default, direct, is often several times "
+                                 "slower than the best choice, so coopd does not pick it "
+                                 "silently; auto picks from measurements (docs/tuning.md)"));
+    }
+    std::string resolved;
+    if (algo == "auto") {
+      // Resolved before anything reads the algorithm, so the rest of validation, the canonical
+      // encoding and the key see only the concrete choice.
+      tuning::Query q;
+      q.family = fam;
+      q.arch = in.arch();
+      q.dtype_size = dtype->size != 0 ? dtype->size : out.user_type().size();
+      q.threads = fam->warp ? (in.warp_threads() == 0 ? 32 : in.warp_threads())
+                            : static_cast<uint32_t>(BlockThreads(out));
+      q.items_per_thread = items;
+      q.commutative = CommutativeOperator(in, *method);
+      const std::shared_ptr<const tuning::TableSet> tables =
+          target.tuning != nullptr ? target.tuning : tuning::ActiveTables();
+      tuning::Resolution r = tuning::Resolve(q, *tables);
+      resolved = std::move(r.chosen);
+      if (auto_explanation != nullptr) *auto_explanation = std::move(r.explanation);
+      algo = resolved;
     }
     if (std::find(fam->algorithms.begin(), fam->algorithms.end(), algo) == fam->algorithms.end()) {
       return Invalid(ctx, StrCat("algorithm must be one of ", StrJoin(fam->algorithms, ", "),
@@ -486,6 +525,9 @@ coop::v1::CatalogResponse Catalog(const TargetInfo& target) {
     }
     for (const auto& a : f.algorithms) pf->add_algorithms(std::string(a));
     pf->set_default_algorithm(std::string(f.default_algorithm));
+    for (const auto& a : f.auto_algorithms) pf->add_auto_algorithms(std::string(a));
+    pf->set_auto_baseline(std::string(f.auto_baseline));
+    pf->set_auto_measured_method(std::string(f.auto_measured_method));
     pf->set_warp(f.warp);
     pf->set_max_items_per_thread(f.multi_item ? 64 : 1);
     pf->set_scan_options(f.options == PrimitiveSpec::kScan);

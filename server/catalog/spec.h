@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "coop/v1/coop.pb.h"
+#include "server/catalog/tuning.h"
 
 namespace coopd {
 
@@ -22,6 +23,7 @@ struct DType {
   std::string_view c_type;      // "float"
   std::string_view short_name;  // "f32", used in symbol names
   bool is_integer;
+  uint32_t size;  // bytes (0 for "user": the spec's user_type says)
 };
 
 // All value types this daemon accepts, in documentation order.
@@ -58,6 +60,8 @@ struct TargetInfo {
   // Which of OptionalCcclHeaders() that root holds (families that need the others are refused
   // with FAILED_PRECONDITION).
   std::vector<std::string> cccl_headers_present;
+  // The tuning tables that resolve algorithm "auto"; null: tuning::ActiveTables().
+  std::shared_ptr<const tuning::TableSet> tuning;
 };
 
 // Headers, relative to the CCCL root, that some families need and older CCCL releases lack
@@ -74,8 +78,13 @@ std::vector<std::string> ArchNames(const std::vector<int>& supported_archs);
 //   block_reduce: items_per_thread must be 1..64, got 0
 // A family the configured CCCL headers lack gets FAILED_PRECONDITION naming the CCCL release it
 // needs.
-absl::StatusOr<coop::v1::PrimitiveSpec> Canonicalize(const coop::v1::PrimitiveSpec& in,
-                                                     const TargetInfo& target);
+// Algorithm "auto" is resolved here (tuning.h) to a concrete algorithm, which the result names:
+// an auto spec and the explicit spec for the algorithm it chose have the same canonical form.
+// When `in` asks for "auto" and `auto_explanation` is not null, it receives how (its `choice`
+// is what the reply reports).
+absl::StatusOr<coop::v1::PrimitiveSpec> Canonicalize(
+    const coop::v1::PrimitiveSpec& in, const TargetInfo& target,
+    coop::v1::AutoExplanation* auto_explanation = nullptr);
 
 // A deterministic, human-readable encoding of a canonical spec: the "canonical request"
 // component of the cache key. Fields are named, so explain output can diff two of them.

@@ -318,6 +318,12 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
       return s;
     }
   }
+  {
+    // The tuning tables are read now: a bad --tuning-table stops coopd before it serves.
+    auto tables = tuning::LoadTables(config->tuning_table);
+    if (!tables.ok()) return tables.status();
+    config->tuning_tables = std::move(*tables);
+  }
   if (loaded->help) {
     std::cout << SettingsHelp();
   } else if (loaded->version) {
@@ -392,6 +398,13 @@ absl::Status RunDaemon(const DaemonConfig& config) {
     auto creds = TlsServerCredentials(config.tls_cert, config.tls_key, config.tls_client_ca);
     if (!creds.ok()) return creds.status();
     tcp_credentials = std::move(*creds);
+  }
+
+  if (config.tuning_tables != nullptr) tuning::SetActiveTables(config.tuning_tables);
+  for (const auto& t : tuning::ActiveTables()->tables) {
+    spdlog::info("tuning table {}: version {} sha256 {} ({}, {} cells{})", t.arch, t.version,
+                 t.digest.substr(0, 16), t.source, t.cells.size(),
+                 t.placeholder() ? ", placeholder: not measured" : "");
   }
 
   ToolchainOptions tc_options;

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "server/cache/remote_config.h"
+#include "server/catalog/tuning.h"
 #include "server/engine/sandbox.h"
 #include "server/rpc/grpc_service.h"
 #include "server/service/service.h"
@@ -21,6 +23,11 @@ struct DaemonConfig {
   std::string cache_dir;     // cache.dir
   std::string cccl_include;  // toolchain.cccl_include
   std::string clang;         // toolchain.clang: the bitcode backend, a path or a name on PATH
+  // catalog.tuning_table: a tuning table (docs/tuning.md) replacing the embedded one of its
+  // arch; empty: the embedded tables. `tuning_tables` is what ParseDaemonArgs loaded (so a bad
+  // file stops coopd before it serves, and --print-config shows the tables).
+  std::string tuning_table;
+  std::shared_ptr<const tuning::TableSet> tuning_tables;
   uint64_t memory_cache_bytes = 0;  // cache.memory_mb
   uint64_t disk_cache_bytes = 0;    // cache.max_mb: the disk tier's budget
   int executor_threads = 8;         // request threads (not a setting)

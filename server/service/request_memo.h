@@ -19,8 +19,10 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "coop/v1/coop.pb.h"
 
 namespace coopd {
 
@@ -31,6 +33,10 @@ class RequestMemo {
     std::string ltoir_key;
     std::string bitcode_key;
     std::string description;  // Describe(specs), for log lines
+    // One per spec: what algorithm "auto" chose for it (`requested` empty for a spec that named
+    // its algorithm); empty when none asked for "auto". The memo key holds the tuning tables'
+    // digest (Service::ResolutionEpoch), so a remembered choice is the one resolving again gives.
+    std::vector<coop::v1::AlgorithmChoice> choices;
   };
   struct Counters {
     uint64_t hits = 0;

@@ -189,8 +189,9 @@ void Service::RememberArch(const std::string& arch) {
   }
 }
 
-absl::StatusOr<std::vector<PrimitiveSpec>> Service::Validate(const std::vector<PrimitiveSpec>& in,
-                                                             bool bundle) {
+absl::StatusOr<std::vector<PrimitiveSpec>> Service::Validate(
+    const std::vector<PrimitiveSpec>& in, bool bundle,
+    std::vector<coop::v1::AutoExplanation>* autos) {
   const size_t max_specs = options_.limits.bundle_specs;
   if (in.empty() || in.size() > max_specs) {
     return absl::InvalidArgumentError(StrCat("bundle: specs must hold 1..", max_specs,
@@ -210,7 +211,10 @@ absl::StatusOr<std::vector<PrimitiveSpec>> Service::Validate(const std::vector<P
   std::vector<std::string> encodings;
   for (size_t i = 0; i < in.size(); ++i) {
     const std::string where = bundle ? StrCat("specs[", i, "]: ") : "";
-    auto spec = Canonicalize(in[i], toolchain_.Target());
+    coop::v1::AutoExplanation explanation;
+    auto spec = Canonicalize(in[i], toolchain_.Target(), &explanation);
+    if (in[i].algorithm() == "auto" && spec.ok()) ++auto_resolutions_;
+    if (autos != nullptr) autos->push_back(std::move(explanation));
     if (!spec.ok())
       return absl::Status(spec.status().code(), StrCat(where, spec.status().message()));
     if (i > 0 && spec->arch() != out[0].arch()) {
@@ -510,12 +514,26 @@ bool Service::ServeMemoized(const RequestMemo::Entry& entry, const std::string& 
                 : first.origin() == coop::v1::ORIGIN_DISK ? "disk"
                                                           : "remote",
                 first.key().substr(0, 16));
-  if (ltoir && bitcode) {
-    done(MergeFormats(std::move(*ltoir), std::move(*bitcode)));
-  } else {
-    done(std::move(ltoir ? *ltoir : *bitcode));
+  Artifact artifact = ltoir && bitcode ? MergeFormats(std::move(*ltoir), std::move(*bitcode))
+                                       : std::move(ltoir ? *ltoir : *bitcode);
+  if (!entry.choices.empty()) {
+    AttachChoices(entry.choices, &artifact);
+    auto_resolutions_ += std::count_if(entry.choices.begin(), entry.choices.end(),
+                                       [](const auto& c) { return !c.requested().empty(); });
   }
+  done(std::move(artifact));
   return true;
+}
+
+void Service::AttachChoices(const std::vector<coop::v1::AlgorithmChoice>& choices, Artifact* a) {
+  for (int i = 0; i < a->parts_size() && i < static_cast<int>(choices.size()); ++i) {
+    if (!choices[i].requested().empty()) {
+      *a->mutable_parts(i)->mutable_algorithm_choice() = choices[i];
+    }
+  }
+  if (a->parts_size() == 1 && !choices.empty() && !choices[0].requested().empty()) {
+    *a->mutable_algorithm_choice() = choices[0];
+  }
 }
 
 std::optional<Artifact> Service::SpecializeFromMemory(
@@ -559,7 +577,22 @@ void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool b
       return;
     }
   }
-  auto specs = Validate(request_specs, bundle);
+  std::vector<coop::v1::AutoExplanation> autos;
+  auto specs = Validate(request_specs, bundle, &autos);
+  std::vector<coop::v1::AlgorithmChoice> choices;
+  for (auto& a : autos) choices.push_back(std::move(*a.mutable_choice()));
+  if (specs.ok() && std::any_of(choices.begin(), choices.end(),
+                                [](const auto& c) { return !c.requested().empty(); })) {
+    // The choice is the request's, not the entry's: every reply that asked for "auto" says what
+    // it got and why, while the cached artifact (shared with the explicit request) carries
+    // none. The memo remembers it with the keys.
+    done = [choices, done = std::move(done)](absl::StatusOr<Artifact> result) {
+      if (result.ok()) AttachChoices(choices, &*result);
+      done(std::move(result));
+    };
+  } else {
+    choices.clear();
+  }
   absl::StatusOr<Formats> formats =
       specs.ok() ? CheckFormats(request_formats, *specs, bundle) : specs.status();
   if (!formats.ok()) {
@@ -592,7 +625,7 @@ void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool b
   }
   if (ops.empty()) {
     return SpecializeResolved(*specs, {}, *formats, request_id, may_compile, std::move(done),
-                              memo_key);
+                              memo_key, choices);
   }
   ResolveOperators(
       std::move(ops), formats->bitcode, request_id, may_compile,
@@ -757,7 +790,8 @@ void Service::StartOperatorCompile(const PendingOperator& op, const std::string&
 void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
                                  const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
                                  const Formats& formats, const std::string& request_id,
-                                 bool may_compile, ArtifactDone done, const std::string& memo_key) {
+                                 bool may_compile, ArtifactDone done, const std::string& memo_key,
+                                 const std::vector<coop::v1::AlgorithmChoice>& choices) {
   const RenderedUnit unit = Render(specs);
   const std::string& arch = specs[0].arch();
   const std::string encoding = BundleEncoding(specs);
@@ -775,7 +809,7 @@ void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
   };
   auto remember = [&](const std::string& bitcode_key) {
     if (!memo_key.empty()) {
-      memo_.Remember(memo_key, {formats.ltoir ? key.key : "", bitcode_key, description});
+      memo_.Remember(memo_key, {formats.ltoir ? key.key : "", bitcode_key, description, choices});
     }
   };
   if (!formats.bitcode) {
@@ -1479,6 +1513,12 @@ coop::v1::Stats Service::GetStats() {
   s.set_bundles(bundles_);
   s.set_bitcode_compiles(bitcode_compiles_);
   s.set_remote_hits(remote_hits_);
+  s.set_auto_resolutions(auto_resolutions_);
+  {
+    const auto tables = tuning::ActiveTables();
+    tuning::FillTableInfo(*tables, s.mutable_tuning_tables());
+    s.set_tuning_digest(tables->digest);
+  }
   if (options_.remote != nullptr) {
     const RemoteStats r = options_.remote->remote_stats();
     auto* rs = s.mutable_remote();
@@ -1539,10 +1579,10 @@ coop::v1::Stats Service::GetStats() {
 
 coop::v1::Stats Service::ResetStats() {
   coop::v1::Stats before = GetStats();
-  for (auto* c :
-       {&requests_, &invalid_, &memory_hits_, &disk_hits_, &misses_, &compiles_, &compile_failures_,
-        &pch_warm_, &bitcode_compiles_, &links_, &link_failures_, &link_hits_, &bundles_,
-        &compile_us_total_, &remote_hits_, &digest_only_replies_, &bytes_omitted_}) {
+  for (auto* c : {&requests_, &invalid_, &memory_hits_, &disk_hits_, &misses_, &compiles_,
+                  &compile_failures_, &pch_warm_, &bitcode_compiles_, &links_, &link_failures_,
+                  &link_hits_, &bundles_, &compile_us_total_, &remote_hits_, &digest_only_replies_,
+                  &bytes_omitted_, &auto_resolutions_}) {
     *c = 0;
   }
   memo_.ZeroStats();
@@ -1560,7 +1600,8 @@ coop::v1::Stats Service::ResetStats() {
 
 absl::StatusOr<coop::v1::ExplainResponse> Service::Explain(const PrimitiveSpec& request_spec,
                                                            const std::vector<int>& formats) {
-  auto specs = Validate({request_spec}, /*bundle=*/false);
+  std::vector<coop::v1::AutoExplanation> autos;
+  auto specs = Validate({request_spec}, /*bundle=*/false, &autos);
   if (!specs.ok()) return specs.status();
   auto which = CheckFormats(formats, *specs, /*bundle=*/false);
   if (!which.ok()) return which.status();
@@ -1599,6 +1640,7 @@ absl::StatusOr<coop::v1::ExplainResponse> Service::Explain(const PrimitiveSpec& 
     }
   }
   out.set_cached(cached);
+  if (!autos[0].choice().requested().empty()) *out.mutable_auto_choice() = std::move(autos[0]);
   return out;
 }
 

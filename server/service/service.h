@@ -33,6 +33,7 @@
 #include "server/cache/cache_key.h"
 #include "server/cache/remote_cache.h"
 #include "server/cache/sqlite_cache.h"
+#include "server/catalog/tuning.h"
 #include "server/engine/compiler.h"
 #include "server/engine/worker_pool.h"
 #include "server/service/request_memo.h"
@@ -141,8 +142,9 @@ class Service {
   // Hook for algorithm resolution (`algorithm: "auto"` resolved from a tuning table before the
   // key is computed): a string that changes whenever resolution may give another answer, e.g.
   // the tuning table's digest. It is part of every request memo key, so a new table never
-  // serves keys resolved by the old one. "" while nothing is resolved that way.
-  std::string ResolutionEpoch() const { return ""; }
+  // serves keys resolved by the old one. It is the digest of the tuning tables in use
+  // (tuning::ActiveTableDigest(), docs/tuning.md).
+  std::string ResolutionEpoch() const { return tuning::ActiveTableDigest(); }
 
   // Latency histograms for the /metrics endpoint (server/metrics/); ResetStats leaves them.
   // Compile time: each successful compile's NVRTC or clang time as the worker measured it.
@@ -155,8 +157,11 @@ class Service {
   coop::v1::CatalogResponse Catalog() const;
 
  private:
+  // Canonical specs ("auto" resolved). With `autos`, it gets one explanation per spec (the
+  // choice's `requested` is empty for a spec that did not ask for "auto").
   absl::StatusOr<std::vector<coop::v1::PrimitiveSpec>> Validate(
-      const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle);
+      const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
+      std::vector<coop::v1::AutoExplanation>* autos = nullptr);
   // The request limits that concern user operators: each source's size, and how many distinct
   // operators `specs` hold (`where(i)` prefixes errors about specs[i]).
   absl::Status CheckUserOperators(const std::vector<const coop::v1::PrimitiveSpec*>& specs,
@@ -207,7 +212,8 @@ class Service {
   void SpecializeResolved(const std::vector<coop::v1::PrimitiveSpec>& specs,
                           const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
                           const Formats& formats, const std::string& request_id, bool may_compile,
-                          ArtifactDone done, const std::string& memo_key = "");
+                          ArtifactDone done, const std::string& memo_key = "",
+                          const std::vector<coop::v1::AlgorithmChoice>& choices = {});
   void StartCompile(const std::vector<coop::v1::PrimitiveSpec>& specs, const RenderedUnit& unit,
                     const std::vector<std::string>& options, const KeyComponents& key,
                     const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
@@ -234,6 +240,10 @@ class Service {
   // Sets the digests of the bytes `a` carries where they are not set yet, and clears the LTO-IR
   // digest of an artifact that carries no LTO-IR.
   static void SetDigests(coop::v1::Artifact* a);
+  // Puts each spec's algorithm "auto" choice into its part (and, for one spec, the artifact);
+  // specs whose `requested` is empty get none.
+  static void AttachChoices(const std::vector<coop::v1::AlgorithmChoice>& choices,
+                            coop::v1::Artifact* a);
   // Leaves out the bytes of `a` when `have` holds every format it carries (same key and
   // digest); counts the reply.
   void OmitHeldBytes(coop::v1::Artifact* a, const std::vector<coop::v1::HeldArtifact>& have);
@@ -252,7 +262,7 @@ class Service {
 
   std::atomic<uint64_t> requests_{0}, invalid_{0}, memory_hits_{0}, disk_hits_{0}, misses_{0},
       compiles_{0}, compile_failures_{0}, pch_warm_{0}, links_{0}, link_failures_{0}, link_hits_{0},
-      bundles_{0}, bitcode_compiles_{0}, remote_hits_{0};
+      bundles_{0}, bitcode_compiles_{0}, remote_hits_{0}, auto_resolutions_{0};
   std::atomic<uint64_t> compile_us_total_{0};
   std::mutex times_mu_;
   // Remembers `arch` at the front of options_.prewarm_history (rewritten only on a change).

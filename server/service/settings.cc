@@ -386,6 +386,13 @@ std::vector<SettingSpec> MakeTable() {
                .help = "clang for LLVM bitcode artifacts, a path or a name on PATH (Debian's "
                        "clang-22 package); without it coopd serves LTO-IR only",
                .codec = Text(&DaemonConfig::clang)});
+  t.push_back({.key = "catalog.tuning_table",
+               .env = "COOPD_TUNING_TABLE",
+               .flag = "--tuning-table",
+               .arg = "FILE",
+               .help = "a tuning table for algorithm \"auto\" (JSON, docs/tuning.md), replacing "
+                       "the embedded table of its arch; empty: the embedded tables",
+               .codec = Text(&DaemonConfig::tuning_table)});
   t.push_back({.key = "compile.workers",
                .env = "COOPD_WORKERS",
                .flag = "--workers",
@@ -1080,6 +1087,15 @@ std::string PrintConfig(const DaemonConfig& config, const LoadedSettings& loaded
                   ? " (the password is not shown; give it in remote.password_file)"
                   : "",
               "\n");
+  }
+  if (config.tuning_tables != nullptr) {
+    StrAppend(&out, "\n# Tuning tables in use (algorithm \"auto\"; digest ",
+              config.tuning_tables->digest.empty() ? "none" : config.tuning_tables->digest, "):\n");
+    for (const auto& t : config.tuning_tables->tables) {
+      StrAppend(&out, "#   ", t.arch, " version ", EscapeText(t.version), " sha256 ", t.digest,
+                " (", EscapeText(t.source), ", ", t.cells.size(), " cells",
+                t.placeholder() ? ", placeholder: not measured" : "", ")\n");
+    }
   }
   return out;
 }

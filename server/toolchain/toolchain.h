@@ -92,7 +92,7 @@ struct Toolchain {
   std::vector<std::string> cccl_headers_present;  // of OptionalCcclHeaders()
 
   TargetInfo Target() const {
-    return TargetInfo{supported_archs, cccl_version, cccl_include, cccl_headers_present};
+    return TargetInfo{supported_archs, cccl_version, cccl_include, cccl_headers_present, nullptr};
   }
 };
 

@@ -366,6 +366,86 @@ TEST_F(CoopctlDaemon, EveryCommandsJsonParses) {
   EXPECT_EQ(link["cubin_bytes"], ReadText(Dir() + "/k.cubin").size());
 }
 
+// explain for --algorithm auto: the eligible set, the table and cell, every measured
+// algorithm's median, the choice; text and --json agree with each other and with the key of the
+// explicit spec. No compile: explain only resolves and keys.
+TEST_F(CoopctlDaemon, ExplainShowsHowAutoChoseFromTheTable) {
+  std::string out, err;
+  std::vector<std::string> args = {"explain",     "block_reduce", "--dtype", "int32",
+                                   "--threads",   "256",          "--items", "16",
+                                   "--algorithm", "auto",         "--arch",  "sm_90a"};
+  ASSERT_EQ(Run(args, &out, &err), 0) << err;
+  args.push_back("--json");
+  ASSERT_EQ(Run(args, &out, &err), 0) << err;
+  const Json j = ParseJson(out);
+  const Json& a = j["auto"];
+  ASSERT_TRUE(a.is_object()) << out;
+  const std::string chosen = a["choice"]["chosen"];
+  EXPECT_EQ(a["choice"]["requested"], "auto");
+  EXPECT_EQ(a["table_arch"], "sm_90") << "sm_90a reads sm_90's table";
+  EXPECT_EQ(a["baseline"], "warp_reductions");
+  // sum is commutative: all three are eligible.
+  EXPECT_EQ(a["eligible"], Json::array({"raking", "raking_commutative_only", "warp_reductions"}));
+  ASSERT_TRUE(a["rule"] == "exact" || a["rule"] == "nearest") << out;
+  ASSERT_TRUE(a["cell"].is_object()) << out;
+  EXPECT_EQ(a["cell"]["family"], "block_reduce");
+  EXPECT_EQ(a["cell"]["method"], "sum");
+  ASSERT_FALSE(a["measured"].empty()) << out;
+  bool found = false;
+  for (const Json& m : a["measured"]) {
+    EXPECT_TRUE(m["median_gbps"].is_number()) << m;
+    found |= m["algorithm"] == chosen;
+  }
+  EXPECT_TRUE(found) << "the chosen algorithm is among the measured ones: " << out;
+  const std::string reason = a["choice"]["reason"];
+  EXPECT_NE(reason.find("block_reduce/sum S=4 T=256 N=16"), std::string::npos) << reason;
+
+  // The text form says the same.
+  args.pop_back();
+  ASSERT_EQ(Run(args, &out, &err), 0) << err;
+  EXPECT_NE(out.find("algorithm auto: " + chosen + "\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("  reason:    " + reason + "\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("  eligible:  raking, raking_commutative_only, warp_reductions"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("  <- chosen"), std::string::npos) << out;
+
+  // The explicit spec has the same key and no auto section; a non-commutative operator drops
+  // raking_commutative_only, and says why.
+  std::vector<std::string> explicit_args = args;
+  explicit_args[9] = chosen;
+  explicit_args.push_back("--json");
+  ASSERT_EQ(Run(explicit_args, &out, &err), 0) << err;
+  EXPECT_EQ(ParseJson(out)["key"], j["key"]);
+  EXPECT_FALSE(ParseJson(out).contains("auto"));
+  args.insert(args.end(), {"--method", "reduce", "--op", "bit_xor", "--json"});
+  ASSERT_EQ(Run(args, &out, &err), 0) << err;
+  const Json x = ParseJson(out)["auto"];
+  EXPECT_EQ(x["eligible"], Json::array({"raking", "warp_reductions"})) << out;
+  ASSERT_EQ(x["filtered_out"].size(), 1u) << out;
+  EXPECT_EQ(x["filtered_out"][0].get<std::string>().substr(0, 42),
+            "raking_commutative_only: needs a commutati");
+
+  // stats shows the table, catalog which families take auto.
+  ASSERT_EQ(Run({"stats", "--json"}, &out, &err), 0) << err;
+  const Json stats = ParseJson(out);
+  ASSERT_EQ(stats["tuning_tables"].size(), 1u) << out;
+  EXPECT_EQ(stats["tuning_tables"][0]["arch"], "sm_90");
+  EXPECT_EQ(stats["tuning_tables"][0]["digest"].get<std::string>().size(), 64u);
+  EXPECT_EQ(stats["tuning_digest"].get<std::string>().size(), 64u);
+  ASSERT_EQ(Run({"stats"}, &out, &err), 0) << err;
+  EXPECT_NE(out.find("tuning table:    sm_90 version "), std::string::npos) << out;
+  ASSERT_EQ(Run({"catalog", "--json"}, &out, &err), 0) << err;
+  for (const Json& f : ParseJson(out)["families"]) {
+    if (f["name"] == "block_load") {
+      EXPECT_EQ(f["auto_baseline"], "direct");
+    }
+    if (f["name"] == "warp_exchange") {
+      EXPECT_TRUE(f["auto_algorithms"].empty());
+    }
+  }
+}
+
 // A failed spec does not stop the others: they are prepared, the summary counts the failure and
 // the exit status is 7.
 TEST_F(CoopctlDaemon, WarmGoesOnPastFailedSpecsAndExitsSeven) {

@@ -873,7 +873,8 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
          s.method = "load";
          s.block = {};
        },
-       "warp_load: algorithm is required (one of direct, striped, vectorize, transpose)"},
+       "warp_load: algorithm is required (one of direct, striped, vectorize, transpose, or "
+       "auto)"},
       {"radix rank of signed keys",
        [](coop::Spec& s) {
          s.family = "block_radix_rank";

@@ -52,6 +52,27 @@ def test_family_options_and_bundles(daemon):
         assert all(p.temp_storage_bytes > 0 for p in b.parts)
 
 
+def test_algorithm_auto_shares_the_explicit_entry_and_says_what_it_chose(daemon):
+    # block_reduce sum over int32, 256 x 16: a cell of the tuning grid (docs/tuning.md).
+    spec = coopd.Spec(family="block_reduce", dtype="int32", threads=256, items_per_thread=16,
+                      algorithm="auto", arch="sm_90")
+    with daemon.client() as c:
+        a = c.specialize(spec)
+        choice = a.algorithm_choice
+        assert choice is not None and choice.requested == "auto"
+        assert choice.chosen in ("raking", "raking_commutative_only", "warp_reductions")
+        assert a.parts[0].spec.algorithm == choice.chosen, "the resolved spec names the choice"
+        assert "cell block_reduce/sum S=4 T=256 N=16" in choice.reason
+        explicit = c.specialize(family="block_reduce", dtype="int32", threads=256,
+                                items_per_thread=16, algorithm=choice.chosen, arch="sm_90")
+        assert explicit.key == a.key and explicit.origin == "memory"
+        assert explicit.algorithm_choice is None, "the shared entry stores no choice"
+        e = c.explain(spec)
+        assert e.key == a.key and e.auto_choice.choice.chosen == choice.chosen
+        assert [m.algorithm for m in e.auto_choice.measured]
+        assert c.stats().tuning_tables[0].digest == choice.table_digest
+
+
 def test_a_bad_request_raises_invalid_argument_naming_the_field(daemon):
     with daemon.client() as c:
         with pytest.raises(coopd.CoopdError) as e:

@@ -113,6 +113,9 @@ struct UserOperator {
   std::string result_dtype;                 // empty: what the method needs
   bool stateful = false;  // takes a leading void* state; entries then take `void* op_state`
   std::string digest;     // resolved specs: coopd's content digest (requests leave it empty)
+  // op(a, b) == op(b, a): lets block_reduce's algorithm "auto" consider
+  // raking_commutative_only. Not part of the key (resolved specs drop it).
+  bool commutative = false;
 };
 
 // The messages of PrimitiveSpec's `family_options` oneof (proto/coop/v1/coop.proto has their
@@ -221,11 +224,21 @@ struct BitcodeModule {
 const char* OriginName(Origin origin);  // "compiled", "memory", "disk", "remote"
 
 // One spec's share of an artifact (a bundle has several, in request order).
+// What algorithm "auto" chose and why (docs/tuning.md); `requested` is empty when the spec did
+// not ask for "auto".
+struct AlgorithmChoice {
+  std::string requested;                    // "auto"
+  std::string chosen;                       // the concrete algorithm (the resolved spec's)
+  std::string reason;                       // the table cell and its numbers, or the fallback rule
+  std::string table_version, table_digest;  // empty: no table for the arch
+};
+
 struct ArtifactPart {
   Spec spec;  // resolved: defaults filled in
   std::vector<Entry> entries;
   uint64_t temp_storage_bytes = 0;
   uint64_t temp_storage_align = 0;
+  AlgorithmChoice algorithm_choice;  // when this part's spec asked for "auto"
 };
 
 // key, origin, compile_ms, compile_log and pch_status describe the LTO-IR when the artifact
@@ -251,7 +264,8 @@ struct Artifact {
   std::vector<ArtifactLinkInput> link_inputs;
   // Definitions of the user types the declarations name; paste them before the declarations.
   std::string type_definitions;
-  BitcodeModule bitcode;  // when requested
+  BitcodeModule bitcode;             // when requested
+  AlgorithmChoice algorithm_choice;  // single-spec artifact: parts[0]'s
 };
 
 enum class LinkInputKind { kLtoIr, kPtx };
@@ -368,11 +382,35 @@ struct OtherKey {
 };
 
 // Why a spec hits or misses: its key's components, and other keys stored for the same request.
+// How algorithm "auto" was resolved (proto AutoExplanation has each field's contract).
+struct AutoExplanation {
+  AlgorithmChoice choice;
+  std::vector<std::string> eligible;      // after the spec's semantic filters
+  std::vector<std::string> filtered_out;  // "striped: ..." and why
+  std::string baseline;                   // CUB's default
+  uint32_t dtype_size = 0, threads = 0, items_per_thread = 0;
+  std::string measured_method;
+  std::string table_arch;  // empty: no table for the arch
+  std::string rule;        // "exact", "nearest", "no_table", "no_cells", "single"
+  // The cell used (exact or nearest): its coordinates, run and the table's choice for it.
+  std::string cell_family, cell_method, cell_run, cell_choice;
+  uint32_t cell_dtype_size = 0, cell_threads = 0, cell_items_per_thread = 0;
+  double distance = 0;  // nearest: |log2(N/Nc)| + |log2(T/Tc)|
+  struct Measurement {
+    std::string algorithm;
+    double median_gbps = 0, min_gbps = 0, max_gbps = 0;
+    uint32_t n = 0;
+    bool eligible = false;
+  };
+  std::vector<Measurement> measured;  // every algorithm the cell measured
+};
+
 struct Explanation {
   std::string key;
   std::vector<KeyComponent> components;
   bool cached = false;
   std::vector<OtherKey> others;
+  std::optional<AutoExplanation> auto_choice;  // the spec asked for algorithm "auto"
 };
 
 struct CacheFilter {
@@ -444,6 +482,11 @@ struct CatalogFamily {
   // `requires` says what it needs ("CCCL 3.3 or newer (cub/block/block_topk.cuh)").
   bool available = true;
   std::string requires;
+  // Algorithm "auto" (docs/tuning.md): what it chooses among (empty: not offered), its
+  // fallback (CUB's default) and the method whose measurements decide.
+  std::vector<std::string> auto_algorithms;
+  std::string auto_baseline;
+  std::string auto_measured_method;
 };
 
 // What this daemon accepts, from the same tables its validator uses.
@@ -541,6 +584,15 @@ struct Stats {
   std::vector<Listener> listeners;
   uint64_t unauthenticated_calls = 0;  // refused: no bearer token or an unknown one
   uint64_t denied_calls = 0;           // refused: the token's role lacks what the call needs
+  // The tuning tables algorithm "auto" reads (docs/tuning.md) and their combined digest.
+  struct TuningTable {
+    std::string arch, version, digest, source, device;
+    uint32_t cells = 0;
+    bool placeholder = false;  // not measured
+  };
+  std::vector<TuningTable> tuning_tables;
+  std::string tuning_digest;
+  uint64_t auto_resolutions = 0;  // specs that asked for "auto"
   // The hit path: requests whose keys came from coopd's request memo (or did not), its size
   // and evictions; replies that left out bytes the client held, and how many bytes in all.
   uint64_t memo_hits = 0;

@@ -174,11 +174,15 @@ class UserOperator:
     operand_dtypes: Sequence[str] = ()
     result_dtype: str = ""
     stateful: bool = False
+    # op(a, b) == op(b, a): lets block_reduce's algorithm "auto" consider raking_commutative_only
+    # (docs/tuning.md). Not part of the key.
+    commutative: bool = False
 
     def to_proto(self) -> coop_pb2.UserOperator:
         return coop_pb2.UserOperator(name=self.name, source=self.source, ltoir=self.ltoir,
                                      operand_dtypes=list(self.operand_dtypes),
-                                     result_dtype=self.result_dtype, stateful=self.stateful)
+                                     result_dtype=self.result_dtype, stateful=self.stateful,
+                                     commutative=self.commutative)
 
 
 @dataclass
@@ -297,6 +301,13 @@ class Artifact:
                         bitcode=a.bitcode.data, bitcode_key=a.bitcode.key,
                         bitcode_link_inputs=tuple(li.bitcode for li in a.link_inputs
                                                   if li.bitcode))
+
+    @property
+    def algorithm_choice(self) -> Optional[coop_pb2.AlgorithmChoice]:
+        """For a single spec that asked for algorithm "auto": what coopd chose and why (the
+        tuning table's cell or the fallback rule, docs/tuning.md); None otherwise. Bundles:
+        each part's ``spec`` is resolved, and ``proto.parts[i].algorithm_choice`` says."""
+        return self.proto.algorithm_choice if self.proto.HasField("algorithm_choice") else None
 
     @property
     def stem(self) -> str:

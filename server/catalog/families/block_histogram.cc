@@ -62,6 +62,9 @@ const Family& BlockHistogram() {
       .algorithm_enum = "::cub::BLOCK_HISTO_",
       .dtypes = DtypeRule::kUnsignedInteger,
       .options = PrimitiveSpec::kHistogram,
+      .auto_algorithms = {"sort", "atomic"},
+      .auto_baseline = "sort",
+      .auto_measured_method = "histogram",
       // The sort algorithm ranks with BlockRadixRank.
       .check =
           [](const SpecContext& c, const PrimitiveSpec& out) {

@@ -14,6 +14,10 @@ const std::vector<std::string_view> kBlockAlgorithms = {
     "direct", "striped", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced"};
 const std::vector<std::string_view> kWarpAlgorithms = {"direct", "striped", "vectorize",
                                                        "transpose"};
+// "auto" never picks striped: it changes the arrangement of items[], not only the speed.
+const std::vector<std::string_view> kBlockAutoAlgorithms = {
+    "direct", "vectorize", "transpose", "warp_transpose", "warp_transpose_timesliced"};
+const std::vector<std::string_view> kWarpAutoAlgorithms = {"direct", "vectorize", "transpose"};
 
 // Always an array of N items per thread, in a blocked arrangement; the tile pointer is the
 // block's (logical warp's) first item, the same pointer in every thread.
@@ -95,6 +99,9 @@ const Family& BlockLoad() {
       .algorithm_enum = "::cub::BLOCK_LOAD_",
       .warp_multiple_algorithms = {"warp_transpose", "warp_transpose_timesliced"},
       .user_types = true,
+      .auto_algorithms = kBlockAutoAlgorithms,
+      .auto_baseline = "direct",
+      .auto_measured_method = "load",
       .primitive_type = [](const PrimitiveSpec& s,
                            std::string_view t) { return BlockType("BlockLoad", s, t); },
       .plan_entries = [](const PrimitiveSpec& s,
@@ -114,6 +121,9 @@ const Family& BlockStore() {
       .algorithm_enum = "::cub::BLOCK_STORE_",
       .warp_multiple_algorithms = {"warp_transpose", "warp_transpose_timesliced"},
       .user_types = true,
+      .auto_algorithms = kBlockAutoAlgorithms,
+      .auto_baseline = "direct",
+      .auto_measured_method = "store",
       .primitive_type = [](const PrimitiveSpec& s,
                            std::string_view t) { return BlockType("BlockStore", s, t); },
       .plan_entries = [](const PrimitiveSpec& s,
@@ -134,6 +144,9 @@ const Family& WarpLoad() {
       .algorithm_enum = "::cub::WARP_LOAD_",
       .warp = true,
       .user_types = true,
+      .auto_algorithms = kWarpAutoAlgorithms,
+      .auto_baseline = "direct",
+      .auto_measured_method = "load",
       .primitive_type = [](const PrimitiveSpec& s,
                            std::string_view t) { return WarpType("WarpLoad", s, t); },
       .plan_entries = [](const PrimitiveSpec& s,
@@ -153,6 +166,9 @@ const Family& WarpStore() {
       .algorithm_enum = "::cub::WARP_STORE_",
       .warp = true,
       .user_types = true,
+      .auto_algorithms = kWarpAutoAlgorithms,
+      .auto_baseline = "direct",
+      .auto_measured_method = "store",
       .primitive_type = [](const PrimitiveSpec& s,
                            std::string_view t) { return WarpType("WarpStore", s, t); },
       .plan_entries = [](const PrimitiveSpec& s,

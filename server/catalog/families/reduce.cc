@@ -86,6 +86,11 @@ const Family& BlockReduce() {
       .algorithms = {"raking", "raking_commutative_only", "warp_reductions"},
       .default_algorithm = "warp_reductions",
       .algorithm_enum = "::cub::BLOCK_REDUCE_",
+      .auto_algorithms = {"raking", "raking_commutative_only", "warp_reductions"},
+      .auto_baseline = "warp_reductions",
+      .auto_measured_method = "sum",
+      // CUB's commutative raking reorders operands: right only for a commutative operator.
+      .commutative_algorithms = {"raking_commutative_only"},
       .primitive_type =
           [](const PrimitiveSpec& s, std::string_view t) {
             return StrCat("::cub::BlockReduce<", t, ", ", s.block().x(), ", ", AlgorithmEnum(s),

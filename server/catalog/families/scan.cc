@@ -165,6 +165,9 @@ const Family& BlockScan() {
       .default_algorithm = "raking",
       .algorithm_enum = "::cub::BLOCK_SCAN_",
       .options = PrimitiveSpec::kScan,
+      .auto_algorithms = {"raking", "raking_memoize", "warp_scans"},
+      .auto_baseline = "raking",
+      .auto_measured_method = "inclusive_sum",
       .canonicalize_options = CanonicalizeScanOptions,
       .primitive_type =
           [](const PrimitiveSpec& s, std::string_view t) {

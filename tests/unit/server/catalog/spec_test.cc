@@ -359,8 +359,9 @@ TEST(Spec, LoadAndStoreNeedAnExplicitAlgorithm) {
   s.set_arch("sm_90");
   EXPECT_EQ(Error(s),
             "block_load: algorithm is required (one of direct, striped, vectorize, transpose, "
-            "warp_transpose, warp_transpose_timesliced): CUB's default, direct, is often several "
-            "times slower than the best choice, so coopd does not pick it silently");
+            "warp_transpose, warp_transpose_timesliced, or auto): CUB's default, direct, is "
+            "often several times slower than the best choice, so coopd does not pick it "
+            "silently; auto picks from measurements (docs/tuning.md)");
   s.set_algorithm("warp_transpose");
   EXPECT_TRUE(Canonicalize(s, Target()).ok());
   s.mutable_block()->set_x(96);

@@ -8,13 +8,13 @@ namespace {
 TEST(RequestMemo, RemembersExactRequestsAndEvictsTheLeastRecentBeyondCapacity) {
   RequestMemo memo(2);
   EXPECT_FALSE(memo.Find("a"));
-  memo.Remember("a", {"ka", "", "a"});
-  memo.Remember("b", {"kb", "kb2", "b"});
+  memo.Remember("a", {"ka", "", "a", {}});
+  memo.Remember("b", {"kb", "kb2", "b", {}});
   auto a = memo.Find("a");  // a is now the most recent: c evicts b
   ASSERT_TRUE(a);
   EXPECT_EQ(a->ltoir_key, "ka");
   EXPECT_FALSE(memo.Find("a ")) << "only the exact bytes find an entry";
-  memo.Remember("c", {"kc", "", "c"});
+  memo.Remember("c", {"kc", "", "c", {}});
   EXPECT_FALSE(memo.Find("b"));
   ASSERT_TRUE(memo.Find("c"));
   EXPECT_EQ(memo.Find("a")->ltoir_key, "ka");
@@ -30,8 +30,8 @@ TEST(RequestMemo, RemembersExactRequestsAndEvictsTheLeastRecentBeyondCapacity) {
 
 TEST(RequestMemo, RememberingAgainReplacesTheEntry) {
   RequestMemo memo(4);
-  memo.Remember("a", {"old", "", "a"});
-  memo.Remember("a", {"new", "", "a"});
+  memo.Remember("a", {"old", "", "a", {}});
+  memo.Remember("a", {"new", "", "a", {}});
   EXPECT_EQ(memo.Find("a")->ltoir_key, "new");
   EXPECT_EQ(memo.Stats().entries, 1u);
 }
@@ -39,7 +39,7 @@ TEST(RequestMemo, RememberingAgainReplacesTheEntry) {
 TEST(RequestMemo, CapacityZeroRemembersNothing) {
   RequestMemo memo(0);
   EXPECT_FALSE(memo.enabled());
-  memo.Remember("a", {"ka", "", "a"});
+  memo.Remember("a", {"ka", "", "a", {}});
   EXPECT_FALSE(memo.Find("a"));
   EXPECT_EQ(memo.Stats().entries, 0u);
 }

@@ -64,7 +64,7 @@ class CatalogOpKind(_message.Message):
     def __init__(self, name: _Optional[str] = ..., signature: _Optional[str] = ..., builtins: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class CatalogFamily(_message.Message):
-    __slots__ = ("name", "description", "methods", "algorithms", "default_algorithm", "warp", "max_items_per_thread", "scan_options", "warp_multiple_algorithms", "exchange_options", "family_options", "dtypes", "power_of_two_threads", "available", "requires")
+    __slots__ = ("name", "description", "methods", "algorithms", "default_algorithm", "warp", "max_items_per_thread", "scan_options", "warp_multiple_algorithms", "exchange_options", "family_options", "dtypes", "power_of_two_threads", "available", "requires", "auto_algorithms", "auto_baseline", "auto_measured_method")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     METHODS_FIELD_NUMBER: _ClassVar[int]
@@ -80,6 +80,9 @@ class CatalogFamily(_message.Message):
     POWER_OF_TWO_THREADS_FIELD_NUMBER: _ClassVar[int]
     AVAILABLE_FIELD_NUMBER: _ClassVar[int]
     REQUIRES_FIELD_NUMBER: _ClassVar[int]
+    AUTO_ALGORITHMS_FIELD_NUMBER: _ClassVar[int]
+    AUTO_BASELINE_FIELD_NUMBER: _ClassVar[int]
+    AUTO_MEASURED_METHOD_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     methods: _containers.RepeatedCompositeFieldContainer[CatalogMethod]
@@ -95,7 +98,10 @@ class CatalogFamily(_message.Message):
     power_of_two_threads: bool
     available: bool
     requires: str
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., methods: _Optional[_Iterable[_Union[CatalogMethod, _Mapping]]] = ..., algorithms: _Optional[_Iterable[str]] = ..., default_algorithm: _Optional[str] = ..., warp: bool = ..., max_items_per_thread: _Optional[int] = ..., scan_options: bool = ..., warp_multiple_algorithms: _Optional[_Iterable[str]] = ..., exchange_options: bool = ..., family_options: _Optional[str] = ..., dtypes: _Optional[_Iterable[str]] = ..., power_of_two_threads: bool = ..., available: bool = ..., requires: _Optional[str] = ...) -> None: ...
+    auto_algorithms: _containers.RepeatedScalarFieldContainer[str]
+    auto_baseline: str
+    auto_measured_method: str
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., methods: _Optional[_Iterable[_Union[CatalogMethod, _Mapping]]] = ..., algorithms: _Optional[_Iterable[str]] = ..., default_algorithm: _Optional[str] = ..., warp: bool = ..., max_items_per_thread: _Optional[int] = ..., scan_options: bool = ..., warp_multiple_algorithms: _Optional[_Iterable[str]] = ..., exchange_options: bool = ..., family_options: _Optional[str] = ..., dtypes: _Optional[_Iterable[str]] = ..., power_of_two_threads: bool = ..., available: bool = ..., requires: _Optional[str] = ..., auto_algorithms: _Optional[_Iterable[str]] = ..., auto_baseline: _Optional[str] = ..., auto_measured_method: _Optional[str] = ...) -> None: ...
 
 class CatalogResponse(_message.Message):
     __slots__ = ("families", "dtypes", "builtin_ops", "archs", "calling_conventions", "op_kinds", "bitcode_archs", "bitcode_unavailable")
@@ -136,7 +142,7 @@ class Operator(_message.Message):
     def __init__(self, builtin: _Optional[str] = ..., user: _Optional[_Union[UserOperator, _Mapping]] = ...) -> None: ...
 
 class UserOperator(_message.Message):
-    __slots__ = ("name", "source", "ltoir", "operand_dtypes", "result_dtype", "stateful", "user_type", "digest")
+    __slots__ = ("name", "source", "ltoir", "operand_dtypes", "result_dtype", "stateful", "user_type", "digest", "commutative")
     NAME_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     LTOIR_FIELD_NUMBER: _ClassVar[int]
@@ -145,6 +151,7 @@ class UserOperator(_message.Message):
     STATEFUL_FIELD_NUMBER: _ClassVar[int]
     USER_TYPE_FIELD_NUMBER: _ClassVar[int]
     DIGEST_FIELD_NUMBER: _ClassVar[int]
+    COMMUTATIVE_FIELD_NUMBER: _ClassVar[int]
     name: str
     source: str
     ltoir: bytes
@@ -153,7 +160,8 @@ class UserOperator(_message.Message):
     stateful: bool
     user_type: UserType
     digest: str
-    def __init__(self, name: _Optional[str] = ..., source: _Optional[str] = ..., ltoir: _Optional[bytes] = ..., operand_dtypes: _Optional[_Iterable[str]] = ..., result_dtype: _Optional[str] = ..., stateful: bool = ..., user_type: _Optional[_Union[UserType, _Mapping]] = ..., digest: _Optional[str] = ...) -> None: ...
+    commutative: bool
+    def __init__(self, name: _Optional[str] = ..., source: _Optional[str] = ..., ltoir: _Optional[bytes] = ..., operand_dtypes: _Optional[_Iterable[str]] = ..., result_dtype: _Optional[str] = ..., stateful: bool = ..., user_type: _Optional[_Union[UserType, _Mapping]] = ..., digest: _Optional[str] = ..., commutative: bool = ...) -> None: ...
 
 class ScanOptions(_message.Message):
     __slots__ = ("with_aggregate",)
@@ -341,18 +349,34 @@ class BitcodeModule(_message.Message):
     digest: str
     def __init__(self, key: _Optional[str] = ..., data: _Optional[bytes] = ..., origin: _Optional[_Union[Origin, str]] = ..., compile_ms: _Optional[float] = ..., compile_log: _Optional[str] = ..., pch_status: _Optional[str] = ..., digest: _Optional[str] = ...) -> None: ...
 
+class AlgorithmChoice(_message.Message):
+    __slots__ = ("requested", "chosen", "reason", "table_version", "table_digest")
+    REQUESTED_FIELD_NUMBER: _ClassVar[int]
+    CHOSEN_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    TABLE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    TABLE_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    requested: str
+    chosen: str
+    reason: str
+    table_version: str
+    table_digest: str
+    def __init__(self, requested: _Optional[str] = ..., chosen: _Optional[str] = ..., reason: _Optional[str] = ..., table_version: _Optional[str] = ..., table_digest: _Optional[str] = ...) -> None: ...
+
 class ArtifactPart(_message.Message):
-    __slots__ = ("spec", "entries", "temp_storage")
+    __slots__ = ("spec", "entries", "temp_storage", "algorithm_choice")
     SPEC_FIELD_NUMBER: _ClassVar[int]
     ENTRIES_FIELD_NUMBER: _ClassVar[int]
     TEMP_STORAGE_FIELD_NUMBER: _ClassVar[int]
+    ALGORITHM_CHOICE_FIELD_NUMBER: _ClassVar[int]
     spec: PrimitiveSpec
     entries: _containers.RepeatedCompositeFieldContainer[Entry]
     temp_storage: TempStorage
-    def __init__(self, spec: _Optional[_Union[PrimitiveSpec, _Mapping]] = ..., entries: _Optional[_Iterable[_Union[Entry, _Mapping]]] = ..., temp_storage: _Optional[_Union[TempStorage, _Mapping]] = ...) -> None: ...
+    algorithm_choice: AlgorithmChoice
+    def __init__(self, spec: _Optional[_Union[PrimitiveSpec, _Mapping]] = ..., entries: _Optional[_Iterable[_Union[Entry, _Mapping]]] = ..., temp_storage: _Optional[_Union[TempStorage, _Mapping]] = ..., algorithm_choice: _Optional[_Union[AlgorithmChoice, _Mapping]] = ...) -> None: ...
 
 class Artifact(_message.Message):
-    __slots__ = ("key", "ltoir", "entries", "temp_storage", "arch", "toolchain", "spec", "compile_ms", "compile_log", "source", "origin", "parts", "pch_status", "layout_ms", "link_inputs", "type_definitions", "bitcode", "formats", "digest", "bytes_omitted")
+    __slots__ = ("key", "ltoir", "entries", "temp_storage", "arch", "toolchain", "spec", "compile_ms", "compile_log", "source", "origin", "parts", "pch_status", "layout_ms", "link_inputs", "type_definitions", "bitcode", "formats", "algorithm_choice", "digest", "bytes_omitted")
     KEY_FIELD_NUMBER: _ClassVar[int]
     LTOIR_FIELD_NUMBER: _ClassVar[int]
     ENTRIES_FIELD_NUMBER: _ClassVar[int]
@@ -371,6 +395,7 @@ class Artifact(_message.Message):
     TYPE_DEFINITIONS_FIELD_NUMBER: _ClassVar[int]
     BITCODE_FIELD_NUMBER: _ClassVar[int]
     FORMATS_FIELD_NUMBER: _ClassVar[int]
+    ALGORITHM_CHOICE_FIELD_NUMBER: _ClassVar[int]
     DIGEST_FIELD_NUMBER: _ClassVar[int]
     BYTES_OMITTED_FIELD_NUMBER: _ClassVar[int]
     key: str
@@ -391,9 +416,10 @@ class Artifact(_message.Message):
     type_definitions: str
     bitcode: BitcodeModule
     formats: _containers.RepeatedScalarFieldContainer[Format]
+    algorithm_choice: AlgorithmChoice
     digest: str
     bytes_omitted: bool
-    def __init__(self, key: _Optional[str] = ..., ltoir: _Optional[bytes] = ..., entries: _Optional[_Iterable[_Union[Entry, _Mapping]]] = ..., temp_storage: _Optional[_Union[TempStorage, _Mapping]] = ..., arch: _Optional[str] = ..., toolchain: _Optional[_Union[Toolchain, _Mapping]] = ..., spec: _Optional[_Union[PrimitiveSpec, _Mapping]] = ..., compile_ms: _Optional[float] = ..., compile_log: _Optional[str] = ..., source: _Optional[str] = ..., origin: _Optional[_Union[Origin, str]] = ..., parts: _Optional[_Iterable[_Union[ArtifactPart, _Mapping]]] = ..., pch_status: _Optional[str] = ..., layout_ms: _Optional[float] = ..., link_inputs: _Optional[_Iterable[_Union[ArtifactLinkInput, _Mapping]]] = ..., type_definitions: _Optional[str] = ..., bitcode: _Optional[_Union[BitcodeModule, _Mapping]] = ..., formats: _Optional[_Iterable[_Union[Format, str]]] = ..., digest: _Optional[str] = ..., bytes_omitted: bool = ...) -> None: ...
+    def __init__(self, key: _Optional[str] = ..., ltoir: _Optional[bytes] = ..., entries: _Optional[_Iterable[_Union[Entry, _Mapping]]] = ..., temp_storage: _Optional[_Union[TempStorage, _Mapping]] = ..., arch: _Optional[str] = ..., toolchain: _Optional[_Union[Toolchain, _Mapping]] = ..., spec: _Optional[_Union[PrimitiveSpec, _Mapping]] = ..., compile_ms: _Optional[float] = ..., compile_log: _Optional[str] = ..., source: _Optional[str] = ..., origin: _Optional[_Union[Origin, str]] = ..., parts: _Optional[_Iterable[_Union[ArtifactPart, _Mapping]]] = ..., pch_status: _Optional[str] = ..., layout_ms: _Optional[float] = ..., link_inputs: _Optional[_Iterable[_Union[ArtifactLinkInput, _Mapping]]] = ..., type_definitions: _Optional[str] = ..., bitcode: _Optional[_Union[BitcodeModule, _Mapping]] = ..., formats: _Optional[_Iterable[_Union[Format, str]]] = ..., algorithm_choice: _Optional[_Union[AlgorithmChoice, _Mapping]] = ..., digest: _Optional[str] = ..., bytes_omitted: bool = ...) -> None: ...
 
 class ArtifactLinkInput(_message.Message):
     __slots__ = ("symbol", "key", "ltoir", "bitcode", "bitcode_key")
@@ -484,16 +510,82 @@ class KeyComponents(_message.Message):
     def __init__(self, components: _Optional[_Iterable[_Union[KeyComponent, _Mapping]]] = ...) -> None: ...
 
 class ExplainResponse(_message.Message):
-    __slots__ = ("key", "components", "cached", "others")
+    __slots__ = ("key", "components", "cached", "others", "auto_choice")
     KEY_FIELD_NUMBER: _ClassVar[int]
     COMPONENTS_FIELD_NUMBER: _ClassVar[int]
     CACHED_FIELD_NUMBER: _ClassVar[int]
     OTHERS_FIELD_NUMBER: _ClassVar[int]
+    AUTO_CHOICE_FIELD_NUMBER: _ClassVar[int]
     key: str
     components: _containers.RepeatedCompositeFieldContainer[KeyComponent]
     cached: bool
     others: _containers.RepeatedCompositeFieldContainer[OtherKey]
-    def __init__(self, key: _Optional[str] = ..., components: _Optional[_Iterable[_Union[KeyComponent, _Mapping]]] = ..., cached: bool = ..., others: _Optional[_Iterable[_Union[OtherKey, _Mapping]]] = ...) -> None: ...
+    auto_choice: AutoExplanation
+    def __init__(self, key: _Optional[str] = ..., components: _Optional[_Iterable[_Union[KeyComponent, _Mapping]]] = ..., cached: bool = ..., others: _Optional[_Iterable[_Union[OtherKey, _Mapping]]] = ..., auto_choice: _Optional[_Union[AutoExplanation, _Mapping]] = ...) -> None: ...
+
+class TuningMeasurement(_message.Message):
+    __slots__ = ("algorithm", "median_gbps", "min_gbps", "max_gbps", "n", "eligible")
+    ALGORITHM_FIELD_NUMBER: _ClassVar[int]
+    MEDIAN_GBPS_FIELD_NUMBER: _ClassVar[int]
+    MIN_GBPS_FIELD_NUMBER: _ClassVar[int]
+    MAX_GBPS_FIELD_NUMBER: _ClassVar[int]
+    N_FIELD_NUMBER: _ClassVar[int]
+    ELIGIBLE_FIELD_NUMBER: _ClassVar[int]
+    algorithm: str
+    median_gbps: float
+    min_gbps: float
+    max_gbps: float
+    n: int
+    eligible: bool
+    def __init__(self, algorithm: _Optional[str] = ..., median_gbps: _Optional[float] = ..., min_gbps: _Optional[float] = ..., max_gbps: _Optional[float] = ..., n: _Optional[int] = ..., eligible: bool = ...) -> None: ...
+
+class TuningCell(_message.Message):
+    __slots__ = ("family", "method", "dtype_size", "threads", "items_per_thread", "run", "choice")
+    FAMILY_FIELD_NUMBER: _ClassVar[int]
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    DTYPE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    THREADS_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_PER_THREAD_FIELD_NUMBER: _ClassVar[int]
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    CHOICE_FIELD_NUMBER: _ClassVar[int]
+    family: str
+    method: str
+    dtype_size: int
+    threads: int
+    items_per_thread: int
+    run: str
+    choice: str
+    def __init__(self, family: _Optional[str] = ..., method: _Optional[str] = ..., dtype_size: _Optional[int] = ..., threads: _Optional[int] = ..., items_per_thread: _Optional[int] = ..., run: _Optional[str] = ..., choice: _Optional[str] = ...) -> None: ...
+
+class AutoExplanation(_message.Message):
+    __slots__ = ("choice", "eligible", "filtered_out", "baseline", "dtype_size", "threads", "items_per_thread", "measured_method", "table_arch", "rule", "cell", "distance", "measured")
+    CHOICE_FIELD_NUMBER: _ClassVar[int]
+    ELIGIBLE_FIELD_NUMBER: _ClassVar[int]
+    FILTERED_OUT_FIELD_NUMBER: _ClassVar[int]
+    BASELINE_FIELD_NUMBER: _ClassVar[int]
+    DTYPE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    THREADS_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_PER_THREAD_FIELD_NUMBER: _ClassVar[int]
+    MEASURED_METHOD_FIELD_NUMBER: _ClassVar[int]
+    TABLE_ARCH_FIELD_NUMBER: _ClassVar[int]
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    CELL_FIELD_NUMBER: _ClassVar[int]
+    DISTANCE_FIELD_NUMBER: _ClassVar[int]
+    MEASURED_FIELD_NUMBER: _ClassVar[int]
+    choice: AlgorithmChoice
+    eligible: _containers.RepeatedScalarFieldContainer[str]
+    filtered_out: _containers.RepeatedScalarFieldContainer[str]
+    baseline: str
+    dtype_size: int
+    threads: int
+    items_per_thread: int
+    measured_method: str
+    table_arch: str
+    rule: str
+    cell: TuningCell
+    distance: float
+    measured: _containers.RepeatedCompositeFieldContainer[TuningMeasurement]
+    def __init__(self, choice: _Optional[_Union[AlgorithmChoice, _Mapping]] = ..., eligible: _Optional[_Iterable[str]] = ..., filtered_out: _Optional[_Iterable[str]] = ..., baseline: _Optional[str] = ..., dtype_size: _Optional[int] = ..., threads: _Optional[int] = ..., items_per_thread: _Optional[int] = ..., measured_method: _Optional[str] = ..., table_arch: _Optional[str] = ..., rule: _Optional[str] = ..., cell: _Optional[_Union[TuningCell, _Mapping]] = ..., distance: _Optional[float] = ..., measured: _Optional[_Iterable[_Union[TuningMeasurement, _Mapping]]] = ...) -> None: ...
 
 class OtherKey(_message.Message):
     __slots__ = ("key", "differing", "created_at")
@@ -628,7 +720,7 @@ class TierStats(_message.Message):
     def __init__(self, name: _Optional[str] = ..., hits: _Optional[int] = ..., misses: _Optional[int] = ..., entries: _Optional[int] = ..., bytes: _Optional[int] = ..., raw_bytes: _Optional[int] = ..., budget_bytes: _Optional[int] = ..., evictions: _Optional[int] = ..., corruptions: _Optional[int] = ..., write_failures: _Optional[int] = ..., degraded: bool = ..., evicting: bool = ...) -> None: ...
 
 class Stats(_message.Message):
-    __slots__ = ("requests", "invalid_requests", "memory_hits", "disk_hits", "misses", "compiles", "compile_failures", "compile_ms_total", "memory_entries", "memory_bytes", "disk_entries", "disk_bytes", "disk_write_failures", "uptime_s", "toolchain", "cache_path", "pch_warm_compiles", "joined_requests", "worker_restarts", "worker_crashes", "compile_timeouts", "queue_depth", "workers", "workers_busy", "compile_ms_p50", "compile_ms_p90", "compile_ms_p99", "worker_status", "links", "link_failures", "link_hits", "bundles", "tiers", "corruptions", "evictions", "cache_degraded", "bitcode_compiles", "remote_hits", "remote", "listeners", "unauthenticated_calls", "denied_calls", "memo_hits", "memo_misses", "memo_entries", "memo_evictions", "digest_only_replies", "bytes_omitted")
+    __slots__ = ("requests", "invalid_requests", "memory_hits", "disk_hits", "misses", "compiles", "compile_failures", "compile_ms_total", "memory_entries", "memory_bytes", "disk_entries", "disk_bytes", "disk_write_failures", "uptime_s", "toolchain", "cache_path", "pch_warm_compiles", "joined_requests", "worker_restarts", "worker_crashes", "compile_timeouts", "queue_depth", "workers", "workers_busy", "compile_ms_p50", "compile_ms_p90", "compile_ms_p99", "worker_status", "links", "link_failures", "link_hits", "bundles", "tiers", "corruptions", "evictions", "cache_degraded", "bitcode_compiles", "remote_hits", "remote", "listeners", "unauthenticated_calls", "denied_calls", "memo_hits", "memo_misses", "memo_entries", "memo_evictions", "digest_only_replies", "bytes_omitted", "tuning_tables", "tuning_digest", "auto_resolutions")
     REQUESTS_FIELD_NUMBER: _ClassVar[int]
     INVALID_REQUESTS_FIELD_NUMBER: _ClassVar[int]
     MEMORY_HITS_FIELD_NUMBER: _ClassVar[int]
@@ -677,6 +769,9 @@ class Stats(_message.Message):
     MEMO_EVICTIONS_FIELD_NUMBER: _ClassVar[int]
     DIGEST_ONLY_REPLIES_FIELD_NUMBER: _ClassVar[int]
     BYTES_OMITTED_FIELD_NUMBER: _ClassVar[int]
+    TUNING_TABLES_FIELD_NUMBER: _ClassVar[int]
+    TUNING_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    AUTO_RESOLUTIONS_FIELD_NUMBER: _ClassVar[int]
     requests: int
     invalid_requests: int
     memory_hits: int
@@ -725,7 +820,28 @@ class Stats(_message.Message):
     memo_evictions: int
     digest_only_replies: int
     bytes_omitted: int
-    def __init__(self, requests: _Optional[int] = ..., invalid_requests: _Optional[int] = ..., memory_hits: _Optional[int] = ..., disk_hits: _Optional[int] = ..., misses: _Optional[int] = ..., compiles: _Optional[int] = ..., compile_failures: _Optional[int] = ..., compile_ms_total: _Optional[float] = ..., memory_entries: _Optional[int] = ..., memory_bytes: _Optional[int] = ..., disk_entries: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., disk_write_failures: _Optional[int] = ..., uptime_s: _Optional[float] = ..., toolchain: _Optional[_Union[Toolchain, _Mapping]] = ..., cache_path: _Optional[str] = ..., pch_warm_compiles: _Optional[int] = ..., joined_requests: _Optional[int] = ..., worker_restarts: _Optional[int] = ..., worker_crashes: _Optional[int] = ..., compile_timeouts: _Optional[int] = ..., queue_depth: _Optional[int] = ..., workers: _Optional[int] = ..., workers_busy: _Optional[int] = ..., compile_ms_p50: _Optional[float] = ..., compile_ms_p90: _Optional[float] = ..., compile_ms_p99: _Optional[float] = ..., worker_status: _Optional[_Iterable[_Union[WorkerStatus, _Mapping]]] = ..., links: _Optional[int] = ..., link_failures: _Optional[int] = ..., link_hits: _Optional[int] = ..., bundles: _Optional[int] = ..., tiers: _Optional[_Iterable[_Union[TierStats, _Mapping]]] = ..., corruptions: _Optional[int] = ..., evictions: _Optional[int] = ..., cache_degraded: bool = ..., bitcode_compiles: _Optional[int] = ..., remote_hits: _Optional[int] = ..., remote: _Optional[_Union[RemoteTierStats, _Mapping]] = ..., listeners: _Optional[_Iterable[_Union[Listener, _Mapping]]] = ..., unauthenticated_calls: _Optional[int] = ..., denied_calls: _Optional[int] = ..., memo_hits: _Optional[int] = ..., memo_misses: _Optional[int] = ..., memo_entries: _Optional[int] = ..., memo_evictions: _Optional[int] = ..., digest_only_replies: _Optional[int] = ..., bytes_omitted: _Optional[int] = ...) -> None: ...
+    tuning_tables: _containers.RepeatedCompositeFieldContainer[TuningTableInfo]
+    tuning_digest: str
+    auto_resolutions: int
+    def __init__(self, requests: _Optional[int] = ..., invalid_requests: _Optional[int] = ..., memory_hits: _Optional[int] = ..., disk_hits: _Optional[int] = ..., misses: _Optional[int] = ..., compiles: _Optional[int] = ..., compile_failures: _Optional[int] = ..., compile_ms_total: _Optional[float] = ..., memory_entries: _Optional[int] = ..., memory_bytes: _Optional[int] = ..., disk_entries: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., disk_write_failures: _Optional[int] = ..., uptime_s: _Optional[float] = ..., toolchain: _Optional[_Union[Toolchain, _Mapping]] = ..., cache_path: _Optional[str] = ..., pch_warm_compiles: _Optional[int] = ..., joined_requests: _Optional[int] = ..., worker_restarts: _Optional[int] = ..., worker_crashes: _Optional[int] = ..., compile_timeouts: _Optional[int] = ..., queue_depth: _Optional[int] = ..., workers: _Optional[int] = ..., workers_busy: _Optional[int] = ..., compile_ms_p50: _Optional[float] = ..., compile_ms_p90: _Optional[float] = ..., compile_ms_p99: _Optional[float] = ..., worker_status: _Optional[_Iterable[_Union[WorkerStatus, _Mapping]]] = ..., links: _Optional[int] = ..., link_failures: _Optional[int] = ..., link_hits: _Optional[int] = ..., bundles: _Optional[int] = ..., tiers: _Optional[_Iterable[_Union[TierStats, _Mapping]]] = ..., corruptions: _Optional[int] = ..., evictions: _Optional[int] = ..., cache_degraded: bool = ..., bitcode_compiles: _Optional[int] = ..., remote_hits: _Optional[int] = ..., remote: _Optional[_Union[RemoteTierStats, _Mapping]] = ..., listeners: _Optional[_Iterable[_Union[Listener, _Mapping]]] = ..., unauthenticated_calls: _Optional[int] = ..., denied_calls: _Optional[int] = ..., memo_hits: _Optional[int] = ..., memo_misses: _Optional[int] = ..., memo_entries: _Optional[int] = ..., memo_evictions: _Optional[int] = ..., digest_only_replies: _Optional[int] = ..., bytes_omitted: _Optional[int] = ..., tuning_tables: _Optional[_Iterable[_Union[TuningTableInfo, _Mapping]]] = ..., tuning_digest: _Optional[str] = ..., auto_resolutions: _Optional[int] = ...) -> None: ...
+
+class TuningTableInfo(_message.Message):
+    __slots__ = ("arch", "version", "digest", "source", "device", "cells", "placeholder")
+    ARCH_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_FIELD_NUMBER: _ClassVar[int]
+    CELLS_FIELD_NUMBER: _ClassVar[int]
+    PLACEHOLDER_FIELD_NUMBER: _ClassVar[int]
+    arch: str
+    version: str
+    digest: str
+    source: str
+    device: str
+    cells: int
+    placeholder: bool
+    def __init__(self, arch: _Optional[str] = ..., version: _Optional[str] = ..., digest: _Optional[str] = ..., source: _Optional[str] = ..., device: _Optional[str] = ..., cells: _Optional[int] = ..., placeholder: bool = ...) -> None: ...
 
 class Listener(_message.Message):
     __slots__ = ("address", "tls", "client_certificates", "tokens", "insecure", "mode")
