@@ -15,19 +15,39 @@
 //      without the tier (compiles in total, slowest reply vs one warm compile). Not in the
 //      default sections: --sections F (needs /usr/bin/redis-server).
 //
-// usage: coopd_bench [--rounds N] [--sections ABCEF]   (binaries are found next to this one in
-//        the build tree; D, the storage of B's artifacts, comes with B)
+// The sections bench/run.sh renders (not in the default sections; they record figures for
+// --json, see bench/report.h):
+//   T. time to artifact for the same specs: one-shot NVRTC in a fresh process, coopd's cold
+//      worker, warm worker (--warm-specs new specs per round, default 3), memory hit, disk hit
+//      and remote hit (Redis, when redis-server is installed), and the stored bytes per
+//      artifact;
+//   S. single-flight: N identical requests for a spec not yet compiled (--flight 1,8,32,128),
+//      on pre-warmed workers (--flight-workers, default 2): the slowest reply against N = 1, and
+//      the compiles per N;
+//   G. a frontend's fresh process, from start to a linked cubin (bench/frontend_e2e): through
+//      coopd (a hit, then nvJitLink in the process, or coopd's Link RPC) vs NVRTC + nvJitLink
+//      in the process.
+//
+// usage: coopd_bench [--rounds N] [--sections ABCEFTSG] [--warm-specs N] [--flight 1,8,32,128]
+//                    [--flight-workers N] [--json FILE]
+//        (binaries are found next to this one in the build tree; D, the storage of B's
+//        artifacts, comes with B)
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <future>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench/frontend_spec.h"
+#include "bench/report.h"
 #include "coop/client.h"
 #include "integration/coopd_process.h"
 #include "integration/redis_harness.h"
@@ -246,15 +266,255 @@ void FarmTier(int rounds) {
               static_cast<double>(local_flight_compiles) / rounds);
 }
 
+double TimedMs(coop::Client& client, const coop::Spec& s, coop::Origin expect) {
+  auto t0 = Clock::now();
+  coop::Artifact a = MustSpecialize(client, s);
+  const double ms = Ms(Clock::now() - t0);
+  if (expect != coop::Origin::kUnspecified && a.origin != expect) {
+    Die(std::string("expected a reply from ") + coop::OriginName(expect) + " for " + s.family +
+        " " + s.dtype + ", got one from " + coop::OriginName(a.origin));
+  }
+  return ms;
+}
+
+// Runs `argv`, returns its wall time in ms; dies with its stderr when it fails.
+double TimedRun(const std::vector<std::string>& argv, std::string* out = nullptr) {
+  std::string o, err;
+  auto t0 = Clock::now();
+  const int rc = RunCommand(argv, &o, &err);
+  const double ms = Ms(Clock::now() - t0);
+  if (rc != 0) Die(argv[0] + " failed (exit " + std::to_string(rc) + "): " + err);
+  if (out) *out = o;
+  return ms;
+}
+
+// T: every way to get the same artifact, side by side, each a client's round trip.
+void TimeToArtifact(int rounds, int warm_specs, coopd_bench::Report* report) {
+  const bool have_redis = access("/usr/bin/redis-server", X_OK) == 0;
+  TempDir redis_dir;
+  std::unique_ptr<coopd_test::RedisServer> redis;
+  std::string error;
+  if (have_redis) {
+    redis = std::make_unique<coopd_test::RedisServer>(redis_dir.path());
+    if (!redis->Start(&error)) Die(error);
+  }
+  const std::string base = "one-shot NVRTC, fresh process (wall)";
+  auto& fig = report->Add("time_to_artifact",
+                          "Time to artifact for the same specs (client wall, ms; ratio vs a "
+                          "one-shot NVRTC compile in a fresh process)",
+                          "ms", base);
+  auto& storage = report->Add(
+      "storage", "Stored bytes per artifact in the disk cache (ratio vs the raw record)", "bytes",
+      "raw bytes per artifact");
+  fig.note =
+      "Per round, a fresh daemon with one worker: spec 0 is its cold first compile (which builds "
+      "the worker's PCH); " +
+      (warm_specs == 1 ? std::string("spec 1 is")
+                       : "specs 1-" + std::to_string(warm_specs) + " are") +
+      " then compiled on the warm worker and fetched again from "
+      "memory, and by a second daemon without a memory tier from Redis (which backfills its "
+      "disk) and then from disk. The one-shot row compiles spec 1's rendered unit in a fresh "
+      "process (bench/nvrtc_oneshot, no PCH).";
+  if (!have_redis) fig.note += " No /usr/bin/redis-server here: no remote or disk hit rows.";
+  for (int r = 0; r < rounds; ++r) {
+    // Spec 0 builds the worker's PCH (the cold row); specs 1..3 are new specs on a warm worker
+    // and are then fetched from every tier.
+    std::vector<coop::Spec> specs = DistinctSpecs(1 + warm_specs, 800 + r);
+    std::vector<std::string> writer_args = {"--workers", "1"},
+                             reader_args = {"--workers", "1", "--memory-cache-mb", "0"};
+    if (redis) {
+      // A generous bound on Redis commands: on a loaded machine the default 200 ms could turn
+      // a slow SET into a missing entry (the tier fails open), and the reader's hit into a compile.
+      const std::string url =
+          "redis://" + redis->Address() + "/tta" + std::to_string(r) + "?timeout_ms=2000";
+      for (auto* a : {&writer_args, &reader_args}) a->insert(a->end(), {"--remote-cache", url});
+    }
+    Daemon writer(writer_args);
+    auto w = writer.process.MakeClient();
+    fig.At("coopd, cold worker: first compile")
+        .samples.push_back(TimedMs(w, specs[0], coop::Origin::kCompiled));
+    for (size_t i = 1; i < specs.size(); ++i) {
+      auto t0 = Clock::now();
+      coop::Artifact a = MustSpecialize(w, specs[i]);
+      fig.At("coopd, warm worker: new spec").samples.push_back(Ms(Clock::now() - t0));
+      if (a.pch_status != "used") Die("a warm compile did not use the PCH: " + a.pch_status);
+      if (i == 1) {
+        const std::string path = writer.dir.path() + "/unit.cu";
+        std::ofstream(path) << a.source;
+        fig.At(base).samples.push_back(TimedRun({NVRTC_ONESHOT_BINARY, path, "sm_90"}));
+      }
+    }
+    for (size_t i = 1; i < specs.size(); ++i) {
+      fig.At("memory hit").samples.push_back(TimedMs(w, specs[i], coop::Origin::kMemory));
+    }
+    for (const auto& t : writer.Stats().tiers) {
+      if (t.name == "disk" && t.entries > 0) {
+        storage.At("raw bytes per artifact")
+            .samples.push_back(static_cast<double>(t.raw_bytes) / static_cast<double>(t.entries));
+        storage.At("stored bytes per artifact (zstd, deduplicated)")
+            .samples.push_back(static_cast<double>(t.bytes) / static_cast<double>(t.entries));
+      }
+    }
+    if (!redis) continue;
+    // Memory tier off: the first request is a remote hit (which backfills the disk), the
+    // second a disk hit.
+    Daemon reader(reader_args);
+    auto rd = reader.process.MakeClient();
+    for (size_t i = 1; i < specs.size(); ++i) {
+      fig.At("remote hit (Redis on loopback; backfills disk)")
+          .samples.push_back(TimedMs(rd, specs[i], coop::Origin::kRemote));
+      fig.At("disk hit (memory tier off)")
+          .samples.push_back(TimedMs(rd, specs[i], coop::Origin::kDisk));
+    }
+  }
+  std::printf("\nT. time to artifact (median ms; ratio vs one-shot NVRTC)\n");
+  const double b = Median(fig.At(base).samples);
+  for (const auto& row : fig.rows) {
+    std::printf("  %-48s %9.2f  %.4f\n", row.name.c_str(), Median(row.samples),
+                Median(row.samples) / b);
+  }
+}
+
+// S: N identical requests for a spec nobody has compiled yet, at once, on warm workers.
+void SingleFlight(int rounds, const std::vector<int>& ns, int workers,
+                  coopd_bench::Report* report) {
+  const std::string base = "N = 1";
+  auto& fig = report->Add("single_flight",
+                          "Single-flight: N identical requests for a spec not yet compiled, on " +
+                              std::to_string(workers) +
+                              " pre-warmed worker(s) (slowest reply, ms; ratio vs N = 1)",
+                          "ms", base);
+  // Warmed by one compile (the other workers then build the same PCH by themselves), not by
+  // --prewarm, which would also build clang's precompiled header for bitcode.
+  Daemon d({"--workers", std::to_string(workers), "--prewarm", "none"});
+  {
+    auto client = d.process.MakeClient();
+    MustSpecialize(client, DistinctSpecs(1, 899)[0]);
+  }
+  d.WaitWarm();
+  int salt = 900;
+  for (int r = 0; r < rounds; ++r) {
+    for (int n : ns) {
+      const coop::Spec s = DistinctSpecs(1, salt++)[0];
+      const uint64_t before = d.Stats().compiles;
+      std::vector<coop::Client> clients;
+      for (int i = 0; i < n; ++i) clients.push_back(d.process.MakeClient());
+      std::promise<void> go;
+      std::shared_future<void> start = go.get_future().share();
+      std::vector<std::future<double>> replies;
+      for (int i = 0; i < n; ++i) {
+        replies.push_back(std::async(std::launch::async, [&clients, i, s, start] {
+          start.wait();
+          auto t0 = Clock::now();
+          MustSpecialize(clients[static_cast<size_t>(i)], s);
+          return Ms(Clock::now() - t0);
+        }));
+      }
+      go.set_value();
+      double worst = 0;
+      for (auto& f : replies) worst = std::max(worst, f.get());
+      coopd_bench::Row& row = fig.At("N = " + std::to_string(n));
+      row.samples.push_back(worst);
+      const double compiles = static_cast<double>(d.Stats().compiles - before);
+      row.values["compiles (max per run)"] =
+          std::max(row.values["compiles (max per run)"], compiles);
+    }
+  }
+  std::printf("\nS. single-flight, identical cold requests (median of the slowest reply, ms)\n");
+  const double b = Median(fig.At(base).samples);
+  for (const auto& row : fig.rows) {
+    std::printf("  %-48s %9.0f  %.2f  (compiles %.0f)\n", row.name.c_str(), Median(row.samples),
+                Median(row.samples) / b, row.values.at("compiles (max per run)"));
+  }
+}
+
+// G: a frontend's fresh process to a linked cubin, interleaved over the ways to get there.
+void FrontendEndToEnd(int rounds, coopd_bench::Report* report) {
+  const std::string base = "in-process NVRTC + nvJitLink (no coopd)";
+  auto& fig = report->Add("frontend_e2e",
+                          "A frontend's fresh process to a linked cubin ready to load (process "
+                          "wall, ms; ratio vs in-process NVRTC + nvJitLink)",
+                          "ms", base);
+  fig.note = "bench/frontend_e2e: " + std::string(coopd_bench::FrontendSpec().family) +
+             " float32 256 threads, " + coopd_bench::kFrontendArch +
+             "; the kernel is compiled by NVRTC in every variant; no GPU";
+  Daemon d({"--workers", "1"});
+  auto client = d.process.MakeClient();
+  const coop::Artifact a = MustSpecialize(client, coopd_bench::FrontendSpec());
+  const std::string source = d.dir.path() + "/unit.cu", cubin = d.dir.path() + "/out.cubin";
+  std::ofstream(source) << a.source;
+  const std::vector<std::pair<std::string, std::vector<std::string>>> variants = {
+      {base,
+       {FRONTEND_E2E_BINARY, "nvrtc", source, a.entries.at(0).symbol,
+        std::to_string(a.temp_storage_bytes), cubin}},
+      {"coopd hit + nvJitLink in the process",
+       {FRONTEND_E2E_BINARY, "coopd", d.process.socket_path(), cubin}},
+      {"coopd hit + coopd's Link RPC (cached cubin)",
+       {FRONTEND_E2E_BINARY, "coopd-link", d.process.socket_path(), cubin}},
+  };
+  TimedRun(variants[2].second);  // the first Link compiles the cubin; later ones are hits
+  for (int r = 0; r < rounds; ++r) {
+    for (const auto& [name, argv] : variants) {
+      std::string out;
+      coopd_bench::Row& row = fig.At(name);
+      row.samples.push_back(TimedRun(argv, &out));
+      unsigned long long bytes = 0;
+      if (std::sscanf(out.c_str(), "cubin %llu", &bytes) != 1 || bytes == 0) {
+        Die("frontend_e2e printed no cubin: " + out);
+      }
+      row.values["cubin bytes"] = static_cast<double>(bytes);
+    }
+  }
+  std::printf("\nG. fresh frontend process to a linked cubin (median ms; ratio vs no coopd)\n");
+  const double b = Median(fig.At(base).samples);
+  for (const auto& row : fig.rows) {
+    std::printf("  %-48s %9.0f  %.2f\n", row.name.c_str(), Median(row.samples),
+                Median(row.samples) / b);
+  }
+}
+
+std::vector<int> ParseCounts(const std::string& list) {
+  std::vector<int> out;
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const int n = std::atoi(item.c_str());
+    if (n < 1) Die("--flight: counts must be positive integers, got \"" + item + "\"");
+    out.push_back(n);
+  }
+  if (out.empty() || out[0] != 1) Die("--flight: the list must start with 1 (the baseline)");
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int rounds = 3;
-  std::string sections = "ABCE";
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::string(argv[i]) == "--rounds") rounds = std::max(1, std::atoi(argv[++i]));
-    if (std::string(argv[i]) == "--sections") sections = argv[++i];
+  std::string sections = "ABCE", json_path;
+  std::vector<int> flight = {1, 8, 32, 128};
+  int flight_workers = 2, warm_specs = 3;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) Die("usage: coopd_bench [--rounds N] [--sections ABCEFTSG] ...");
+    if (a == "--rounds") {
+      rounds = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--sections") {
+      sections = argv[++i];
+    } else if (a == "--flight") {
+      flight = ParseCounts(argv[++i]);
+    } else if (a == "--warm-specs") {
+      warm_specs = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--flight-workers") {
+      flight_workers = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--json") {
+      json_path = argv[++i];
+    } else {
+      Die("unknown argument \"" + a +
+          "\"; allowed: --rounds, --sections, --warm-specs, --flight, --flight-workers, "
+          "--json");
+    }
   }
+  coopd_bench::Report report("coopd_bench");
   auto wanted = [&](char section) { return sections.find(section) != std::string::npos; };
   std::printf("coopd_bench: %d round(s) per measurement, %u cores\n\n", rounds,
               std::thread::hardware_concurrency());
@@ -405,5 +665,9 @@ int main(int argc, char** argv) {
   // ---- E: bitcode vs LTO-IR -------------------------------------------------------------------
   if (wanted('E')) BitcodeVsLtoIr(rounds);
   if (wanted('F')) FarmTier(rounds);
+  if (wanted('T')) TimeToArtifact(rounds, warm_specs, &report);
+  if (wanted('S')) SingleFlight(rounds, flight, flight_workers, &report);
+  if (wanted('G')) FrontendEndToEnd(rounds, &report);
+  if (!json_path.empty() && !report.Write(json_path, coopd_bench::JoinArgs(argc, argv))) return 1;
   return 0;
 }
