@@ -56,10 +56,9 @@ grpc::ByteBuffer WriteSpecializeResponse(const coop::v1::Artifact& artifact,
   const size_t ltoir_field =
       ltoir.bytes.empty() ? 0 : HeaderSize(kArtifactLtoir, ltoir.bytes.size()) + ltoir.bytes.size();
   // A second Artifact.bitcode holding only `data`: the parse merges it into the first.
-  const size_t bitcode_inner = bitcode.bytes.empty()
-                                   ? 0
-                                   : HeaderSize(kBitcodeData, bitcode.bytes.size()) +
-                                         bitcode.bytes.size();
+  const size_t bitcode_inner =
+      bitcode.bytes.empty() ? 0
+                            : HeaderSize(kBitcodeData, bitcode.bytes.size()) + bitcode.bytes.size();
   const size_t bitcode_field =
       bitcode.bytes.empty() ? 0 : HeaderSize(kArtifactBitcode, bitcode_inner) + bitcode_inner;
   const size_t artifact_length = rest + ltoir_field + bitcode_field;

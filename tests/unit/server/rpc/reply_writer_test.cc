@@ -3,8 +3,8 @@
 #include "server/rpc/reply_writer.h"
 
 #include <google/protobuf/util/message_differencer.h>
-#include <gtest/gtest.h>
 #include <grpcpp/support/slice.h>
+#include <gtest/gtest.h>
 
 #include <memory>
 #include <random>
@@ -141,8 +141,8 @@ TEST(ReplyWriter, BundleWithLinkInputsDecodesAsTheSerializedOne) {
   in->set_ltoir(RandomBytes(3000, 4));  // operators' bytes stay in the message
   bundle.set_type_definitions("struct pair { int a, b; };\n");
   const std::string ltoir = RandomBytes(400000, 5);
-  EXPECT_TRUE(DecodesTo(Flatten(WriteSpecializeResponse(bundle, Share(ltoir))),
-                        Whole(bundle, ltoir, "")));
+  EXPECT_TRUE(
+      DecodesTo(Flatten(WriteSpecializeResponse(bundle, Share(ltoir))), Whole(bundle, ltoir, "")));
 }
 
 TEST(ReplyWriter, WithoutSharedBytesItIsTheNormalSerialization) {
