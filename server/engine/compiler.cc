@@ -1,52 +1,61 @@
 #include "server/engine/compiler.h"
 
-#include <nvJitLink.h>
-#include <nvrtc.h>
-
 #include <cctype>
 #include <chrono>
 #include <memory>
 #include <mutex>
 
 #include "absl/status/status.h"
+#include "server/toolchain/cuda_libs.h"
 #include "server/util/strings.h"
 
 namespace coopd {
 namespace {
 
+// NVRTC and nvJitLink, loaded on first use (cuda_libs.h). Every entry point of this file calls
+// LoadCuda() first and returns its error; the helpers below run only after it succeeded.
+const CudaApi& Api() {
+  return **LoadCuda();
+}
+
+absl::Status CudaLoaded() {
+  auto api = LoadCuda();
+  return api.ok() ? absl::OkStatus() : api.status();
+}
+
 struct ProgramDeleter {
-  void operator()(nvrtcProgram p) const { nvrtcDestroyProgram(&p); }
+  void operator()(nvrtcProgram p) const { Api().nvrtcDestroyProgram(&p); }
 };
 using ProgramPtr = std::unique_ptr<std::remove_pointer_t<nvrtcProgram>, ProgramDeleter>;
 
 struct LinkDeleter {
-  void operator()(nvJitLinkHandle h) const { nvJitLinkDestroy(&h); }
+  void operator()(nvJitLinkHandle h) const { Api().nvJitLinkDestroy(&h); }
 };
 using LinkPtr = std::unique_ptr<std::remove_pointer_t<nvJitLinkHandle>, LinkDeleter>;
 
 std::string ProgramLog(nvrtcProgram prog) {
   size_t size = 0;
-  if (nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size <= 1) return "";
+  if (Api().nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size <= 1) return "";
   std::string log(size, '\0');
-  if (nvrtcGetProgramLog(prog, log.data()) != NVRTC_SUCCESS) return "";
+  if (Api().nvrtcGetProgramLog(prog, log.data()) != NVRTC_SUCCESS) return "";
   log.resize(size - 1);
   return log;
 }
 
 std::string LinkErrorLog(nvJitLinkHandle h) {
   size_t size = 0;
-  if (nvJitLinkGetErrorLogSize(h, &size) != NVJITLINK_SUCCESS || size <= 1) return "";
+  if (Api().nvJitLinkGetErrorLogSize(h, &size) != NVJITLINK_SUCCESS || size <= 1) return "";
   std::string log(size, '\0');
-  if (nvJitLinkGetErrorLog(h, log.data()) != NVJITLINK_SUCCESS) return "";
+  if (Api().nvJitLinkGetErrorLog(h, log.data()) != NVJITLINK_SUCCESS) return "";
   log.resize(size - 1);
   return log;
 }
 
 std::string LinkInfoLog(nvJitLinkHandle h) {
   size_t size = 0;
-  if (nvJitLinkGetInfoLogSize(h, &size) != NVJITLINK_SUCCESS || size <= 1) return "";
+  if (Api().nvJitLinkGetInfoLogSize(h, &size) != NVJITLINK_SUCCESS || size <= 1) return "";
   std::string log(size, '\0');
-  if (nvJitLinkGetInfoLog(h, log.data()) != NVJITLINK_SUCCESS) return "";
+  if (Api().nvJitLinkGetInfoLog(h, log.data()) != NVJITLINK_SUCCESS) return "";
   log.resize(size - 1);
   return log;
 }
@@ -87,7 +96,7 @@ const char* PchStatusName(nvrtcResult r) {
     case NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED:
       return "not attempted (reused or not needed)";
     default:
-      return nvrtcGetErrorString(r);
+      return Api().nvrtcGetErrorString(r);
   }
 }
 
@@ -134,8 +143,9 @@ absl::StatusOr<CompileOutput> CompileToLtoIr(const std::vector<EmbeddedHeader>& 
                                              const std::vector<std::string>& semantic_options,
                                              const CompileSettings& settings) {
   const auto start = std::chrono::steady_clock::now();
+  if (absl::Status s = CudaLoaded(); !s.ok()) return s;
   if (settings.pch) {
-    std::call_once(g_pch_heap_once, [&] { nvrtcSetPCHHeapSize(settings.pch_heap_bytes); });
+    std::call_once(g_pch_heap_once, [&] { Api().nvrtcSetPCHHeapSize(settings.pch_heap_bytes); });
   }
   std::vector<const char*> header_sources, header_names;
   for (const auto& h : headers) {
@@ -143,12 +153,12 @@ absl::StatusOr<CompileOutput> CompileToLtoIr(const std::vector<EmbeddedHeader>& 
     header_names.push_back(h.name.c_str());
   }
   nvrtcProgram raw = nullptr;
-  nvrtcResult r = nvrtcCreateProgram(&raw, source.c_str(), "coop_unit.cu",
-                                     static_cast<int>(header_sources.size()), header_sources.data(),
-                                     header_names.data());
+  nvrtcResult r = Api().nvrtcCreateProgram(&raw, source.c_str(), "coop_unit.cu",
+                                           static_cast<int>(header_sources.size()),
+                                           header_sources.data(), header_names.data());
   if (r != NVRTC_SUCCESS) {
     return absl::InternalError(
-        StrCat("nvrtc: nvrtcCreateProgram failed: ", nvrtcGetErrorString(r)));
+        StrCat("nvrtc: nvrtcCreateProgram failed: ", Api().nvrtcGetErrorString(r)));
   }
   ProgramPtr prog(raw);
 
@@ -156,29 +166,30 @@ absl::StatusOr<CompileOutput> CompileToLtoIr(const std::vector<EmbeddedHeader>& 
   if (settings.pch) all.push_back("-pch");
   std::vector<const char*> argv;
   for (const auto& o : all) argv.push_back(o.c_str());
-  r = nvrtcCompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
+  r = Api().nvrtcCompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
   CompileOutput out;
   const std::string raw_log = ProgramLog(prog.get());
   out.log = StripPchNotes(raw_log);
   if (r != NVRTC_SUCCESS) {
     return absl::InternalError(
-        StrCat("nvrtc: compile failed (", nvrtcGetErrorString(r), "):\n", out.log));
+        StrCat("nvrtc: compile failed (", Api().nvrtcGetErrorString(r), "):\n", out.log));
   }
   if (!settings.pch) {
     out.pch_status = "off";
   } else if (raw_log.find("using precompiled header file") != std::string::npos) {
     out.pch_status = "used";
   } else {
-    out.pch_status = PchStatusName(nvrtcGetPCHCreateStatus(prog.get()));
+    out.pch_status = PchStatusName(Api().nvrtcGetPCHCreateStatus(prog.get()));
   }
 
   size_t size = 0;
-  if ((r = nvrtcGetLTOIRSize(prog.get(), &size)) != NVRTC_SUCCESS || size == 0) {
-    return absl::InternalError(StrCat("nvrtc: no LTO-IR produced: ", nvrtcGetErrorString(r)));
+  if ((r = Api().nvrtcGetLTOIRSize(prog.get(), &size)) != NVRTC_SUCCESS || size == 0) {
+    return absl::InternalError(StrCat("nvrtc: no LTO-IR produced: ", Api().nvrtcGetErrorString(r)));
   }
   out.ltoir.resize(size);
-  if ((r = nvrtcGetLTOIR(prog.get(), out.ltoir.data())) != NVRTC_SUCCESS) {
-    return absl::InternalError(StrCat("nvrtc: nvrtcGetLTOIR failed: ", nvrtcGetErrorString(r)));
+  if ((r = Api().nvrtcGetLTOIR(prog.get(), out.ltoir.data())) != NVRTC_SUCCESS) {
+    return absl::InternalError(
+        StrCat("nvrtc: nvrtcGetLTOIR failed: ", Api().nvrtcGetErrorString(r)));
   }
   out.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -208,14 +219,16 @@ absl::StatusOr<std::vector<Layout>> QueryLayouts(const std::string& ltoir, const
                                                  const std::vector<LayoutSymbols>& symbols,
                                                  const std::vector<LinkInput>& extra_inputs,
                                                  const std::vector<std::string>& required_symbols) {
+  if (absl::Status s = CudaLoaded(); !s.ok()) return s;
   // Link to PTX: -lto makes nvJitLink run NVVM over the IR; -ptx stops before ptxas.
   const std::string arch_opt = "-arch=" + arch;
   const char* opts[] = {arch_opt.c_str(), "-lto", "-ptx"};
   nvJitLinkHandle raw = nullptr;
-  nvJitLinkResult r = nvJitLinkCreate(&raw, 3, opts);
+  nvJitLinkResult r = Api().nvJitLinkCreate(&raw, 3, opts);
   if (r != NVJITLINK_SUCCESS) return LinkError(nullptr, r, "create (layout query)");
   LinkPtr h(raw);
-  r = nvJitLinkAddData(h.get(), NVJITLINK_INPUT_LTOIR, ltoir.data(), ltoir.size(), "artifact");
+  r = Api().nvJitLinkAddData(h.get(), NVJITLINK_INPUT_LTOIR, ltoir.data(), ltoir.size(),
+                             "artifact");
   if (r != NVJITLINK_SUCCESS) return LinkError(h.get(), r, "add LTO-IR (layout query)");
   // The frontend's bytes: their failures are the caller's to fix.
   auto caller_error = [&](const absl::Status& s) {
@@ -224,20 +237,20 @@ absl::StatusOr<std::vector<Layout>> QueryLayouts(const std::string& ltoir, const
                s.message()));
   };
   for (const auto& in : extra_inputs) {
-    r = nvJitLinkAddData(h.get(), NVJITLINK_INPUT_LTOIR, in.data.data(), in.data.size(),
-                         in.name.c_str());
+    r = Api().nvJitLinkAddData(h.get(), NVJITLINK_INPUT_LTOIR, in.data.data(), in.data.size(),
+                               in.name.c_str());
     if (r != NVJITLINK_SUCCESS) return caller_error(LinkError(h.get(), r, "add " + in.name));
   }
-  if ((r = nvJitLinkComplete(h.get())) != NVJITLINK_SUCCESS) {
+  if ((r = Api().nvJitLinkComplete(h.get())) != NVJITLINK_SUCCESS) {
     absl::Status s = LinkError(h.get(), r, "link to PTX (layout query)");
     return extra_inputs.empty() ? s : caller_error(s);
   }
   size_t size = 0;
-  if ((r = nvJitLinkGetLinkedPtxSize(h.get(), &size)) != NVJITLINK_SUCCESS) {
+  if ((r = Api().nvJitLinkGetLinkedPtxSize(h.get(), &size)) != NVJITLINK_SUCCESS) {
     return LinkError(h.get(), r, "get PTX size (layout query)");
   }
   std::string ptx(size, '\0');
-  if ((r = nvJitLinkGetLinkedPtx(h.get(), ptx.data())) != NVJITLINK_SUCCESS) {
+  if ((r = Api().nvJitLinkGetLinkedPtx(h.get(), ptx.data())) != NVJITLINK_SUCCESS) {
     return LinkError(h.get(), r, "get PTX (layout query)");
   }
   auto read = [&](const std::string& sym) -> absl::StatusOr<uint64_t> {
@@ -280,32 +293,33 @@ absl::StatusOr<std::vector<Layout>> QueryLayouts(const std::string& ltoir, const
 
 absl::StatusOr<std::string> LinkCubin(const std::vector<LinkInput>& inputs, const std::string& arch,
                                       const std::vector<std::string>& extra_options) {
+  if (absl::Status s = CudaLoaded(); !s.ok()) return s;
   std::vector<std::string> opts = {"-arch=" + arch, "-lto"};
   opts.insert(opts.end(), extra_options.begin(), extra_options.end());
   std::vector<const char*> argv;
   for (const auto& o : opts) argv.push_back(o.c_str());
   nvJitLinkHandle raw = nullptr;
-  nvJitLinkResult r = nvJitLinkCreate(&raw, static_cast<uint32_t>(argv.size()), argv.data());
+  nvJitLinkResult r = Api().nvJitLinkCreate(&raw, static_cast<uint32_t>(argv.size()), argv.data());
   if (r != NVJITLINK_SUCCESS) return LinkError(nullptr, r, "create");
   LinkPtr h(raw);
   for (const auto& in : inputs) {
     nvJitLinkInputType type = in.kind == LinkInput::kLtoIr ? NVJITLINK_INPUT_LTOIR
                               : in.kind == LinkInput::kPtx ? NVJITLINK_INPUT_PTX
                                                            : NVJITLINK_INPUT_CUBIN;
-    r = nvJitLinkAddData(h.get(), type, in.data.data(), in.data.size(), in.name.c_str());
+    r = Api().nvJitLinkAddData(h.get(), type, in.data.data(), in.data.size(), in.name.c_str());
     if (r != NVJITLINK_SUCCESS) return LinkError(h.get(), r, StrCat("add ", in.name));
   }
-  if ((r = nvJitLinkComplete(h.get())) != NVJITLINK_SUCCESS) {
+  if ((r = Api().nvJitLinkComplete(h.get())) != NVJITLINK_SUCCESS) {
     std::string info = LinkInfoLog(h.get());
     absl::Status s = LinkError(h.get(), r, "link");
     return absl::InternalError(StrCat(s.message(), info.empty() ? "" : "\ninfo log:\n", info));
   }
   size_t size = 0;
-  if ((r = nvJitLinkGetLinkedCubinSize(h.get(), &size)) != NVJITLINK_SUCCESS) {
+  if ((r = Api().nvJitLinkGetLinkedCubinSize(h.get(), &size)) != NVJITLINK_SUCCESS) {
     return LinkError(h.get(), r, "get cubin size");
   }
   std::string cubin(size, '\0');
-  if ((r = nvJitLinkGetLinkedCubin(h.get(), cubin.data())) != NVJITLINK_SUCCESS) {
+  if ((r = Api().nvJitLinkGetLinkedCubin(h.get(), cubin.data())) != NVJITLINK_SUCCESS) {
     return LinkError(h.get(), r, "get cubin");
   }
   return cubin;

@@ -61,10 +61,13 @@ void Fail(wv1::Reply* reply, const absl::Status& s) {
                               std::to_string(g_memory_limit_bytes >> 20) +
                               " MiB by --worker-memory-mb";
     // What NVRTC ("unable to obtain mapped memory", a PCH heap it cannot map), clang and LLVM
-    // ("out of memory", "Allocation failed") and the C++ runtime say when an allocation fails.
+    // ("out of memory", "Allocation failed"), the C++ runtime and the loader (the worker opens
+    // NVRTC and nvJitLink for its first job, under the limit: toolchain/cuda_libs.h) say when an
+    // allocation fails.
     bool out_of_memory = false;
     for (const char* sign : {"unable to obtain mapped memory", "LLVM ERROR: out of memory",
-                             "Allocation failed", "std::bad_alloc", "PCH Heap initialization"}) {
+                             "Allocation failed", "std::bad_alloc", "PCH Heap initialization",
+                             "failed to map segment from shared object"}) {
       if (message.find(sign) != std::string::npos) out_of_memory = true;
     }
     if (out_of_memory) {

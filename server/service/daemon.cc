@@ -1,11 +1,9 @@
 #include "server/service/daemon.h"
 
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
-#include <nvrtc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -113,9 +111,8 @@ absl::StatusOr<SandboxPolicy> WorkerSandbox(SandboxMode mode, const Toolchain& t
   policy.read.push_back(real(tc.cuda_include));
   // The CUDA toolkit (NVRTC's builtins library, clang's --cuda-path), and where libnvrtc lives.
   policy.read.push_back(fs::path(real(tc.cuda_include)).parent_path().string());
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) != 0 && info.dli_fname != nullptr) {
-    policy.read.push_back(fs::path(real(info.dli_fname)).parent_path().string());
+  if (!tc.nvrtc_library.empty()) {
+    policy.read.push_back(fs::path(real(tc.nvrtc_library)).parent_path().string());
   }
   // Shared libraries (and the loader's cache), the host's C/C++ headers that clang's CUDA
   // wrappers include, /dev/null for clang's stdin.

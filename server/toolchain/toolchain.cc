@@ -1,17 +1,17 @@
 #include "server/toolchain/toolchain.h"
 
-#include <nvJitLink.h>
-#include <nvrtc.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "device/embedded_headers.h"
+#include "server/toolchain/cuda_libs.h"
 #include "server/util/sha256.h"
 #include "server/util/strings.h"
 
@@ -141,25 +141,21 @@ absl::StatusOr<std::string> TreeDigest(const fs::path& root, const std::string& 
 absl::StatusOr<Toolchain> ProbeToolchain(const ToolchainOptions& options) {
   Toolchain tc;
   tc.cccl_include = options.cccl_include.empty() ? DefaultCcclInclude() : options.cccl_include;
+  tc.cuda_include = options.cuda_include.empty() ? DefaultCudaInclude() : options.cuda_include;
+  // clang's probe runs three clang processes (most of a start with the header manifest): on a
+  // thread of its own, beside the rest of the probe.
+  std::future<ClangToolchain> clang = std::async(std::launch::async, ProbeClang, options.clang,
+                                                 fs::path(tc.cuda_include).parent_path().string());
 
-  if (nvrtcVersion(&tc.nvrtc_major, &tc.nvrtc_minor) != NVRTC_SUCCESS) {
-    return absl::FailedPreconditionError("toolchain: nvrtcVersion failed (is NVRTC installed?)");
-  }
-  unsigned int jl_major = 0, jl_minor = 0;
-  if (nvJitLinkVersion(&jl_major, &jl_minor) != NVJITLINK_SUCCESS) {
-    return absl::FailedPreconditionError("toolchain: nvJitLinkVersion failed");
-  }
-  tc.nvjitlink_major = static_cast<int>(jl_major);
-  tc.nvjitlink_minor = static_cast<int>(jl_minor);
-
-  int n = 0;
-  if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) {
-    return absl::FailedPreconditionError("toolchain: nvrtcGetNumSupportedArchs failed");
-  }
-  tc.supported_archs.resize(static_cast<size_t>(n));
-  if (nvrtcGetSupportedArchs(tc.supported_archs.data()) != NVRTC_SUCCESS) {
-    return absl::FailedPreconditionError("toolchain: nvrtcGetSupportedArchs failed");
-  }
+  // The daemon's only use of NVRTC and nvJitLink: they are unloaded again (cuda_libs.h).
+  auto cuda = ProbeCudaLibraries();
+  if (!cuda.ok()) return cuda.status();
+  tc.nvrtc_major = cuda->nvrtc_major;
+  tc.nvrtc_minor = cuda->nvrtc_minor;
+  tc.nvjitlink_major = cuda->nvjitlink_major;
+  tc.nvjitlink_minor = cuda->nvjitlink_minor;
+  tc.supported_archs = std::move(cuda->supported_archs);
+  tc.nvrtc_library = std::move(cuda->nvrtc_path);
 
   const fs::path version_header = fs::path(tc.cccl_include) / "cuda/std/__cccl/version.h";
   auto version_text = ReadFile(version_header);
@@ -188,7 +184,6 @@ absl::StatusOr<Toolchain> ProbeToolchain(const ToolchainOptions& options) {
   if (!cccl_digest.ok()) return cccl_digest.status();
   tc.cccl_digest = *cccl_digest;
 
-  tc.cuda_include = options.cuda_include.empty() ? DefaultCudaInclude() : options.cuda_include;
   size_t cuda_hashed = 0, cuda_total = 0;
   auto cuda_digest = TreeDigest(
       tc.cuda_include, options.manifest_path.empty() ? "" : options.manifest_path + ".cuda",
@@ -210,7 +205,7 @@ absl::StatusOr<Toolchain> ProbeToolchain(const ToolchainOptions& options) {
   all.UpdateField(tc.cuda_digest);
   all.UpdateField(tc.device_digest);
   tc.header_digest = all.FinishHex();
-  tc.clang = ProbeClang(options.clang, fs::path(tc.cuda_include).parent_path().string());
+  tc.clang = clang.get();
   return tc;
 }
 

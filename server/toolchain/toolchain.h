@@ -81,6 +81,7 @@ struct Toolchain {
   std::string device_digest;  // sha256 over coopd's embedded device headers
   std::string header_digest;  // sha256 over both of the above
   std::vector<int> supported_archs;
+  std::string nvrtc_library;  // the file NVRTC was loaded from (the workers' sandbox reads it)
   std::vector<EmbeddedHeader> device_headers;
   ClangToolchain clang;       // the bitcode backend (optional)
   size_t headers_hashed = 0;  // files read at start-up (the rest came from the manifest)
