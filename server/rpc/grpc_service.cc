@@ -7,6 +7,7 @@
 #include <mutex>
 #include <random>
 
+#include "server/rpc/reply_writer.h"
 #include "server/util/escape.h"
 #include "server/util/strings.h"
 
@@ -251,6 +252,15 @@ void CoopService::Reply::Send(grpc::Status status) {
     status =
         grpc::SerializationTraits<google::protobuf::Message>::Serialize(response(), out_, &own);
   }
+  Finish(status);
+}
+
+void CoopService::Reply::SendEncoded(grpc::ByteBuffer reply) {
+  out_->Swap(&reply);
+  Finish(grpc::Status::OK);
+}
+
+void CoopService::Reply::Finish(const grpc::Status& status) {
   admission.Release();
   // Every status coopd produces itself carries this trailer, so a client can tell a "retry"
   // from coopd from a transport failure (coop::Error::from_server, client/src/client.cc). The
@@ -326,13 +336,17 @@ grpc::ServerUnaryReactor* CoopService::Specialize(grpc::CallbackServerContext* c
         // and no hop to the executor and back (the largest fixed cost of a hit).
         if (!draining_) {
           const Req& request = call->request;
-          auto artifact = service_->SpecializeFromMemory(
+          auto hit = service_->SpecializeFromMemory(
               {request.spec()}, /*bundle=*/false,
               std::vector<int>(request.formats().begin(), request.formats().end()),
               call->request_id, {request.have().begin(), request.have().end()});
-          if (artifact) {
-            *call->response_message.mutable_artifact() = std::move(*artifact);
-            call->Send(grpc::Status::OK);
+          if (hit) {
+            // The LTO-IR and bitcode go out as slices of the memory tier's values, uncopied.
+            const auto shared = [](const std::shared_ptr<const CacheValue>& value) {
+              return value ? SharedBytes{value, value->blob} : SharedBytes{};
+            };
+            call->SendEncoded(
+                WriteSpecializeResponse(hit->artifact, shared(hit->ltoir), shared(hit->bitcode)));
             return;
           }
         }

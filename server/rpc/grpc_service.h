@@ -164,12 +164,15 @@ class CoopService final : public RawCoopService {
     // Sends `status` (when OK, with the response, serialized as the generated handler would)
     // and the coopd-status trailer, then deletes this.
     void Send(grpc::Status status);
+    // Sends `reply`, already encoded (reply_writer.h), with status OK; then as Send.
+    void SendEncoded(grpc::ByteBuffer reply);
     grpc::CallbackServerContext* const context;
     Role role = Role::kAdmin;  // the caller's (Admit)
     ClientLimiter::Admission admission;
     std::string request_id;  // RequestId(), set by Decode
 
    private:
+    void Finish(const grpc::Status& status);
     virtual const google::protobuf::Message& response() const = 0;
     grpc::ServerUnaryReactor* const reactor_;
     grpc::ByteBuffer* const out_;

@@ -270,7 +270,8 @@ absl::Status Service::CheckUserOperators(const std::vector<const PrimitiveSpec*>
 
 std::optional<Artifact> Service::LookupArtifact(const std::string& key,
                                                 std::optional<coop::v1::Format> expected,
-                                                bool memory_only) {
+                                                bool memory_only,
+                                                std::shared_ptr<const CacheValue>* blob_owner) {
   const auto lookup_start = std::chrono::steady_clock::now();
   std::optional<CacheHit> hit;
   if (!memory_only) {
@@ -306,17 +307,19 @@ std::optional<Artifact> Service::LookupArtifact(const std::string& key,
       break;
   }
   artifact.set_origin(origin);
-  // The one copy of the bytes a hit makes, after the tier's lock is released.
+  // The one copy of the bytes a hit makes, after the tier's lock is released; none for a
+  // caller that sends the shared value's bytes itself.
   const std::string digest =
       value.blob_sha256.empty() ? Sha256::Hex(value.blob) : value.blob_sha256;
   if (bitcode) {
-    artifact.mutable_bitcode()->set_data(value.blob);
+    if (blob_owner == nullptr) artifact.mutable_bitcode()->set_data(value.blob);
     artifact.mutable_bitcode()->set_origin(origin);
     artifact.mutable_bitcode()->set_digest(digest);
   } else {
-    artifact.set_ltoir(value.blob);
+    if (blob_owner == nullptr) artifact.set_ltoir(value.blob);
     artifact.set_digest(digest);
   }
+  if (blob_owner != nullptr) *blob_owner = hit->value;
   hit_seconds_[static_cast<int>(hit->origin)].Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - lookup_start).count());
   return artifact;
@@ -462,8 +465,9 @@ void Service::SetDigests(Artifact* a) {
   }
 }
 
-void Service::OmitHeldBytes(Artifact* a, const std::vector<coop::v1::HeldArtifact>& have) {
-  if (have.empty()) return;
+bool Service::OmitHeldBytes(Artifact* a, const std::vector<coop::v1::HeldArtifact>& have,
+                            uint64_t shared_bytes) {
+  if (have.empty()) return false;
   auto held = [&](coop::v1::Format format, const std::string& key, const std::string& digest) {
     return !key.empty() && !digest.empty() &&
            std::any_of(have.begin(), have.end(), [&](const coop::v1::HeldArtifact& h) {
@@ -475,10 +479,11 @@ void Service::OmitHeldBytes(Artifact* a, const std::vector<coop::v1::HeldArtifac
         f == coop::v1::FORMAT_BITCODE
             ? held(coop::v1::FORMAT_BITCODE, a->bitcode().key(), a->bitcode().digest())
             : held(coop::v1::FORMAT_LTOIR, a->key(), a->digest());
-    if (!matched) return;  // a stale or wrong digest: the whole reply
+    if (!matched) return false;  // a stale or wrong digest: the whole reply
   }
-  if (a->formats().empty()) return;
-  uint64_t omitted = a->ltoir().size() + a->source().size() + a->compile_log().size();
+  if (a->formats().empty()) return false;
+  uint64_t omitted =
+      shared_bytes + a->ltoir().size() + a->source().size() + a->compile_log().size();
   a->clear_ltoir();
   a->clear_source();
   a->clear_compile_log();
@@ -495,17 +500,20 @@ void Service::OmitHeldBytes(Artifact* a, const std::vector<coop::v1::HeldArtifac
   a->set_bytes_omitted(true);
   ++digest_only_replies_;
   bytes_omitted_ += omitted;
+  return true;
 }
 
 bool Service::ServeMemoized(const RequestMemo::Entry& entry, const std::string& request_id,
-                            ArtifactDone& done, bool memory_only) {
+                            ArtifactDone& done, bool memory_only, MemoryHit* shared) {
   std::optional<Artifact> ltoir, bitcode;
   if (!entry.ltoir_key.empty()) {
-    ltoir = LookupArtifact(entry.ltoir_key, coop::v1::FORMAT_LTOIR, memory_only);
+    ltoir = LookupArtifact(entry.ltoir_key, coop::v1::FORMAT_LTOIR, memory_only,
+                           shared != nullptr ? &shared->ltoir : nullptr);
     if (!ltoir) return false;
   }
   if (!entry.bitcode_key.empty()) {
-    bitcode = LookupArtifact(entry.bitcode_key, coop::v1::FORMAT_BITCODE, memory_only);
+    bitcode = LookupArtifact(entry.bitcode_key, coop::v1::FORMAT_BITCODE, memory_only,
+                             shared != nullptr ? &shared->bitcode : nullptr);
     if (!bitcode) return false;
   }
   const Artifact& first = ltoir ? *ltoir : *bitcode;
@@ -536,23 +544,35 @@ void Service::AttachChoices(const std::vector<coop::v1::AlgorithmChoice>& choice
   }
 }
 
-std::optional<Artifact> Service::SpecializeFromMemory(
+std::optional<Service::MemoryHit> Service::SpecializeFromMemory(
     const std::vector<PrimitiveSpec>& specs, bool bundle, const std::vector<int>& formats,
     const std::string& request_id, const std::vector<coop::v1::HeldArtifact>& have) {
   if (!memo_.enabled() || cache_->tier(CacheOrigin::kMemory) == nullptr) return std::nullopt;
   // A miss here is looked up again by Specialize: counted there, once.
   auto entry = memo_.Find(MemoKey(specs, bundle, formats), /*count_miss=*/false);
   if (!entry) return std::nullopt;
-  std::optional<Artifact> out;
-  ArtifactDone deliver = [&out](absl::StatusOr<Artifact> a) {
-    if (a.ok()) out = std::move(*a);
+  MemoryHit hit;
+  bool delivered = false;
+  ArtifactDone deliver = [&hit, &delivered](absl::StatusOr<Artifact> a) {
+    if (!a.ok()) return;
+    hit.artifact = std::move(*a);
+    delivered = true;
   };
-  if (!ServeMemoized(*entry, request_id, deliver, /*memory_only=*/true)) return std::nullopt;
+  if (!ServeMemoized(*entry, request_id, deliver, /*memory_only=*/true, &hit) || !delivered) {
+    return std::nullopt;
+  }
   ++requests_;
   if (bundle) ++bundles_;
-  SetDigests(&*out);
-  OmitHeldBytes(&*out, have);
-  return out;
+  // The lookups set the digests of the shared bytes; SetDigests would take the artifact's empty
+  // ltoir for "no LTO-IR" and clear its digest.
+  if (!hit.ltoir) SetDigests(&hit.artifact);
+  const uint64_t shared =
+      (hit.ltoir ? hit.ltoir->blob.size() : 0) + (hit.bitcode ? hit.bitcode->blob.size() : 0);
+  if (OmitHeldBytes(&hit.artifact, have, shared)) {
+    hit.ltoir.reset();
+    hit.bitcode.reset();
+  }
+  return hit;
 }
 
 void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool bundle,

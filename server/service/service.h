@@ -98,14 +98,23 @@ class Service {
   void Specialize(const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
                   const std::vector<int>& formats, const std::string& request_id, ArtifactDone done,
                   bool may_compile = true, const std::vector<coop::v1::HeldArtifact>& have = {});
+  // A memory hit as SpecializeFromMemory gives it: the reply less its large bytes (Artifact.ltoir,
+  // Artifact.bitcode.data), which stay in the memory tier's shared values `ltoir` and `bitcode`
+  // (null where the reply carries none: not asked for, or left out by a digest-only reply). The
+  // gRPC edge sends them without copying (server/rpc/reply_writer.h).
+  struct MemoryHit {
+    coop::v1::Artifact artifact;
+    std::shared_ptr<const CacheValue> ltoir;
+    std::shared_ptr<const CacheValue> bitcode;
+  };
   // Specialize's fastest path, for the gRPC thread itself: a memoized request whose artifacts
   // are all in the memory tier is answered here, with no I/O, no compile and no waiting (the
-  // reply as Specialize would give it, counted the same); nullopt when it is not (call
-  // Specialize then, from an executor).
-  std::optional<coop::v1::Artifact> SpecializeFromMemory(
-      const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
-      const std::vector<int>& formats, const std::string& request_id,
-      const std::vector<coop::v1::HeldArtifact>& have);
+  // reply as Specialize would give it, counted the same, its large bytes shared, not copied);
+  // nullopt when it is not (call Specialize then, from an executor).
+  std::optional<MemoryHit> SpecializeFromMemory(const std::vector<coop::v1::PrimitiveSpec>& specs,
+                                                bool bundle, const std::vector<int>& formats,
+                                                const std::string& request_id,
+                                                const std::vector<coop::v1::HeldArtifact>& have);
   void Link(const coop::v1::LinkRequest& request, const std::string& request_id, LinkDone done,
             bool may_compile = true);
   // Errors name the use or reservation ("plan: uses[2] \"scan\": ..."); a spec's error keeps
@@ -175,10 +184,11 @@ class Service {
                                        const std::vector<coop::v1::PrimitiveSpec>& specs,
                                        bool bundle) const;
   // The artifact stored under `key`, counted as a hit; nullopt when absent, damaged, or (with
-  // `expected`) of the other format.
-  std::optional<coop::v1::Artifact> LookupArtifact(const std::string& key,
-                                                   std::optional<coop::v1::Format> expected,
-                                                   bool memory_only = false);
+  // `expected`) of the other format. With `blob_owner`, the artifact's large bytes (ltoir or
+  // bitcode.data) are not copied in: *blob_owner is the cached value that holds them (its blob).
+  std::optional<coop::v1::Artifact> LookupArtifact(
+      const std::string& key, std::optional<coop::v1::Format> expected, bool memory_only = false,
+      std::shared_ptr<const CacheValue>* blob_owner = nullptr);
   // Serves `key` from the cache, else joins its compile in flight, else runs `start`, which must
   // complete the flight (compiles_in_flight_) for `key`. Without `may_compile`, a miss is
   // PERMISSION_DENIED.
@@ -234,9 +244,10 @@ class Service {
   // this service's life) and ResolutionEpoch().
   std::string MemoEpoch() const;
   // Serves a memoized request from the cache alone; false (nothing delivered) when an artifact
-  // is not cached as it was.
+  // is not cached as it was. With `shared`, the large bytes stay in the cached values, which
+  // `shared` receives (LookupArtifact's blob_owner).
   bool ServeMemoized(const RequestMemo::Entry& entry, const std::string& request_id,
-                     ArtifactDone& done, bool memory_only = false);
+                     ArtifactDone& done, bool memory_only = false, MemoryHit* shared = nullptr);
   // Sets the digests of the bytes `a` carries where they are not set yet, and clears the LTO-IR
   // digest of an artifact that carries no LTO-IR.
   static void SetDigests(coop::v1::Artifact* a);
@@ -245,8 +256,10 @@ class Service {
   static void AttachChoices(const std::vector<coop::v1::AlgorithmChoice>& choices,
                             coop::v1::Artifact* a);
   // Leaves out the bytes of `a` when `have` holds every format it carries (same key and
-  // digest); counts the reply.
-  void OmitHeldBytes(coop::v1::Artifact* a, const std::vector<coop::v1::HeldArtifact>& have);
+  // digest); counts the reply, with `shared_bytes` more bytes left out that `a` references
+  // rather than holds (MemoryHit). True when it left them out.
+  bool OmitHeldBytes(coop::v1::Artifact* a, const std::vector<coop::v1::HeldArtifact>& have,
+                     uint64_t shared_bytes = 0);
 
   const Toolchain toolchain_;
   const std::unique_ptr<TieredCache> cache_;

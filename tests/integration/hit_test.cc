@@ -1,5 +1,6 @@
 // Integration tests of the hit path (issue 17 item 1): digest-only replies between a real coopd
 // on a temporary Unix socket and coop::Client's artifact cache, and the request memo.
+#include <google/protobuf/util/message_differencer.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -97,6 +98,45 @@ TEST(Hit, DigestOnlyReplyCarriesMetadataWithoutBytesAndStaleDigestsGetTheBytes) 
   coop::Stats st = d.Stats();
   EXPECT_EQ(st.digest_only_replies, 1u);
   EXPECT_EQ(st.bytes_omitted, a.ltoir().size() + a.source().size() + a.compile_log().size());
+}
+
+// A memory hit answered on the gRPC thread sends its LTO-IR and bitcode as slices of the cached
+// value (server/rpc/reply_writer.h): what arrives is the artifact the compile answered, field by
+// field, for each format and both, with only the origin changed.
+TEST(Hit, ZeroCopyMemoryHitsDecodeAsTheCompiledReplyForEachFormat) {
+  TestDaemon d({"--workers", "1"});
+  ASSERT_TRUE(d.started);
+  auto stub = RawStub(d);
+  const std::vector<std::vector<v1::Format>> cases = {
+      {v1::FORMAT_LTOIR}, {v1::FORMAT_BITCODE}, {v1::FORMAT_LTOIR, v1::FORMAT_BITCODE}};
+  for (const auto& formats : cases) {
+    v1::SpecializeRequest req = BlockReduceRequest();
+    for (auto f : formats) req.add_formats(f);
+    v1::SpecializeResponse first;
+    const grpc::Status s = Call(*stub, req, &first);
+    if (s.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+      GTEST_SKIP() << "no clang for bitcode: " << s.error_message();
+    }
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      v1::SpecializeResponse hit;
+      ASSERT_TRUE(Call(*stub, req, &hit).ok());
+      EXPECT_EQ(hit.artifact().origin(), v1::ORIGIN_MEMORY);
+      google::protobuf::util::MessageDifferencer differ;
+      differ.IgnoreField(v1::Artifact::descriptor()->FindFieldByName("origin"));
+      differ.IgnoreField(v1::BitcodeModule::descriptor()->FindFieldByName("origin"));
+      std::string report;
+      differ.ReportDifferencesToString(&report);
+      EXPECT_TRUE(differ.Compare(first, hit)) << formats.size() << " formats: " << report;
+      if (formats.back() == v1::FORMAT_BITCODE) {
+        EXPECT_FALSE(hit.artifact().bitcode().data().empty());
+        EXPECT_FALSE(hit.artifact().bitcode().key().empty());
+      } else {
+        EXPECT_FALSE(hit.artifact().ltoir().empty());
+      }
+    }
+  }
+  EXPECT_GE(d.Stats().memory_hits, 6u);
 }
 
 // Through coop::Client: the second request is answered digest-only, yet the caller gets the
