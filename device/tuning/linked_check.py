@@ -38,7 +38,6 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import checks  # noqa: E402
 import run  # noqa: E402
 from families import FAMILIES, WARP_BLOCK_THREADS, dump_json  # noqa: E402
 
@@ -67,8 +66,9 @@ class LinkedKernel(run.Kernel):
         if self.kind == "histogram":
             return "%du" % (HISTOGRAM_COUNTERS_BYTES + b)
         if self.kind == "scan":
-            return "smax(smax(sizeof(%s::Load::TempStorage), sizeof(%s::Store::TempStorage)), %du)" % (
-                self.name + "_io", self.name + "_io", b)
+            io = self.name + "_io"
+            return ("smax(smax(sizeof(%s::Load::TempStorage), sizeof(%s::Store::TempStorage)), "
+                    "%du)" % (io, io, b))
         return "%du" % max(b, 1)
 
     def source(self):
@@ -79,7 +79,8 @@ class LinkedKernel(run.Kernel):
         params = run.KIND_PARAMS[self.kind]
         body = ["  using T = %s;" % T]
         if self.kind in ("load", "scan", "reduce"):
-            body.append("  const T* in = static_cast<const T*>(in_); T* out = static_cast<T*>(out_);")
+            body.append("  const T* in = static_cast<const T*>(in_);")
+            body.append("  T* out = static_cast<T*>(out_);")
         if self.kind == "store":
             body.append("  T* out = static_cast<T*>(out_);")
         if self.kind == "histogram":
@@ -145,7 +146,8 @@ class LinkedKernel(run.Kernel):
 
 def render_cell(cell, kernels, work):
     text = ['#include "%s"\n' % os.path.join(HERE, "kernels.cuh"),
-            "__host__ __device__ constexpr unsigned int smax(unsigned int a, unsigned int b) { return a > b ? a : b; }\n"]
+            "__host__ __device__ constexpr unsigned int smax(unsigned int a, unsigned int b) {\n"
+            "  return a > b ? a : b;\n}\n"]
     text += [k.source() for k in kernels]
     text.append('extern "C" __global__ void %s_sizes(unsigned int* out) {\n' % cell)
     text += ["  out[%d] = %s;\n" % (i, k.smem_expr()) for i, k in enumerate(kernels)]
@@ -170,7 +172,8 @@ def build_cell(job):
     log = b" " * n
     nvrtc.nvrtcGetProgramLog(prog, log)
     if res != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-        raise RuntimeError("nvrtc failed on %s:\n%s" % (src_path, log.decode(errors="replace")[-6000:]))
+        raise RuntimeError("nvrtc failed on %s:\n%s" % (
+            src_path, log.decode(errors="replace")[-6000:]))
     err, n = nvrtc.nvrtcGetLTOIRSize(prog)
     kernel_ir = b" " * n
     nvrtc.nvrtcGetLTOIR(prog, kernel_ir)
@@ -181,7 +184,8 @@ def build_cell(job):
         nvjitlink.add_data(h, nvjitlink.InputType.LTOIR, kernel_ir, len(kernel_ir), cell)
         for path in ltoirs:
             data = open(path, "rb").read()
-            nvjitlink.add_data(h, nvjitlink.InputType.LTOIR, data, len(data), os.path.basename(path))
+            nvjitlink.add_data(h, nvjitlink.InputType.LTOIR, data, len(data),
+                               os.path.basename(path))
         try:
             nvjitlink.complete(h)
         except nvjitlink.nvJitLinkError as e:
@@ -261,6 +265,7 @@ def main():
     a = ap.parse_args()
     if a.repeats < 15 and not (a.dry_run or a.self_test):
         ap.error("--repeats must be >= 15, got %d" % a.repeats)
+    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
     plan = Plan(a.artifacts)
     version, table = table_cells(a.table)
     work = a.work or __import__("tempfile").mkdtemp(prefix="linked-")
@@ -298,43 +303,16 @@ def main():
         return 0
 
     gpu = run.Gpu(a.bytes, a.check_bytes)
-    cp = gpu.cp
-    mods = []
-    for name, (cubin, _, _) in built.items():
-        mod = cp.RawModule(path=cubin)
-        mods.append(mod)
-        ks = plan.cells[name]["kernels"]
-        sizes = cp.zeros(len(ks), dtype=cp.uint32)
-        mod.get_function(name + "_sizes")((1,), (1,), (sizes,))
-        for k, smem in zip(ks, cp.asnumpy(sizes).tolist()):
-            fn = mod.get_function(k.name)
-            if smem > 48 * 1024:
-                run.set_max_dynamic_smem(fn, smem)
-            gpu.funcs[k.name], gpu.smem[k.name] = fn, int(smem)
+    # run.py's units are (name, source, kernels) with a <name>_sizes kernel: so are the cells'
+    lunits = [(name, src, plan.cells[name]["kernels"]) for name, src, _, _ in jobs]
+    lcubins = [built[name][0] for name, _, _ in lunits]
+    if a.self_test:
+        ok = run.self_test(gpu, [TimedCell(u[2]) for u in lunits], lunits, lcubins)
+        print("self-test: %s" % ("PASS" if ok else "FAIL"))
+        return 0 if ok else 1
+    gpu.load(lunits, lcubins)
     if a.native:
         gpu.load(units, ncubins)
-
-    if a.self_test:
-        failures = 0
-        for name, c in plan.cells.items():
-            k = c["kernels"][0]
-            ok, why = gpu.check(k, seed=99)
-            if not ok:
-                print("self-test: %s: the right result was rejected: %s" % (k.name, why))
-                failures += 1
-                continue
-            grid = max(1, min(gpu.grid(k), gpu.check_bytes // k.tile_bytes))
-            res = gpu.result(k, grid)
-            res[res.size // 2] += 1  # plant one wrong element
-            t = gpu.dtype(k.dtype_size)
-            src = gpu.source(k)[:grid * k.tile_items * k.dtype_size].view(t)
-            group = k.threads if FAMILIES[k.family]["warp"] else k.block
-            ok, why = checks.check(cp, k.kind, k.alg, res, src, k.block, group, k.items, 99, t)
-            print("self-test: %s with one wrong element: %s" % (
-                k.name, "caught: " + why if not ok else "NOT CAUGHT"), flush=True)
-            failures += ok
-        print("self-test: %s" % ("PASS" if failures == 0 else "FAIL"))
-        return 0 if failures == 0 else 1
 
     rng = random.Random(a.seed)
     records, wrong = [], []
@@ -389,9 +367,9 @@ def main():
     print("auto/best over %d cells: worst %.4f; cells where auto is more than 2%% below the "
           "linked best: %s" % (len(records), worst, ", ".join(
               r["cell"] for r in records if r["auto_over_best"] < 0.98) or "none"))
-    doc = {"run": "linked", "started": datetime.datetime.now(datetime.timezone.utc).strftime(
-        "%Y-%m-%dT%H:%MZ"),
-           "command": "device/tuning/linked_check.py " + " ".join(shlex.quote(x) for x in sys.argv[1:]),
+    doc = {"run": "linked", "started": started,
+           "command": "device/tuning/linked_check.py " + " ".join(
+               shlex.quote(x) for x in sys.argv[1:]),
            "commit": run.git_describe(), "device": gpu.device_name,
            "toolchain": plan.manifest.get("toolchain"), "linker": linker, "table_version": version,
            "bytes_per_launch": a.bytes, "repeats": a.repeats, "warmup": a.warmup, "seed": a.seed,
