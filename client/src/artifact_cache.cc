@@ -78,7 +78,8 @@ bool ArtifactCache::Matches(const Reply& reply_held, const coop::v1::Artifact& r
   return reply.bytes_omitted() && reply.key() == held.key() && reply.digest() == held.digest() &&
          reply.bitcode().key() == held.bitcode().key() &&
          reply.bitcode().digest() == held.bitcode().digest() &&
-         reply.link_inputs_size() == held.link_inputs_size();
+         reply.link_inputs_size() == held.link_inputs_size() &&
+         reply.parts_size() == held.parts_size();
 }
 
 void ArtifactCache::ToMessage(const Reply& reply, coop::v1::Artifact* out) {
@@ -96,6 +97,15 @@ void ArtifactCache::ToMessage(const Reply& reply, coop::v1::Artifact* out) {
     for (int i = 0; i < held.link_inputs_size() && i < out->link_inputs_size(); ++i) {
       out->mutable_link_inputs(i)->set_ltoir(held.link_inputs(i).ltoir());
       out->mutable_link_inputs(i)->set_bitcode(held.link_inputs(i).bitcode());
+    }
+    // What the key fixes (left out of a digest-only reply too).
+    *out->mutable_entries() = held.entries();
+    if (held.has_spec()) *out->mutable_spec() = held.spec();
+    if (held.has_toolchain()) *out->mutable_toolchain() = held.toolchain();
+    out->set_type_definitions(held.type_definitions());
+    for (int i = 0; i < held.parts_size() && i < out->parts_size(); ++i) {
+      *out->mutable_parts(i)->mutable_entries() = held.parts(i).entries();
+      if (held.parts(i).has_spec()) *out->mutable_parts(i)->mutable_spec() = held.parts(i).spec();
     }
     out->set_bytes_omitted(false);
   }

@@ -53,8 +53,8 @@ class ArtifactCache {
       h->set_digest(bitcode ? held.bitcode().digest() : held.digest());
     }
   }
-  // Whether a digest-only `reply` describes the artifact `held` is (the same keys and digests
-  // and link inputs): then its bytes are held's.
+  // Whether a digest-only `reply` describes the artifact `held` is (the same keys and digests,
+  // as many link inputs and parts): then its bytes, and what the key fixes, are held's.
   static bool Matches(const Reply& held, const coop::v1::Artifact& reply);
   // Writes `reply` as one whole message: its metadata, and the bytes (of bytes_from when it
   // is a digest-only reply filled from the cache). For the C ABI, which reads messages.

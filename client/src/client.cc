@@ -716,25 +716,29 @@ Artifact FromReply(const std::shared_ptr<const internal::Reply>& reply) {
   const internal::Reply& held = reply->bytes();
   const std::shared_ptr<const void> owner =
       reply->bytes_from ? std::shared_ptr<const void>(reply->bytes_from) : reply;
-  const v1::Artifact& bytes = held.artifact;
+  // A digest-only reply leaves out what the key fixes (SpecializeResponse's bytes_omitted):
+  // that comes from the held reply, the rest (origin, timings, choices) from this one.
+  const v1::Artifact& content = held.artifact;
   Artifact out;
   out.key = a.key();
   out.ltoir = held.ltoir;
-  for (const auto& e : a.entries())
+  for (const auto& e : content.entries())
     out.entries.push_back({e.symbol(), e.declaration(), e.description()});
   out.temp_storage_bytes = a.temp_storage().bytes();
   out.temp_storage_align = a.temp_storage().align();
   out.arch = a.arch();
-  out.toolchain = FromProto(a.toolchain());
-  out.spec = FromProto(a.spec());
+  out.toolchain = FromProto(content.toolchain());
+  out.spec = FromProto(content.spec());
   out.compile_ms = a.compile_ms();
-  out.compile_log = bytes.compile_log();
-  out.source = bytes.source();
+  out.compile_log = content.compile_log();
+  out.source = content.source();
   out.origin = FromProto(a.origin());
-  for (const auto& p : a.parts()) {
+  for (int i = 0; i < a.parts_size(); ++i) {
+    const auto& p = a.parts(i);
+    const auto& fixed = i < content.parts_size() ? content.parts(i) : p;
     ArtifactPart part;
-    part.spec = FromProto(p.spec());
-    for (const auto& e : p.entries()) {
+    part.spec = FromProto(fixed.spec());
+    for (const auto& e : fixed.entries()) {
       part.entries.push_back({e.symbol(), e.declaration(), e.description()});
     }
     part.temp_storage_bytes = p.temp_storage().bytes();
@@ -746,15 +750,15 @@ Artifact FromReply(const std::shared_ptr<const internal::Reply>& reply) {
   out.layout_ms = a.layout_ms();
   for (int i = 0; i < a.link_inputs_size(); ++i) {
     const auto& in = a.link_inputs(i);
-    const auto& in_bytes = i < bytes.link_inputs_size() ? bytes.link_inputs(i) : in;
+    const auto& in_bytes = i < content.link_inputs_size() ? content.link_inputs(i) : in;
     out.link_inputs.push_back({in.symbol(), in.key(), Share(owner, in_bytes.ltoir()),
                                Share(owner, in_bytes.bitcode()), in.bitcode_key()});
   }
-  out.type_definitions = a.type_definitions();
+  out.type_definitions = content.type_definitions();
   out.algorithm_choice = FromProto(a.algorithm_choice());
   const auto& b = a.bitcode();
-  out.bitcode = {b.key(),        Share(owner, bytes.bitcode().data()), FromProto(b.origin()),
-                 b.compile_ms(), bytes.bitcode().compile_log(),        b.pch_status()};
+  out.bitcode = {b.key(),        Share(owner, content.bitcode().data()), FromProto(b.origin()),
+                 b.compile_ms(), content.bitcode().compile_log(),        b.pch_status()};
   return out;
 }
 

@@ -77,12 +77,14 @@ def _held(a: coop_pb2.Artifact) -> List[coop_pb2.HeldArtifact]:
 
 
 def _fill(held: coop_pb2.Artifact, reply: coop_pb2.Artifact) -> bool:
-    """Fills the bytes a digest-only ``reply`` left out from ``held``; False (reply unchanged)
-    when it does not describe the same artifact."""
+    """Fills what a digest-only ``reply`` left out (the bytes, and what the key fixes: entries,
+    specs, toolchain) from ``held``; False (reply unchanged) when it does not describe the same
+    artifact."""
     if (reply.key != held.key or reply.digest != held.digest or
             reply.bitcode.key != held.bitcode.key or
             reply.bitcode.digest != held.bitcode.digest or
-            len(reply.link_inputs) != len(held.link_inputs)):
+            len(reply.link_inputs) != len(held.link_inputs) or
+            len(reply.parts) != len(held.parts)):
         return False
     reply.ltoir = held.ltoir
     reply.source = held.source
@@ -93,6 +95,17 @@ def _fill(held: coop_pb2.Artifact, reply: coop_pb2.Artifact) -> bool:
     for mine, theirs in zip(reply.link_inputs, held.link_inputs):
         mine.ltoir = theirs.ltoir
         mine.bitcode = theirs.bitcode
+    # What the key fixes, also left out of a digest-only reply.
+    del reply.entries[:]
+    reply.entries.extend(held.entries)
+    for field in ("spec", "toolchain"):
+        if held.HasField(field):
+            getattr(reply, field).CopyFrom(getattr(held, field))
+    reply.type_definitions = held.type_definitions
+    for mine, theirs in zip(reply.parts, held.parts):
+        del mine.entries[:]
+        mine.entries.extend(theirs.entries)
+        mine.spec.CopyFrom(theirs.spec)
     reply.bytes_omitted = False
     return True
 
