@@ -224,5 +224,40 @@ TEST(Hit, RepeatedRequestsTakeTheirKeysFromTheMemo) {
   EXPECT_EQ(st.invalid_requests, 2u);
 }
 
+// Each request counts one memo lookup, hit or miss, even when the gRPC thread's fast path
+// (memory only) looked it up first and could not answer: a miss there goes on to the executor,
+// and so does a memo entry whose artifact left the memory tier (here: purged from every tier, so
+// the request recompiles under the remembered key).
+TEST(Hit, EachRequestCountsOneMemoHitOrMiss) {
+  TestDaemon d({"--workers", "1"});
+  ASSERT_TRUE(d.started);
+  coop::Client client = CachingClient(d, 0);
+  auto first = client.Specialize(Block(128));
+  ASSERT_TRUE(first) << first.error().message;
+  coop::Stats st = d.Stats();
+  EXPECT_EQ(st.memo_misses, 1u);
+  EXPECT_EQ(st.memo_hits, 0u);
+  EXPECT_EQ(st.memo_entries, 1u);
+  auto hit = client.Specialize(Block(128));
+  ASSERT_TRUE(hit) << hit.error().message;
+  st = d.Stats();
+  EXPECT_EQ(st.memo_hits, 1u);
+  EXPECT_EQ(st.memo_misses, 1u);
+  EXPECT_EQ(hit->origin, coop::Origin::kMemory);
+
+  auto purged = client.Purge({}, /*all=*/true);
+  ASSERT_TRUE(purged) << purged.error().message;
+  ASSERT_GE(*purged, 1u);
+  auto again = client.Specialize(Block(128));  // memo hit, then no tier holds the artifact
+  ASSERT_TRUE(again) << again.error().message;
+  st = d.Stats();
+  EXPECT_EQ(st.memo_hits, 2u) << "one memo hit for the request, not one per lookup";
+  EXPECT_EQ(st.memo_misses, 1u);
+  EXPECT_EQ(st.compiles, 2u);
+  EXPECT_EQ(again->key, first->key);
+  EXPECT_EQ(again->ltoir, first->ltoir);
+  EXPECT_EQ(st.requests, 3u);
+}
+
 }  // namespace
 }  // namespace coopd_test
