@@ -380,21 +380,11 @@ grpc::ServerUnaryReactor* CoopService::SpecializeBundle(grpc::CallbackServerCont
   using Resp = coop::v1::SpecializeResponse;
   return Decode<Req, Resp>(
       context, in, out, {Role::kRead, "SpecializeBundle"}, [this](Call<Req, Resp>* call) {
-        Accept(call, [this, call](const std::string& id, Finish finish) {
-          const Req& request = call->request;
-          std::vector<coop::v1::PrimitiveSpec> specs(request.specs().begin(),
-                                                     request.specs().end());
-          const std::vector<int> formats(request.formats().begin(), request.formats().end());
-          service_->Specialize(
-              specs, /*bundle=*/true, formats, id,
-              [call, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
-                if (artifact.ok()) {
-                  *call->response_message.mutable_artifact() = std::move(*artifact);
-                }
-                finish(artifact.status());
-              },
-              call->role >= Role::kCompile, {request.have().begin(), request.have().end()});
-        });
+        const Req& request = call->request;
+        SpecializeCall(call, &call->response_message,
+                       {request.specs().begin(), request.specs().end()}, /*bundle=*/true,
+                       {request.formats().begin(), request.formats().end()},
+                       {request.have().begin(), request.have().end()});
       });
 }
 

@@ -222,9 +222,9 @@ class CoopService final : public RawCoopService {
   }
   absl::Status Parse(const Raw* in, const std::string& request_id,
                      google::protobuf::Message* request);
-  // Specialize once decoded: a memory hit (Service::SpecializeFromMemory) is answered on this
-  // gRPC thread; anything else goes to the executor (Service::Specialize, with the memo's probe)
-  // and fills `response`.
+  // Specialize and SpecializeBundle once decoded: a memory hit (Service::SpecializeFromMemory)
+  // is answered on this gRPC thread; anything else goes to the executor (Service::Specialize,
+  // with the memo's probe) and fills `response`.
   void SpecializeCall(Reply* call, coop::v1::SpecializeResponse* response,
                       std::vector<coop::v1::PrimitiveSpec> specs, bool bundle,
                       std::vector<int> formats, std::vector<coop::v1::HeldArtifact> have);
