@@ -147,9 +147,9 @@ Service::Service(Toolchain toolchain, std::unique_ptr<TieredCache> cache, Sqlite
       toolchain_identity_(
           StrCat("nvrtc=", toolchain_.NvrtcVersion(), "\nnvjitlink=", toolchain_.NvJitLinkVersion(),
                  "\ncccl=", toolchain_.cccl_version, "\nheaders=", toolchain_.header_digest,
-                 "\nclang=", toolchain_.clang.version, " at ", toolchain_.clang.path)) {
-  if (!options_.prewarm_history.empty()) history_ = ReadPrewarmHistory(options_.prewarm_history);
-}
+                 "\nclang=", toolchain_.clang.version, " at ", toolchain_.clang.path)),
+      history_(options_.prewarm_history.empty() ? std::vector<std::string>()
+                                                : options_.prewarm_history_archs) {}
 
 std::vector<std::string> ReadPrewarmHistory(const std::string& path) {
   std::vector<std::string> archs;

@@ -64,6 +64,9 @@ struct ServiceOptions {
   // A file that remembers the archs requests compiled for (one per line, most recent first), so
   // that the next start pre-warms them by default (ReadPrewarmHistory); empty: none.
   std::string prewarm_history;
+  // Its contents when the daemon started (ReadPrewarmHistory of it, read once by the daemon,
+  // which also pre-warms them): where the service's updates of the file start from.
+  std::vector<std::string> prewarm_history_archs;
 };
 
 // The archs `path` remembers (at most kPrewarmHistoryArchs, most recent first); none when it is
