@@ -277,6 +277,7 @@ absl::Status CoopService::Parse(const Raw* in, const std::string& request_id,
   // Freed now, as the generated handler does, not when the call ends.
   const_cast<Raw*>(in)->Clear();
   if (!s.ok()) {
+    ++(s.code() == absl::StatusCode::kResourceExhausted ? oversized_ : undecodable_);
     spdlog::info("[req {}] undecodable request: {}", request_id, std::string(s.message()));
   }
   return s;
@@ -504,15 +505,23 @@ grpc::ServerUnaryReactor* CoopService::GetStats(grpc::CallbackServerContext* con
   using Resp = coop::v1::Stats;
   return Decode<Req, Resp>(context, in, out, {Role::kRead, "GetStats", /*limited=*/false},
                            [this](Call<Req, Resp>* call) {
-                             Resp& stats = call->response_message;
-                             stats = service_->GetStats();
-                             for (const auto& l : listeners_) *stats.add_listeners() = l;
-                             if (access_ != nullptr) {
-                               stats.set_unauthenticated_calls(access_->unauthenticated());
-                               stats.set_denied_calls(access_->denied());
-                             }
+                             call->response_message = Stats();
                              call->Send(grpc::Status::OK);
                            });
+}
+
+coop::v1::Stats CoopService::Stats() const {
+  coop::v1::Stats stats = service_->GetStats();
+  for (const auto& l : listeners_) *stats.add_listeners() = l;
+  if (access_ != nullptr) {
+    stats.set_unauthenticated_calls(access_->unauthenticated());
+    stats.set_denied_calls(access_->denied());
+  }
+  stats.set_client_in_flight_refusals(clients_.refused_in_flight());
+  stats.set_client_rate_refusals(clients_.refused_rate());
+  stats.set_undecodable_requests(undecodable_.load());
+  stats.set_oversized_requests(oversized_.load());
+  return stats;
 }
 
 }  // namespace coopd

@@ -146,6 +146,10 @@ class CoopService final : public RawCoopService {
                                      Raw* response) override;
 
   int in_flight() const { return in_flight_.load(); }
+  // What GetStats answers: the service's counters, and this edge's (listeners, refusals by
+  // access control and by the per-client limits, requests that did not decode). /metrics reads
+  // the same.
+  coop::v1::Stats Stats() const;
 
   // Shutdown, step 1: from now on new Specialize calls get UNAVAILABLE ("shutting down; retry").
   void BeginDrain() { draining_ = true; }
@@ -272,6 +276,8 @@ class CoopService final : public RawCoopService {
   std::string request_id_prefix_;  // 8 random hex digits, so ids differ across restarts
   std::atomic<uint64_t> next_request_id_{1};
   std::atomic<int> in_flight_{0};
+  // Requests refused by Parse: malformed (INVALID_ARGUMENT), over --max-message-mb.
+  std::atomic<uint64_t> undecodable_{0}, oversized_{0};
   std::atomic<bool> draining_{false};
 };
 

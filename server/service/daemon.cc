@@ -599,7 +599,8 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   server->GetHealthCheckService()->SetServingStatus(kCoopServiceName, true);
   std::unique_ptr<MetricsServer> metrics;
   if (!config.metrics_address.empty()) {
-    auto m = MetricsServer::Start(config.metrics_address, &service);
+    auto m = MetricsServer::Start(config.metrics_address, &service,
+                                  [&grpc_service] { return grpc_service.Stats(); });
     if (!m.ok()) return m.status();
     metrics = std::move(*m);
     spdlog::info("metrics: http://{}:{}/metrics",
