@@ -5,6 +5,8 @@
 //           answering with a real coopd reply's bytes (captured here), read through the raw
 //           generated stub (protobuf parse included);
 //   raw     coopd through the raw generated stub (the server's cost, no client library);
+//   rawmeta the same with the "coopd-client" metadata coop::Client sends (coopd's per-client
+//           limits then account for the call); only with --only;
 //   client  coopd through coop::Client with its artifact cache off: every hit carries the
 //           whole artifact, the same bytes as the floor;
 //   digest  coopd through coop::Client with its artifact cache on (the default): hits are
@@ -21,6 +23,9 @@
 //   before/after comparison; without digest-only replies the digest target is left out).
 //   --quick: a few hundred requests and 0.2 s per cell (checks the harness in seconds; CI runs
 //   it and does not judge the numbers).
+//   --only LIST: measure these targets alone (comma-separated; the floor is always measured, for
+//   the ratios); --threads LIST: these latency concurrencies (default 1,8,64); --no-throughput:
+//   skip the saturation cells. For profiling one path (perf record -p the coopd it prints).
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <spawn.h>
@@ -64,9 +69,22 @@ struct Options {
   std::string json;
   int requests = 3000;  // per target, concurrency and round
   int rounds = 3;
-  double seconds = 2.0;  // per throughput cell
-  std::string coopd;     // another coopd binary to measure (a before/after comparison)
+  double seconds = 2.0;           // per throughput cell
+  std::string coopd;              // another coopd binary to measure (a before/after comparison)
+  std::vector<std::string> only;  // targets to measure (empty: all)
+  std::vector<int> threads = {1, 8, 64};  // latency concurrencies
+  bool throughput = true;
 };
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
 
 Options Parse(int argc, char** argv) {
   Options o;
@@ -91,10 +109,28 @@ Options Parse(int argc, char** argv) {
       o.seconds = std::stod(value());
     } else if (a == "--coopd") {
       o.coopd = value();
+    } else if (a == "--only") {
+      o.only = SplitList(value());
+      for (const auto& t : o.only) {
+        if (t != "floor" && t != "raw" && t != "rawmeta" && t != "client" && t != "digest") {
+          Die("--only: unknown target \"" + t +
+              "\" (allowed: floor, raw, rawmeta, client, digest)");
+        }
+      }
+    } else if (a == "--threads") {
+      o.threads.clear();
+      for (const auto& t : SplitList(value())) {
+        const int n = std::atoi(t.c_str());
+        if (n < 1 || n > 1024) Die("--threads: \"" + t + "\" is not a count from 1 to 1024");
+        o.threads.push_back(n);
+      }
+      if (o.threads.empty()) Die("--threads needs at least one count");
+    } else if (a == "--no-throughput") {
+      o.throughput = false;
     } else {
       Die("unknown option \"" + a +
           "\" (allowed: --quick, --json FILE, --requests N, --rounds N, --seconds S, --coopd "
-          "PATH)");
+          "PATH, --only LIST, --threads LIST, --no-throughput)");
     }
   }
   if (o.requests < 64 || o.rounds < 1 || o.seconds <= 0) {
@@ -123,6 +159,12 @@ double SelfCpuSeconds() {
   getrusage(RUSAGE_SELF, &r);
   return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
          static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e6;
+}
+
+long MinorFaults() {
+  rusage r{};
+  getrusage(RUSAGE_SELF, &r);
+  return r.ru_minflt;
 }
 
 double Percentile(std::vector<double>& v, double p) {
@@ -280,6 +322,14 @@ int main(int argc, char** argv) {
          v1::SpecializeResponse r;
          return RawSpecialize(*raw_coopd, request, &r).ok() && Same(r.artifact().ltoir(), ltoir);
        }},
+      {"rawmeta",
+       [&] {
+         v1::SpecializeResponse r;
+         grpc::ClientContext ctx;
+         ctx.set_deadline(std::chrono::system_clock::now() + 60s);
+         ctx.AddMetadata("coopd-client", "/1234");
+         return raw_coopd->Specialize(&ctx, request, &r).ok() && Same(r.artifact().ltoir(), ltoir);
+       }},
       {"client",
        [&] {
          auto a = full_client.Specialize(spec);
@@ -292,11 +342,28 @@ int main(int argc, char** argv) {
        }},
   };
   std::vector<std::string> order = {"floor", "raw", "client", "digest"};
+  if (!opt.only.empty()) order.insert(order.begin() + 2, "rawmeta");  // a diagnostic: on request
   std::vector<std::string> saturation = {"floor", "client", "digest"};
   if (!digest_only) {  // an older coopd: no digest-only replies to measure
     order.pop_back();
     saturation.pop_back();
   }
+  if (!opt.only.empty()) {
+    auto keep = [&](std::vector<std::string>* names) {
+      names->erase(std::remove_if(names->begin(), names->end(),
+                                  [&](const std::string& n) {
+                                    return n != "floor" &&
+                                           std::find(opt.only.begin(), opt.only.end(), n) ==
+                                               opt.only.end();
+                                  }),
+                   names->end());
+    };
+    keep(&order);
+    keep(&saturation);
+  }
+  std::printf("coopd pid %d, echo_server pid %d\n", static_cast<int>(coopd.pid()),
+              static_cast<int>(echo.pid));
+  std::fflush(stdout);
   std::atomic<uint64_t> wrong{0};
   for (const auto& name : order) {  // warm every path (connections, the client's cache)
     for (int i = 0; i < 20; ++i) wrong += targets[name]() ? 0 : 1;
@@ -333,15 +400,20 @@ int main(int argc, char** argv) {
       ltoir.size(), full_bytes, digest_bytes);
   std::printf("\nlatency (us), %d requests x %d rounds per cell, targets interleaved\n",
               opt.requests, opt.rounds);
-  std::printf("%-8s %-7s %9s %9s %9s %10s\n", "threads", "target", "p50", "p99", "p99.9",
-              "p50/floor");
+  std::printf("%-8s %-7s %9s %9s %9s %10s %12s\n", "threads", "target", "p50", "p99", "p99.9",
+              "p50/floor", "faults/req");
   double single_ratio = 0, single_digest_ratio = 0;
-  for (int threads : {1, 8, 64}) {
+  for (int threads : opt.threads) {
     std::map<std::string, std::vector<double>> samples;
+    // The client process's page faults per request: the allocator's churn (a buffer trimmed
+    // back to the kernel and faulted in again on every call shows here).
+    std::map<std::string, double> faults;
     for (int round = 0; round < opt.rounds; ++round) {
       for (size_t k = 0; k < order.size(); ++k) {
         const std::string& name = order[(k + round) % order.size()];
+        const long before = MinorFaults();
         auto v = latency_cell(targets[name], threads, opt.requests);
+        faults[name] += static_cast<double>(MinorFaults() - before);
         samples[name].insert(samples[name].end(), v.begin(), v.end());
       }
     }
@@ -352,15 +424,17 @@ int main(int argc, char** argv) {
       const double ratio = floor50 > 0 ? p50 / floor50 : 0;
       if (threads == 1 && name == "client") single_ratio = ratio;
       if (threads == 1 && name == "digest") single_digest_ratio = ratio;
-      std::printf("%-8d %-7s %9.1f %9.1f %9.1f %9.2fx\n", threads, name.c_str(), p50, p99, p999,
-                  ratio);
+      const double faults_per_request = faults[name] / static_cast<double>(v.size());
+      std::printf("%-8d %-7s %9.1f %9.1f %9.1f %9.2fx %12.2f\n", threads, name.c_str(), p50, p99,
+                  p999, ratio, faults_per_request);
       report["latency"].push_back({{"threads", threads},
                                    {"target", name},
                                    {"samples", v.size()},
                                    {"p50_us", p50},
                                    {"p99_us", p99},
                                    {"p999_us", p999},
-                                   {"p50_vs_floor", ratio}});
+                                   {"p50_vs_floor", ratio},
+                                   {"client_faults_per_request", faults_per_request}});
     }
   }
 
@@ -374,7 +448,7 @@ int main(int argc, char** argv) {
     double requests = 0, seconds = 0, client_cpu = 0, server_cpu = 0;
   };
   std::map<std::string, Tally> tally;
-  for (int round = 0; round < opt.rounds; ++round) {
+  for (int round = 0; opt.throughput && round < opt.rounds; ++round) {
     for (size_t k = 0; k < saturation.size(); ++k) {
       const std::string& name = saturation[(k + round) % saturation.size()];
       const pid_t server = name == "floor" ? echo.pid : coopd.pid();
@@ -403,6 +477,7 @@ int main(int argc, char** argv) {
   }
   const double floor_rate = tally["floor"].requests / tally["floor"].seconds;
   for (const auto& name : saturation) {
+    if (!opt.throughput) break;
     const Tally& t = tally[name];
     const double rate = t.requests / t.seconds;
     const double client_us = t.client_cpu / t.requests * 1e6;

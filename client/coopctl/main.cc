@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -302,7 +303,7 @@ void Print(const Json& j) {
   std::cout << coopctl::Dump(j) << "\n";
 }
 
-void WriteFile(const std::filesystem::path& path, const std::string& data) {
+void WriteFile(const std::filesystem::path& path, std::string_view data) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(data.data(), static_cast<std::streamsize>(data.size()));
   out.close();
@@ -546,7 +547,7 @@ int Specialize(coop::Client& client, std::vector<coop::Spec> specs, const Output
     if (ec) Fail("cannot create " + output.out_dir + ": " + ec.message());
     const std::string stem = FileStem(*artifact);
     const std::filesystem::path dir(output.out_dir);
-    auto write = [&](const std::string& name, const std::string& bytes) {
+    auto write = [&](const std::string& name, std::string_view bytes) {
       WriteFile(dir / name, bytes);
       files.push_back((dir / name).string());
     };

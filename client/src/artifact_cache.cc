@@ -17,14 +17,15 @@ std::string ArtifactCache::Deterministic(const google::protobuf::Message& m) {
   return out;
 }
 
-uint64_t ArtifactCache::Size(const coop::v1::Artifact& a) {
-  uint64_t n = a.ltoir().size() + a.source().size() + a.compile_log().size() +
+uint64_t ArtifactCache::Size(const Reply& r) {
+  const coop::v1::Artifact& a = r.artifact;
+  uint64_t n = r.ltoir.size() + a.source().size() + a.compile_log().size() +
                a.bitcode().data().size() + a.bitcode().compile_log().size();
   for (const auto& in : a.link_inputs()) n += in.ltoir().size() + in.bitcode().size();
   return n;
 }
 
-std::shared_ptr<const coop::v1::Artifact> ArtifactCache::Find(const std::string& request) {
+std::shared_ptr<const Reply> ArtifactCache::Find(const std::string& request) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = index_.find(request);
   if (it == index_.end()) return nullptr;
@@ -32,16 +33,18 @@ std::shared_ptr<const coop::v1::Artifact> ArtifactCache::Find(const std::string&
   return it->second->second;
 }
 
-void ArtifactCache::Store(const std::string& request, const coop::v1::Artifact& artifact) {
+void ArtifactCache::Store(const std::string& request, std::shared_ptr<const Reply> reply) {
+  if (!reply || reply->bytes_from) return;
+  const coop::v1::Artifact& artifact = reply->artifact;
   if (!enabled() || artifact.bytes_omitted() || artifact.formats().empty()) return;
   for (int f : artifact.formats()) {
     const bool bitcode = f == coop::v1::FORMAT_BITCODE;
     if ((bitcode ? artifact.bitcode().digest() : artifact.digest()).empty()) return;
   }
-  const uint64_t size = Size(artifact);
+  const uint64_t size = Size(*reply);
   if (size > max_bytes_) return;
-  auto held = std::make_shared<const coop::v1::Artifact>(artifact);  // copied before the lock
-  std::vector<std::shared_ptr<const coop::v1::Artifact>> released;   // freed after it
+  std::shared_ptr<const Reply> held = std::move(reply);
+  std::vector<std::shared_ptr<const Reply>> released;  // freed after the lock
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = index_.find(request); it != index_.end()) {
     bytes_ -= Size(*it->second->second);
@@ -70,26 +73,32 @@ uint64_t ArtifactCache::bytes() const {
   return bytes_;
 }
 
-bool ArtifactCache::Fill(const coop::v1::Artifact& held, coop::v1::Artifact* reply) {
-  if (!reply->bytes_omitted() || reply->key() != held.key() || reply->digest() != held.digest() ||
-      reply->bitcode().key() != held.bitcode().key() ||
-      reply->bitcode().digest() != held.bitcode().digest() ||
-      reply->link_inputs_size() != held.link_inputs_size()) {
-    return false;
+bool ArtifactCache::Matches(const Reply& reply_held, const coop::v1::Artifact& reply) {
+  const coop::v1::Artifact& held = reply_held.artifact;
+  return reply.bytes_omitted() && reply.key() == held.key() && reply.digest() == held.digest() &&
+         reply.bitcode().key() == held.bitcode().key() &&
+         reply.bitcode().digest() == held.bitcode().digest() &&
+         reply.link_inputs_size() == held.link_inputs_size();
+}
+
+void ArtifactCache::ToMessage(const Reply& reply, coop::v1::Artifact* out) {
+  *out = reply.artifact;
+  const Reply& bytes = reply.bytes();
+  out->set_ltoir(bytes.ltoir.data(), bytes.ltoir.size());
+  if (reply.bytes_from) {
+    const coop::v1::Artifact& held = bytes.artifact;
+    out->set_source(held.source());
+    out->set_compile_log(held.compile_log());
+    if (held.has_bitcode()) {
+      out->mutable_bitcode()->set_data(held.bitcode().data());
+      out->mutable_bitcode()->set_compile_log(held.bitcode().compile_log());
+    }
+    for (int i = 0; i < held.link_inputs_size() && i < out->link_inputs_size(); ++i) {
+      out->mutable_link_inputs(i)->set_ltoir(held.link_inputs(i).ltoir());
+      out->mutable_link_inputs(i)->set_bitcode(held.link_inputs(i).bitcode());
+    }
+    out->set_bytes_omitted(false);
   }
-  reply->set_ltoir(held.ltoir());
-  reply->set_source(held.source());
-  reply->set_compile_log(held.compile_log());
-  if (held.has_bitcode()) {
-    reply->mutable_bitcode()->set_data(held.bitcode().data());
-    reply->mutable_bitcode()->set_compile_log(held.bitcode().compile_log());
-  }
-  for (int i = 0; i < held.link_inputs_size(); ++i) {
-    reply->mutable_link_inputs(i)->set_ltoir(held.link_inputs(i).ltoir());
-    reply->mutable_link_inputs(i)->set_bitcode(held.link_inputs(i).bitcode());
-  }
-  reply->set_bytes_omitted(false);
-  return true;
 }
 
 }  // namespace coop::internal

@@ -2,7 +2,8 @@
 // digest-only replies (coop.v1.SpecializeRequest.have). Internal to the client library.
 //
 // Keyed by the request's deterministic bytes (without `client` and `have`); holds complete
-// artifacts (with their bytes and digests) as shared immutable messages. Bounded by an entry
+// replies (with their bytes and digests) as shared immutable Replies (reply_reader.h): an
+// artifact served from here shares the held bytes, nothing is copied. Bounded by an entry
 // count and a byte budget (the bytes of the artifacts' large fields); least recently used
 // entries go first, and an artifact larger than the budget is not kept. Capacity 0 turns it
 // off. Thread-safe.
@@ -16,6 +17,7 @@
 #include <unordered_map>
 
 #include "coop/v1/coop.pb.h"
+#include "reply_reader.h"
 
 namespace coop::internal {
 
@@ -25,9 +27,9 @@ class ArtifactCache {
       : max_entries_(max_entries), max_bytes_(max_bytes) {}
   bool enabled() const { return max_entries_ > 0 && max_bytes_ > 0; }
 
-  std::shared_ptr<const coop::v1::Artifact> Find(const std::string& request);
-  // Keeps a complete artifact (not bytes_omitted, with the digest of each format it carries).
-  void Store(const std::string& request, const coop::v1::Artifact& artifact);
+  std::shared_ptr<const Reply> Find(const std::string& request);
+  // Keeps a complete reply (not bytes_omitted, with the digest of each format it carries).
+  void Store(const std::string& request, std::shared_ptr<const Reply> reply);
   size_t entries() const;
   uint64_t bytes() const;
 
@@ -41,7 +43,8 @@ class ArtifactCache {
   static std::string Deterministic(const google::protobuf::Message& m);
   // What `held` lets a request send as `have`.
   template <class Request>
-  static void AddHave(const coop::v1::Artifact& held, Request* request) {
+  static void AddHave(const Reply& reply, Request* request) {
+    const coop::v1::Artifact& held = reply.artifact;
     for (int f : held.formats()) {
       auto* h = request->add_have();
       h->set_format(static_cast<coop::v1::Format>(f));
@@ -50,14 +53,17 @@ class ArtifactCache {
       h->set_digest(bitcode ? held.bitcode().digest() : held.digest());
     }
   }
-  // Fills the bytes a digest-only `reply` left out from `held`; false (reply unchanged) when
-  // `reply` does not describe the artifact `held` is.
-  static bool Fill(const coop::v1::Artifact& held, coop::v1::Artifact* reply);
-  // The bytes of an artifact's large fields (what the budget counts).
-  static uint64_t Size(const coop::v1::Artifact& a);
+  // Whether a digest-only `reply` describes the artifact `held` is (the same keys and digests
+  // and link inputs): then its bytes are held's.
+  static bool Matches(const Reply& held, const coop::v1::Artifact& reply);
+  // Writes `reply` as one whole message: its metadata, and the bytes (of bytes_from when it
+  // is a digest-only reply filled from the cache). For the C ABI, which reads messages.
+  static void ToMessage(const Reply& reply, coop::v1::Artifact* out);
+  // The bytes of a reply's large fields (what the budget counts).
+  static uint64_t Size(const Reply& r);
 
  private:
-  using Lru = std::list<std::pair<std::string, std::shared_ptr<const coop::v1::Artifact>>>;
+  using Lru = std::list<std::pair<std::string, std::shared_ptr<const Reply>>>;
   const size_t max_entries_;
   const uint64_t max_bytes_;
   mutable std::mutex mu_;

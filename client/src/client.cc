@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/client_unary_call.h>
+#include <grpcpp/impl/rpc_method.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -17,6 +19,7 @@
 #include <future>
 #include <mutex>
 #include <optional>
+#include <ostream>
 #include <string_view>
 #include <thread>
 
@@ -27,6 +30,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/wire_format_lite.h"
+#include "reply_reader.h"
 
 namespace coop {
 namespace {
@@ -434,36 +438,86 @@ struct Client::Impl {
   bool autostart_tried = false;  // guarded by autostart_mu: one spawn per Client
   std::unique_ptr<internal::ArtifactCache> artifacts;  // set by the constructor
 
+  // Buffers for LTO-IR that arrives over several slices (reply_reader.h).
+  std::shared_ptr<internal::BufferPool> buffers = std::make_shared<internal::BufferPool>();
+  // Specialize and SpecializeBundle called with a raw reply (set by the constructor).
+  std::unique_ptr<grpc::internal::RpcMethod> specialize_method, bundle_method;
+
   // Specialize or SpecializeBundle through the artifact cache (ClientOptions::artifact_cache_*):
-  // sends the digests of the artifact held for this request, fills a digest-only reply's bytes
-  // back in, keeps complete replies.
-  template <class Request, class Method>
-  std::optional<Error> SpecializeCached(Method method, Request req, v1::SpecializeResponse* resp) {
+  // sends the digests of the artifact held for this request; a digest-only reply takes the held
+  // bytes (shared, not copied); complete replies are kept. The reply is read from gRPC's slices
+  // by reply_reader.h, not parsed into a protobuf string.
+  template <class Request>
+  std::optional<Error> SpecializeCached(const grpc::internal::RpcMethod& method, Request req,
+                                        std::shared_ptr<const internal::Reply>* out) {
     std::string key;
-    std::shared_ptr<const v1::Artifact> held;
+    std::shared_ptr<const internal::Reply> held;
     if (artifacts->enabled()) {
       key = internal::ArtifactCache::Key(req);
       held = artifacts->Find(key);
       if (held) internal::ArtifactCache::AddHave(*held, &req);
     }
     req.set_client(options.client_name);
-    if (auto e = Unary(method, req, resp)) return e;
-    v1::Artifact* a = resp->mutable_artifact();
-    if (a->bytes_omitted()) {
-      if (held && internal::ArtifactCache::Fill(*held, a)) return std::nullopt;
+    auto reply = std::make_shared<internal::Reply>();
+    if (auto e = CallForReply(method, req, reply.get())) return e;
+    if (reply->artifact.bytes_omitted()) {
+      if (held && internal::ArtifactCache::Matches(*held, reply->artifact)) {
+        reply->bytes_from = std::move(held);
+        *out = std::move(reply);
+        return std::nullopt;
+      }
       // Not the artifact held (coopd would not do this): ask again for the whole reply.
       req.clear_have();
-      resp->Clear();
-      return Unary(method, req, resp);
+      if (auto e = CallForReply(method, req, reply.get())) return e;
     }
-    if (!key.empty()) artifacts->Store(key, *a);
+    if (!key.empty()) artifacts->Store(key, reply);
+    *out = std::move(reply);
     return std::nullopt;
   }
 
-  // Runs one unary call; on a transport UNAVAILABLE (no daemon) with auto-start on, starts
-  // coopd once and retries until it answers or the call's deadline passes.
+  // SpecializeCached for the C ABI, which reads the reply as one whole message (a copy).
+  template <class Request>
+  std::optional<Error> SpecializeToMessage(const grpc::internal::RpcMethod& method, Request req,
+                                           v1::SpecializeResponse* response) {
+    std::shared_ptr<const internal::Reply> reply;
+    if (auto e = SpecializeCached(method, std::move(req), &reply)) return e;
+    internal::ArtifactCache::ToMessage(*reply, response->mutable_artifact());
+    return std::nullopt;
+  }
+
+  // One Specialize-shaped call whose reply is read by reply_reader.h.
+  template <class Request>
+  std::optional<Error> CallForReply(const grpc::internal::RpcMethod& method, const Request& req,
+                                    internal::Reply* reply) {
+    grpc::ByteBuffer buffer;
+    auto e = Call([&](grpc::ClientContext* ctx) {
+      return grpc::internal::BlockingUnaryCall<Request, grpc::ByteBuffer,
+                                               grpc::protobuf::MessageLite, grpc::ByteBuffer>(
+          channel.get(), method, ctx, req, &buffer);
+    });
+    if (e) return e;
+    std::vector<grpc::Slice> slices;
+    std::string error;
+    if (!buffer.Dump(&slices).ok() || !internal::ReadReply(slices, buffers.get(), reply, &error)) {
+      Error bad;
+      bad.code = ErrorCode::kInternal;
+      bad.message = "coopd's reply to " + std::string(method.name()) + " is unreadable: " +
+                    (error.empty() ? "gRPC could not hand over its bytes" : error);
+      bad.from_server = true;
+      return bad;
+    }
+    return std::nullopt;
+  }
+
   template <class Request, class Response, class Method>
   std::optional<Error> Unary(Method method, const Request& req, Response* resp) {
+    return Call([&](grpc::ClientContext* ctx) { return (stub.get()->*method)(ctx, req, resp); });
+  }
+
+  // Runs one unary call, `call(ctx)`; on a transport UNAVAILABLE (no daemon) with auto-start
+  // on, starts coopd once and retries until it answers or the call's deadline passes.
+  template <class CallFn>
+  std::optional<Error> Call(const CallFn& call) {
     if (setup_error) return setup_error;
     const auto deadline = std::chrono::system_clock::now() + options.timeout;
     bool started = false;
@@ -474,7 +528,7 @@ struct Client::Impl {
       if (options.full_errors) ctx.AddMetadata(kErrorDetailsKey, "full");
       ctx.AddMetadata(kClientMetadataKey, ClientMetadata(options.client_name));
       if (!authorization.empty()) ctx.AddMetadata("authorization", authorization);
-      grpc::Status s = (stub.get()->*method)(&ctx, req, resp);
+      grpc::Status s = call(&ctx);
       if (s.ok()) return std::nullopt;
       Error e = FromGrpc(s, ctx, where());
       if (e.code != ErrorCode::kUnavailable || e.from_server) return e;
@@ -573,6 +627,25 @@ struct Client::Impl {
   }
 };
 
+Bytes::Bytes(std::string bytes) {
+  if (bytes.empty()) return;
+  auto owned = std::make_shared<const std::string>(std::move(bytes));
+  view_ = *owned;
+  owner_ = std::move(owned);
+}
+
+void PrintTo(const Bytes& bytes, std::ostream* out) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string head;
+  for (size_t i = 0; i < bytes.size() && i < 16; ++i) {
+    const auto c = static_cast<unsigned char>(bytes[i]);
+    head += kHex[c >> 4];
+    head += kHex[c & 15];
+  }
+  *out << "Bytes(" << bytes.size() << " bytes" << (bytes.empty() ? "" : ": ") << head
+       << (bytes.size() > 16 ? "...)" : ")");
+}
+
 Client::Client() : Client(ClientOptions{}) {}
 
 Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
@@ -600,6 +673,10 @@ Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
   }
   impl_->channel = grpc::CreateCustomChannel(target, credentials, args);
   impl_->stub = v1::Coop::NewStub(impl_->channel);
+  impl_->specialize_method = std::make_unique<grpc::internal::RpcMethod>(
+      "/coop.v1.Coop/Specialize", grpc::internal::RpcMethod::NORMAL_RPC, impl_->channel);
+  impl_->bundle_method = std::make_unique<grpc::internal::RpcMethod>(
+      "/coop.v1.Coop/SpecializeBundle", grpc::internal::RpcMethod::NORMAL_RPC, impl_->channel);
 }
 
 Client::~Client() = default;
@@ -627,13 +704,22 @@ Origin FromProto(v1::Origin o) {
   }
 }
 
-// Moves the large fields (LTO-IR, bitcode, source, logs) out of `a` instead of copying them: a
-// hit's ~135 KB LTO-IR is then allocated once, by the parse, not twice.
-Artifact FromProto(v1::Artifact* message) {
-  v1::Artifact& a = *message;
+// Bytes over a string that `owner` holds (no copy); empty without keeping `owner`.
+Bytes Share(const std::shared_ptr<const void>& owner, const std::string& bytes) {
+  return bytes.empty() ? Bytes() : Bytes(owner, bytes);
+}
+
+// The artifact of a reply: the metadata copied, the large fields (LTO-IR, bitcode, link inputs)
+// shared with the reply (or with the held reply a digest-only one was filled from).
+Artifact FromReply(const std::shared_ptr<const internal::Reply>& reply) {
+  const v1::Artifact& a = reply->artifact;
+  const internal::Reply& held = reply->bytes();
+  const std::shared_ptr<const void> owner =
+      reply->bytes_from ? std::shared_ptr<const void>(reply->bytes_from) : reply;
+  const v1::Artifact& bytes = held.artifact;
   Artifact out;
   out.key = a.key();
-  out.ltoir = std::move(*a.mutable_ltoir());
+  out.ltoir = held.ltoir;
   for (const auto& e : a.entries())
     out.entries.push_back({e.symbol(), e.declaration(), e.description()});
   out.temp_storage_bytes = a.temp_storage().bytes();
@@ -642,8 +728,8 @@ Artifact FromProto(v1::Artifact* message) {
   out.toolchain = FromProto(a.toolchain());
   out.spec = FromProto(a.spec());
   out.compile_ms = a.compile_ms();
-  out.compile_log = std::move(*a.mutable_compile_log());
-  out.source = std::move(*a.mutable_source());
+  out.compile_log = bytes.compile_log();
+  out.source = bytes.source();
   out.origin = FromProto(a.origin());
   for (const auto& p : a.parts()) {
     ArtifactPart part;
@@ -658,15 +744,17 @@ Artifact FromProto(v1::Artifact* message) {
   }
   out.pch_status = a.pch_status();
   out.layout_ms = a.layout_ms();
-  for (auto& in : *a.mutable_link_inputs()) {
-    out.link_inputs.push_back({in.symbol(), in.key(), std::move(*in.mutable_ltoir()),
-                               std::move(*in.mutable_bitcode()), in.bitcode_key()});
+  for (int i = 0; i < a.link_inputs_size(); ++i) {
+    const auto& in = a.link_inputs(i);
+    const auto& in_bytes = i < bytes.link_inputs_size() ? bytes.link_inputs(i) : in;
+    out.link_inputs.push_back({in.symbol(), in.key(), Share(owner, in_bytes.ltoir()),
+                               Share(owner, in_bytes.bitcode()), in.bitcode_key()});
   }
-  out.type_definitions = std::move(*a.mutable_type_definitions());
+  out.type_definitions = a.type_definitions();
   out.algorithm_choice = FromProto(a.algorithm_choice());
-  auto& b = *a.mutable_bitcode();
-  out.bitcode = {b.key(),        std::move(*b.mutable_data()),        FromProto(b.origin()),
-                 b.compile_ms(), std::move(*b.mutable_compile_log()), b.pch_status()};
+  const auto& b = a.bitcode();
+  out.bitcode = {b.key(),        Share(owner, bytes.bitcode().data()), FromProto(b.origin()),
+                 b.compile_ms(), bytes.bitcode().compile_log(),        b.pch_status()};
   return out;
 }
 
@@ -683,11 +771,11 @@ Result<Artifact> Client::Specialize(const Spec& spec, Formats formats) {
   v1::SpecializeRequest req;
   *req.mutable_spec() = ToProto(spec);
   SetFormats(formats, &req);
-  v1::SpecializeResponse resp;
-  if (auto e = impl_->SpecializeCached(&v1::Coop::Stub::Specialize, std::move(req), &resp)) {
+  std::shared_ptr<const internal::Reply> reply;
+  if (auto e = impl_->SpecializeCached(*impl_->specialize_method, std::move(req), &reply)) {
     return *e;
   }
-  return FromProto(resp.mutable_artifact());
+  return FromReply(reply);
 }
 
 Result<Artifact> Client::SpecializeBundle(const std::vector<Spec>& specs, Formats formats) {
@@ -697,11 +785,11 @@ Result<Artifact> Client::SpecializeBundle(const std::vector<Spec>& specs, Format
     if (auto e = CheckFamilyOptions(specs[i], "specs[" + std::to_string(i) + "]")) return *e;
     *req.add_specs() = ToProto(specs[i]);
   }
-  v1::SpecializeResponse resp;
-  if (auto e = impl_->SpecializeCached(&v1::Coop::Stub::SpecializeBundle, std::move(req), &resp)) {
+  std::shared_ptr<const internal::Reply> reply;
+  if (auto e = impl_->SpecializeCached(*impl_->bundle_method, std::move(req), &reply)) {
     return *e;
   }
-  return FromProto(resp.mutable_artifact());
+  return FromReply(reply);
 }
 
 Result<LinkResult> Client::Link(const LinkRequest& request) {
@@ -1077,14 +1165,15 @@ Result<HealthStatus> Client::Health(const std::string& service) {
 
 std::optional<Error> ClientAccess::Specialize(Client& client, v1::SpecializeRequest request,
                                               v1::SpecializeResponse* response) {
-  return client.impl_->SpecializeCached(&v1::Coop::Stub::Specialize, std::move(request), response);
+  return client.impl_->SpecializeToMessage(*client.impl_->specialize_method, std::move(request),
+                                           response);
 }
 
 std::optional<Error> ClientAccess::SpecializeBundle(Client& client,
                                                     v1::SpecializeBundleRequest request,
                                                     v1::SpecializeResponse* response) {
-  return client.impl_->SpecializeCached(&v1::Coop::Stub::SpecializeBundle, std::move(request),
-                                        response);
+  return client.impl_->SpecializeToMessage(*client.impl_->bundle_method, std::move(request),
+                                           response);
 }
 
 std::optional<Error> ClientAccess::Link(Client& client, v1::LinkRequest request,

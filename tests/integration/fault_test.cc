@@ -50,7 +50,8 @@ std::string Fingerprint(const coop::Artifact& a) {
   for (const auto& p : a.parts) {
     add("part", std::to_string(p.temp_storage_bytes) + "/" + std::to_string(p.temp_storage_align));
   }
-  for (const auto& l : a.link_inputs) add("link_input", l.symbol + "|" + l.key + "|" + l.ltoir);
+  for (const auto& l : a.link_inputs)
+    add("link_input", l.symbol + "|" + l.key + "|" + l.ltoir.str());
   return out;
 }
 

@@ -169,6 +169,51 @@ TEST(Hit, ClientFillsDigestOnlyRepliesFromItsCache) {
   EXPECT_EQ(d.Stats().digest_only_replies, 1u);
 }
 
+// coop::Bytes: an artifact served from the client's cache shares the held bytes (the same
+// memory, not a copy), copies of an artifact share them too, and they outlive the Client and
+// the daemon's connection (gRPC's slices and the client's buffer pool both).
+TEST(Hit, ArtifactBytesAreSharedNotCopiedAndOutliveTheClient) {
+  TestDaemon d({"--workers", "1"});
+  ASSERT_TRUE(d.started);
+  coop::Result<coop::Artifact> first = coop::Error{}, second = coop::Error{};
+  std::string reference;
+  {
+    coop::Client client = CachingClient(d, 16);
+    first = client.Specialize(BlockReduceF32());
+    ASSERT_TRUE(first) << first.error().message;
+    second = client.Specialize(BlockReduceF32());
+    ASSERT_TRUE(second) << second.error().message;
+    EXPECT_EQ(d.Stats().digest_only_replies, 1u);
+    ASSERT_FALSE(first->ltoir.empty());
+    // The digest-only hit's LTO-IR is the first reply's buffer, held by the client's cache.
+    EXPECT_EQ(second->ltoir.data(), first->ltoir.data());
+    const coop::Artifact copy = *second;
+    EXPECT_EQ(copy.ltoir.data(), first->ltoir.data());
+    reference = first->ltoir.str();
+    EXPECT_NE(reference.data(), first->ltoir.data());  // str() copies
+  }
+  // The client (its cache, channel and pool) is gone; the bytes are still the artifact's.
+  EXPECT_EQ(second->ltoir, reference);
+  EXPECT_EQ(first->ltoir, reference);
+  first = coop::Error{};
+  EXPECT_EQ(second->ltoir, reference);  // the last reference still holds them
+
+  // Without the cache every reply is read into a buffer of its own, equal to the cached one.
+  coop::Client plain = CachingClient(d, 0);
+  std::vector<coop::Artifact> held;
+  for (int i = 0; i < 4; ++i) {
+    auto r = plain.Specialize(BlockReduceF32());
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->ltoir, reference);
+    for (const auto& h : held) EXPECT_NE(h.ltoir.data(), r->ltoir.data());  // all alive at once
+    held.push_back(*r);
+  }
+  held.clear();  // their buffers go back to the pool, to be filled again
+  auto again = plain.Specialize(BlockReduceF32());
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->ltoir, reference);
+}
+
 // The client's cache holds at most artifact_cache_entries artifacts: with one, alternating two
 // specs never gets a digest-only reply; repeating one does.
 TEST(Hit, ClientArtifactCacheIsBounded) {

@@ -19,9 +19,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -102,6 +104,57 @@ struct Dim3 {
 enum class CallingConvention { kDefault, kC, kNumba };
 
 enum class Origin { kUnspecified, kCompiled, kMemory, kDisk, kRemote };
+
+// An artifact's bytes (LTO-IR, bitcode): immutable, and shared by every copy instead of
+// copied. Copying a Bytes, or an Artifact, copies a reference; the bytes live as long as any
+// copy does. The client hands out the bytes it received without copying them again: a memory
+// hit's LTO-IR is the reply's own buffer, and an artifact served from the client's artifact
+// cache (ClientOptions::artifact_cache_*) shares the cached one. Reads like a std::string_view
+// (data, size, empty, begin, end, comparisons); converts to a std::string (a copy: str(), or
+// implicitly, for code that takes strings).
+class Bytes {
+ public:
+  Bytes() = default;
+  // Takes the string's bytes (no copy).
+  Bytes(std::string bytes);  // NOLINT(google-explicit-constructor): a string is bytes
+  Bytes(const char* text) : Bytes(std::string(text)) {}  // NOLINT(google-explicit-constructor)
+  // A view of memory that `owner` keeps alive (the view must stay valid while owner lives).
+  Bytes(std::shared_ptr<const void> owner, std::string_view view)
+      : owner_(std::move(owner)), view_(view) {}
+
+  const char* data() const { return view_.data(); }
+  size_t size() const { return view_.size(); }
+  bool empty() const { return view_.empty(); }
+  const char* begin() const { return view_.data(); }
+  const char* end() const { return view_.data() + view_.size(); }
+  char operator[](size_t i) const { return view_[i]; }
+  std::string_view view() const { return view_; }
+  operator std::string_view() const { return view_; }  // NOLINT(google-explicit-constructor)
+  std::string str() const { return std::string(view_); }
+  operator std::string() const { return str(); }  // NOLINT(google-explicit-constructor)
+  // Drops this reference (the bytes are freed with the last one).
+  void clear() { *this = Bytes(); }
+
+  friend bool operator==(const Bytes& a, const Bytes& b) { return a.view_ == b.view_; }
+  friend bool operator==(const Bytes& a, std::string_view b) { return a.view_ == b; }
+  friend bool operator==(std::string_view a, const Bytes& b) { return a == b.view_; }
+  friend bool operator==(const Bytes& a, const std::string& b) { return a.view_ == b; }
+  friend bool operator==(const std::string& a, const Bytes& b) { return a == b.view_; }
+  friend bool operator==(const Bytes& a, const char* b) { return a.view_ == b; }
+  friend bool operator!=(const Bytes& a, const Bytes& b) { return !(a == b); }
+  friend bool operator!=(const Bytes& a, std::string_view b) { return !(a == b); }
+  friend bool operator!=(std::string_view a, const Bytes& b) { return !(a == b); }
+  friend bool operator!=(const Bytes& a, const std::string& b) { return !(a == b); }
+  friend bool operator!=(const std::string& a, const Bytes& b) { return !(a == b); }
+  friend bool operator!=(const Bytes& a, const char* b) { return !(a == b); }
+
+ private:
+  std::shared_ptr<const void> owner_;
+  std::string_view view_;
+};
+// For test frameworks (GoogleTest finds it): the size and the first bytes in hex, not 135 KB of
+// binary. To write the bytes themselves: out.write(bytes.data(), bytes.size()).
+void PrintTo(const Bytes& bytes, std::ostream* out);
 
 // A frontend-supplied operator (proto coop.v1.UserOperator has the whole contract): a
 // __device__ function `name` given as CUDA C++ source, or LTO-IR defining extern "C" `name`.
@@ -205,17 +258,17 @@ enum class Formats { kLtoIr, kBitcode, kBoth };
 
 // Code an artifact needs at link time besides its own (one per user operator).
 struct ArtifactLinkInput {
-  std::string symbol;   // the extern "C" function it defines
-  std::string key;      // cache key of the compiled operator; empty for frontend-supplied LTO-IR
-  std::string ltoir;    // bytes, when the artifact carries LTO-IR
-  std::string bitcode;  // bytes, when the artifact carries bitcode (the operator by clang)
+  std::string symbol;  // the extern "C" function it defines
+  std::string key;     // cache key of the compiled operator; empty for frontend-supplied LTO-IR
+  Bytes ltoir;         // when the artifact carries LTO-IR
+  Bytes bitcode;       // when the artifact carries bitcode (the operator by clang)
   std::string bitcode_key;  // cache key of that bitcode
 };
 
 // An artifact's LLVM bitcode (requested with Formats::kBitcode or kBoth).
 struct BitcodeModule {
-  std::string key;   // its own cache key
-  std::string data;  // bytes; empty when not requested
+  std::string key;  // its own cache key
+  Bytes data;       // empty when not requested
   Origin origin = Origin::kUnspecified;
   double compile_ms = 0;
   std::string compile_log;
@@ -245,7 +298,7 @@ struct ArtifactPart {
 // carries it, else the bitcode (equal to bitcode's then).
 struct Artifact {
   std::string key;
-  std::string ltoir;           // bytes; empty when only bitcode was requested
+  Bytes ltoir;                 // empty when only bitcode was requested
   std::vector<Entry> entries;  // every part's entries
   // For a single-spec artifact, parts[0]'s values (0 for a bundle: see parts).
   uint64_t temp_storage_bytes = 0;
