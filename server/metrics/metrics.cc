@@ -69,8 +69,7 @@ const char* TierLabel(CacheOrigin o) {
 
 }  // namespace
 
-std::string RenderMetrics(Service& service) {
-  const coop::v1::Stats s = service.GetStats();
+std::string RenderMetrics(Service& service, const coop::v1::Stats& s) {
   Families f;
   const auto counter = MetricType::Counter;
   const auto gauge = MetricType::Gauge;
@@ -89,8 +88,21 @@ std::string RenderMetrics(Service& service) {
 
   one("requests_total", counter, "Specialize requests received (coopctl stats --zero resets)",
       d(s.requests()));
-  one("invalid_requests_total", counter, "Requests answered INVALID_ARGUMENT",
+  one("invalid_requests_total", counter,
+      "Requests the service answered INVALID_ARGUMENT (a bad spec, format or operator; "
+      "undecodable ones are refused_calls_total{reason=\"undecodable\"})",
       d(s.invalid_requests()));
+  f.Begin("refused_calls_total", counter,
+          "Calls refused before the service saw them, by reason: unauthenticated (no valid bearer "
+          "token), permission_denied (the token's role lacks the RPC's), client_in_flight and "
+          "client_rate (the per-client limits), undecodable (not the RPC's message), oversized "
+          "(over --max-message-mb)")
+      .Add(d(s.unauthenticated_calls()), {{"reason", "unauthenticated"}})
+      .Add(d(s.denied_calls()), {{"reason", "permission_denied"}})
+      .Add(d(s.client_in_flight_refusals()), {{"reason", "client_in_flight"}})
+      .Add(d(s.client_rate_refusals()), {{"reason", "client_rate"}})
+      .Add(d(s.undecodable_requests()), {{"reason", "undecodable"}})
+      .Add(d(s.oversized_requests()), {{"reason", "oversized"}});
   one("bundles_total", counter, "Bundle requests received", d(s.bundles()));
   per_tier("cache_hits_total", counter, "Cache lookups answered by each tier",
            [](const Tier& t) { return static_cast<double>(t.hits()); });
@@ -164,7 +176,8 @@ int HandleMetrics(mg_connection* conn, void* data) {
     mg_send_http_error(conn, 405, "%s", "only GET and HEAD\n");
     return 405;
   }
-  const std::string body = RenderMetrics(*static_cast<Service*>(data));
+  const auto* server = static_cast<const MetricsServer*>(data);
+  const std::string body = RenderMetrics(*server->service(), server->stats()());
   mg_send_http_ok(conn, "text/plain; version=0.0.4; charset=utf-8",
                   static_cast<long long>(body.size()));
   if (std::strcmp(info->request_method, "GET") == 0) mg_write(conn, body.data(), body.size());
@@ -196,7 +209,8 @@ absl::Status CheckMetricsAddress(const std::string& address, const std::string& 
 }
 
 absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& address,
-                                                                    Service* service) {
+                                                                    Service* service,
+                                                                    StatsSource stats) {
   if (absl::Status s = CheckMetricsAddress(address, "--metrics"); !s.ok()) return s;
   static std::once_flag init;
   std::call_once(init, [] { mg_init_library(0); });
@@ -208,12 +222,13 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::s
   callbacks.log_message = LogMessage;
   auto server = std::unique_ptr<MetricsServer>(new MetricsServer());
   server->service_ = service;
+  server->stats_ = stats ? std::move(stats) : [service] { return service->GetStats(); };
   server->ctx_ = mg_start(&callbacks, nullptr, options);
   if (server->ctx_ == nullptr) {
     return absl::UnavailableError(StrCat("--metrics: cannot listen on ", address,
                                          " (in use, or not an address of this machine)"));
   }
-  mg_set_request_handler(server->ctx_, "/metrics$", HandleMetrics, service);
+  mg_set_request_handler(server->ctx_, "/metrics$", HandleMetrics, server.get());
   mg_set_request_handler(server->ctx_, "/", HandleOther, nullptr);
   mg_server_port listening[4];
   const int n = mg_get_server_ports(server->ctx_, 4, listening);

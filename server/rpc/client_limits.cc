@@ -33,6 +33,7 @@ absl::StatusOr<ClientLimiter::Admission> ClientLimiter::Admit(std::string_view c
     e.refilled = now;
   }
   if (options_.max_in_flight > 0 && e.in_flight >= options_.max_in_flight) {
+    ++refused_in_flight_;
     return absl::ResourceExhaustedError(StrCat(
         "client ", QuoteValue(client), " has ", e.in_flight,
         " requests in flight, the most one client may have (--client-max-in-flight ",
@@ -46,6 +47,7 @@ absl::StatusOr<ClientLimiter::Admission> ClientLimiter::Admit(std::string_view c
     }
     if (e.tokens < 1) {
       const double wait = (1 - e.tokens) / options_.rate;
+      ++refused_rate_;
       return absl::ResourceExhaustedError(StrCat(
           "client ", QuoteValue(client), " is over its rate limit of ", options_.rate,
           " requests per second with bursts of ", options_.burst,

@@ -11,6 +11,7 @@
 // Thread-safe. Time is passed in, so tests need no clock.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -56,11 +57,16 @@ class ClientLimiter {
   };
 
   // Admits one request of `client` at `now`, or RESOURCE_EXHAUSTED saying which limit it hit,
-  // its value and the flag that sets it. A refused request takes no token and counts nowhere.
+  // its value and the flag that sets it. A refused request takes no token and counts against
+  // no limit; it is counted in refused_in_flight() or refused_rate().
   absl::StatusOr<Admission> Admit(std::string_view client, Clock::time_point now);
 
   bool enabled() const { return options_.max_in_flight > 0 || options_.rate > 0; }
   size_t tracked_clients() const;
+  // Requests refused since the start: their client had max_in_flight in flight, or an empty
+  // bucket.
+  uint64_t refused_in_flight() const { return refused_in_flight_.load(); }
+  uint64_t refused_rate() const { return refused_rate_.load(); }
 
  private:
   struct Entry {
@@ -75,6 +81,7 @@ class ClientLimiter {
   const ClientLimitOptions options_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, Entry> clients_ ABSL_GUARDED_BY(mu_);
+  std::atomic<uint64_t> refused_in_flight_{0}, refused_rate_{0};
 };
 
 }  // namespace coopd

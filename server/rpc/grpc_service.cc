@@ -277,6 +277,7 @@ absl::Status CoopService::Parse(const Raw* in, const std::string& request_id,
   // Freed now, as the generated handler does, not when the call ends.
   const_cast<Raw*>(in)->Clear();
   if (!s.ok()) {
+    ++(s.code() == absl::StatusCode::kResourceExhausted ? oversized_ : undecodable_);
     spdlog::info("[req {}] undecodable request: {}", request_id, std::string(s.message()));
   }
   return s;
@@ -322,6 +323,41 @@ void CoopService::Accept(Reply* call,
   });
 }
 
+void CoopService::SpecializeCall(Reply* call, coop::v1::SpecializeResponse* response,
+                                 std::vector<coop::v1::PrimitiveSpec> specs, bool bundle,
+                                 std::vector<int> formats,
+                                 std::vector<coop::v1::HeldArtifact> have) {
+  // A repeated request whose artifacts are in memory is answered on this thread: no I/O, and no
+  // hop to the executor and back (the largest fixed cost of a hit).
+  coopd::Service::MemoProbe probe;
+  if (!draining_) {
+    auto hit =
+        service_->SpecializeFromMemory(specs, bundle, formats, call->request_id, have, &probe);
+    if (hit) {
+      // The LTO-IR and bitcode go out as slices of the memory tier's values, uncopied.
+      const auto shared = [](const std::shared_ptr<const CacheValue>& value) {
+        return value ? SharedBytes{value, value->blob} : SharedBytes{};
+      };
+      call->SendEncoded(
+          WriteSpecializeResponse(hit->artifact, shared(hit->ltoir), shared(hit->bitcode)));
+      return;
+    }
+  }
+  // Otherwise the whole path on the executor, going on from what the memo said (its key is not
+  // computed twice, nor its hit or miss counted twice).
+  Accept(call, [this, call, response, specs = std::move(specs), bundle,
+                formats = std::move(formats), have = std::move(have),
+                probe = std::move(probe)](const std::string& id, Finish finish) mutable {
+    service_->Specialize(
+        specs, bundle, formats, id,
+        [response, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
+          if (artifact.ok()) *response->mutable_artifact() = std::move(*artifact);
+          finish(artifact.status());
+        },
+        call->role >= Role::kCompile, have, std::move(probe));
+  });
+}
+
 // Each handler names the role its RPC needs (docs/security.md has the table); Decode checks it
 // and the client's limits before decoding the request. Specialize, SpecializeBundle, Link and
 // Plan need `read`, and compile or link on a miss only for a caller that has `compile`
@@ -332,37 +368,10 @@ grpc::ServerUnaryReactor* CoopService::Specialize(grpc::CallbackServerContext* c
   using Resp = coop::v1::SpecializeResponse;
   return Decode<Req, Resp>(
       context, in, out, {Role::kRead, "Specialize"}, [this](Call<Req, Resp>* call) {
-        // A repeated request whose artifact is in memory is answered on this thread: no I/O,
-        // and no hop to the executor and back (the largest fixed cost of a hit).
-        if (!draining_) {
-          const Req& request = call->request;
-          auto hit = service_->SpecializeFromMemory(
-              {request.spec()}, /*bundle=*/false,
-              std::vector<int>(request.formats().begin(), request.formats().end()),
-              call->request_id, {request.have().begin(), request.have().end()});
-          if (hit) {
-            // The LTO-IR and bitcode go out as slices of the memory tier's values, uncopied.
-            const auto shared = [](const std::shared_ptr<const CacheValue>& value) {
-              return value ? SharedBytes{value, value->blob} : SharedBytes{};
-            };
-            call->SendEncoded(
-                WriteSpecializeResponse(hit->artifact, shared(hit->ltoir), shared(hit->bitcode)));
-            return;
-          }
-        }
-        Accept(call, [this, call](const std::string& id, Finish finish) {
-          const Req& request = call->request;
-          const std::vector<int> formats(request.formats().begin(), request.formats().end());
-          service_->Specialize(
-              {request.spec()}, /*bundle=*/false, formats, id,
-              [call, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
-                if (artifact.ok()) {
-                  *call->response_message.mutable_artifact() = std::move(*artifact);
-                }
-                finish(artifact.status());
-              },
-              call->role >= Role::kCompile, {request.have().begin(), request.have().end()});
-        });
+        const Req& request = call->request;
+        SpecializeCall(call, &call->response_message, {request.spec()}, /*bundle=*/false,
+                       {request.formats().begin(), request.formats().end()},
+                       {request.have().begin(), request.have().end()});
       });
 }
 
@@ -372,21 +381,11 @@ grpc::ServerUnaryReactor* CoopService::SpecializeBundle(grpc::CallbackServerCont
   using Resp = coop::v1::SpecializeResponse;
   return Decode<Req, Resp>(
       context, in, out, {Role::kRead, "SpecializeBundle"}, [this](Call<Req, Resp>* call) {
-        Accept(call, [this, call](const std::string& id, Finish finish) {
-          const Req& request = call->request;
-          std::vector<coop::v1::PrimitiveSpec> specs(request.specs().begin(),
-                                                     request.specs().end());
-          const std::vector<int> formats(request.formats().begin(), request.formats().end());
-          service_->Specialize(
-              specs, /*bundle=*/true, formats, id,
-              [call, finish](absl::StatusOr<coop::v1::Artifact> artifact) {
-                if (artifact.ok()) {
-                  *call->response_message.mutable_artifact() = std::move(*artifact);
-                }
-                finish(artifact.status());
-              },
-              call->role >= Role::kCompile, {request.have().begin(), request.have().end()});
-        });
+        const Req& request = call->request;
+        SpecializeCall(call, &call->response_message,
+                       {request.specs().begin(), request.specs().end()}, /*bundle=*/true,
+                       {request.formats().begin(), request.formats().end()},
+                       {request.have().begin(), request.have().end()});
       });
 }
 
@@ -506,15 +505,23 @@ grpc::ServerUnaryReactor* CoopService::GetStats(grpc::CallbackServerContext* con
   using Resp = coop::v1::Stats;
   return Decode<Req, Resp>(context, in, out, {Role::kRead, "GetStats", /*limited=*/false},
                            [this](Call<Req, Resp>* call) {
-                             Resp& stats = call->response_message;
-                             stats = service_->GetStats();
-                             for (const auto& l : listeners_) *stats.add_listeners() = l;
-                             if (access_ != nullptr) {
-                               stats.set_unauthenticated_calls(access_->unauthenticated());
-                               stats.set_denied_calls(access_->denied());
-                             }
+                             call->response_message = Stats();
                              call->Send(grpc::Status::OK);
                            });
+}
+
+coop::v1::Stats CoopService::Stats() const {
+  coop::v1::Stats stats = service_->GetStats();
+  for (const auto& l : listeners_) *stats.add_listeners() = l;
+  if (access_ != nullptr) {
+    stats.set_unauthenticated_calls(access_->unauthenticated());
+    stats.set_denied_calls(access_->denied());
+  }
+  stats.set_client_in_flight_refusals(clients_.refused_in_flight());
+  stats.set_client_rate_refusals(clients_.refused_rate());
+  stats.set_undecodable_requests(undecodable_.load());
+  stats.set_oversized_requests(oversized_.load());
+  return stats;
 }
 
 }  // namespace coopd

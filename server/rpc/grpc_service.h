@@ -146,6 +146,10 @@ class CoopService final : public RawCoopService {
                                      Raw* response) override;
 
   int in_flight() const { return in_flight_.load(); }
+  // What GetStats answers: the service's counters, and this edge's (listeners, refusals by
+  // access control and by the per-client limits, requests that did not decode). /metrics reads
+  // the same.
+  coop::v1::Stats Stats() const;
 
   // Shutdown, step 1: from now on new Specialize calls get UNAVAILABLE ("shutting down; retry").
   void BeginDrain() { draining_ = true; }
@@ -222,6 +226,12 @@ class CoopService final : public RawCoopService {
   }
   absl::Status Parse(const Raw* in, const std::string& request_id,
                      google::protobuf::Message* request);
+  // Specialize and SpecializeBundle once decoded: a memory hit (Service::SpecializeFromMemory)
+  // is answered on this gRPC thread; anything else goes to the executor (Service::Specialize,
+  // with the memo's probe) and fills `response`.
+  void SpecializeCall(Reply* call, coop::v1::SpecializeResponse* response,
+                      std::vector<coop::v1::PrimitiveSpec> specs, bool bundle,
+                      std::vector<int> formats, std::vector<coop::v1::HeldArtifact> have);
   // The call's request id (see kRequestIdKey), also set as its trailing metadata.
   std::string RequestId(grpc::CallbackServerContext* context);
 
@@ -266,6 +276,8 @@ class CoopService final : public RawCoopService {
   std::string request_id_prefix_;  // 8 random hex digits, so ids differ across restarts
   std::atomic<uint64_t> next_request_id_{1};
   std::atomic<int> in_flight_{0};
+  // Requests refused by Parse: malformed (INVALID_ARGUMENT), over --max-message-mb.
+  std::atomic<uint64_t> undecodable_{0}, oversized_{0};
   std::atomic<bool> draining_{false};
 };
 

@@ -500,7 +500,14 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   if (clang_workspace) options.clang_workspace = clang_workspace->path();
   options.remote = remote_tier;
   options.limits = config.request_limits;
-  if (config.pch) options.prewarm_history = StrCat(config.cache_dir, "/prewarm-archs");
+  // The archs this cache last compiled for, read once: the service keeps the list up to date in
+  // the file, and the pre-warm below starts from it.
+  std::vector<std::string> history;
+  if (config.pch) {
+    options.prewarm_history = StrCat(config.cache_dir, "/prewarm-archs");
+    history = ReadPrewarmHistory(options.prewarm_history);
+    options.prewarm_history_archs = history;
+  }
   Service service(std::move(*toolchain), std::move(cache), disk_tier, &pool, options);
   Executor executor(config.executor_threads);
   Executor maintenance(2);  // purge, verify, vacuum: never on the request threads
@@ -592,7 +599,8 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   server->GetHealthCheckService()->SetServingStatus(kCoopServiceName, true);
   std::unique_ptr<MetricsServer> metrics;
   if (!config.metrics_address.empty()) {
-    auto m = MetricsServer::Start(config.metrics_address, &service);
+    auto m = MetricsServer::Start(config.metrics_address, &service,
+                                  [&grpc_service] { return grpc_service.Stats(); });
     if (!m.ok()) return m.status();
     metrics = std::move(*m);
     spdlog::info("metrics: http://{}:{}/metrics",
@@ -613,7 +621,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   NotifyReady(StrCat("serving on ", listen_name));
   std::vector<std::string> prewarm = config.prewarm_archs;
   if (config.prewarm_from_history && config.pch) {
-    prewarm = ReadPrewarmHistory(StrCat(config.cache_dir, "/prewarm-archs"));
+    prewarm = std::move(history);
     if (!prewarm.empty()) {
       spdlog::info("pre-warming {} (the archs this cache compiled for last; --prewarm none: off)",
                    StrJoin(prewarm, ", "));

@@ -14,6 +14,11 @@ std::optional<RequestMemo::Entry> RequestMemo::Find(const std::string& request, 
   return it->second->second;
 }
 
+void RequestMemo::CountMiss() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++counters_.misses;
+}
+
 void RequestMemo::Remember(const std::string& request, Entry entry) {
   if (capacity_ == 0) return;
   std::lock_guard<std::mutex> lock(mu_);

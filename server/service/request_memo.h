@@ -52,6 +52,8 @@ class RequestMemo {
   // The entry for `request` (counted as a hit), or nullopt (counted as a miss unless
   // `count_miss` is false: a lookup that will be made again).
   std::optional<Entry> Find(const std::string& request, bool count_miss = true);
+  // Counts the miss of a Find made with `count_miss` false whose request was not looked up again.
+  void CountMiss();
   // Remembers (or refreshes) `request`'s entry, evicting the least recently used beyond the
   // capacity.
   void Remember(const std::string& request, Entry entry);

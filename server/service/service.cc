@@ -147,9 +147,9 @@ Service::Service(Toolchain toolchain, std::unique_ptr<TieredCache> cache, Sqlite
       toolchain_identity_(
           StrCat("nvrtc=", toolchain_.NvrtcVersion(), "\nnvjitlink=", toolchain_.NvJitLinkVersion(),
                  "\ncccl=", toolchain_.cccl_version, "\nheaders=", toolchain_.header_digest,
-                 "\nclang=", toolchain_.clang.version, " at ", toolchain_.clang.path)) {
-  if (!options_.prewarm_history.empty()) history_ = ReadPrewarmHistory(options_.prewarm_history);
-}
+                 "\nclang=", toolchain_.clang.version, " at ", toolchain_.clang.path)),
+      history_(options_.prewarm_history.empty() ? std::vector<std::string>()
+                                                : options_.prewarm_history_archs) {}
 
 std::vector<std::string> ReadPrewarmHistory(const std::string& path) {
   std::vector<std::string> archs;
@@ -558,10 +558,13 @@ void Service::AttachChoices(const std::vector<coop::v1::AlgorithmChoice>& choice
 
 std::optional<Service::MemoryHit> Service::SpecializeFromMemory(
     const std::vector<PrimitiveSpec>& specs, bool bundle, const std::vector<int>& formats,
-    const std::string& request_id, const std::vector<coop::v1::HeldArtifact>& have) {
+    const std::string& request_id, const std::vector<coop::v1::HeldArtifact>& have,
+    MemoProbe* probe) {
   if (!memo_.enabled() || cache_->tier(CacheOrigin::kMemory) == nullptr) return std::nullopt;
-  // A miss here is looked up again by Specialize: counted there, once.
-  auto entry = memo_.Find(MemoKey(specs, bundle, formats), /*count_miss=*/false);
+  // A miss goes on to Specialize (with the probe, or looked up again there): counted there, once.
+  std::string key = MemoKey(specs, bundle, formats);
+  auto entry = memo_.Find(key, /*count_miss=*/false);
+  if (probe != nullptr) *probe = MemoProbe{std::move(key), entry};
   if (!entry) return std::nullopt;
   MemoryHit hit;
   bool delivered = false;
@@ -590,7 +593,7 @@ std::optional<Service::MemoryHit> Service::SpecializeFromMemory(
 void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool bundle,
                          const std::vector<int>& request_formats, const std::string& request_id,
                          ArtifactDone done, bool may_compile,
-                         const std::vector<coop::v1::HeldArtifact>& have) {
+                         const std::vector<coop::v1::HeldArtifact>& have, MemoProbe probe) {
   ++requests_;
   if (bundle) ++bundles_;
   // Every reply carries its bytes' digests (a hit's come from the cache, a compile's are hashed
@@ -604,10 +607,17 @@ void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool b
   };
   std::string memo_key;
   if (memo_.enabled()) {
-    memo_key = MemoKey(request_specs, bundle, request_formats);
-    if (auto entry = memo_.Find(memo_key); entry && ServeMemoized(*entry, request_id, done)) {
-      return;
+    std::optional<RequestMemo::Entry> entry;
+    if (probe.key.empty()) {
+      memo_key = MemoKey(request_specs, bundle, request_formats);
+      entry = memo_.Find(memo_key);
+    } else {
+      // SpecializeFromMemory looked it up: its hit is counted, its miss is counted here.
+      memo_key = std::move(probe.key);
+      entry = std::move(probe.entry);
+      if (!entry) memo_.CountMiss();
     }
+    if (entry && ServeMemoized(*entry, request_id, done)) return;
   }
   std::vector<coop::v1::AutoExplanation> autos;
   auto specs = Validate(request_specs, bundle, &autos);

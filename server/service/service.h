@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,9 @@ struct ServiceOptions {
   // A file that remembers the archs requests compiled for (one per line, most recent first), so
   // that the next start pre-warms them by default (ReadPrewarmHistory); empty: none.
   std::string prewarm_history;
+  // Its contents when the daemon started (ReadPrewarmHistory of it, read once by the daemon,
+  // which also pre-warms them): where the service's updates of the file start from.
+  std::vector<std::string> prewarm_history_archs;
 };
 
 // The archs `path` remembers (at most kPrewarmHistoryArchs, most recent first); none when it is
@@ -95,9 +99,19 @@ class Service {
   // A repeated request (the same specs and formats, byte for byte, no user operator) takes its
   // keys from the request memo (request_memo.h) and goes straight to the cache; on a miss there
   // it takes the whole path.
+  //
+  // What SpecializeFromMemory learnt of the memo, when it could not answer: the request's memo
+  // key (computed once per request) and its entry, or that the memo lacks it. Specialize goes on
+  // from there instead of looking the request up again, so each request counts one memo hit or
+  // one memo miss.
+  struct MemoProbe {
+    std::string key;                          // empty: the memo was not consulted
+    std::optional<RequestMemo::Entry> entry;  // nullopt (with a key): a miss, not yet counted
+  };
   void Specialize(const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
                   const std::vector<int>& formats, const std::string& request_id, ArtifactDone done,
-                  bool may_compile = true, const std::vector<coop::v1::HeldArtifact>& have = {});
+                  bool may_compile = true, const std::vector<coop::v1::HeldArtifact>& have = {},
+                  MemoProbe probe = {});
   // A memory hit as SpecializeFromMemory gives it: the reply less its large bytes (Artifact.ltoir,
   // Artifact.bitcode.data), which stay in the memory tier's shared values `ltoir` and `bitcode`
   // (null where the reply carries none: not asked for, or left out by a digest-only reply). The
@@ -110,11 +124,13 @@ class Service {
   // Specialize's fastest path, for the gRPC thread itself: a memoized request whose artifacts
   // are all in the memory tier is answered here, with no I/O, no compile and no waiting (the
   // reply as Specialize would give it, counted the same, its large bytes shared, not copied);
-  // nullopt when it is not (call Specialize then, from an executor).
+  // nullopt when it is not (call Specialize then, from an executor, handing it `probe`, which
+  // this fills whenever it consulted the memo).
   std::optional<MemoryHit> SpecializeFromMemory(const std::vector<coop::v1::PrimitiveSpec>& specs,
                                                 bool bundle, const std::vector<int>& formats,
                                                 const std::string& request_id,
-                                                const std::vector<coop::v1::HeldArtifact>& have);
+                                                const std::vector<coop::v1::HeldArtifact>& have,
+                                                MemoProbe* probe = nullptr);
   void Link(const coop::v1::LinkRequest& request, const std::string& request_id, LinkDone done,
             bool may_compile = true);
   // Errors name the use or reservation ("plan: uses[2] \"scan\": ..."); a spec's error keeps

@@ -472,6 +472,36 @@ static coop_artifact_t* test_user_operator(coop_client_t* client) {
   return artifact;
 }
 
+/* "op.user.commutative" (UserOperator.commutative) reaches coopd: with algorithm auto, a user
+ * operator declared commutative may get raking_commutative_only (the table's choice for
+ * block_reduce float32 at 64 threads, 1 item), and one not declared so never does. */
+static void test_commutative_operator(coop_client_t* client) {
+  static const char kSource[] =
+      "__device__ float clamp_add(float a, float b) { return fminf(a + b, 100.0f); }\n";
+  int commutative;
+  for (commutative = 1; commutative >= 0; --commutative) {
+    coop_spec_t* spec = block_reduce_spec();
+    coop_artifact_t* artifact = NULL;
+    coop_spec_set_uint(spec, "block.x", 64);
+    coop_spec_set_string(spec, "method", "reduce");
+    coop_spec_set_string(spec, "algorithm", "auto");
+    coop_spec_set_string(spec, "op.user.name", "clamp_add");
+    coop_spec_set_string(spec, "op.user.source", kSource);
+    EXPECT_STATUS(coop_spec_set_bool(spec, "op.user.commutative", commutative), COOP_OK,
+                  "op.user.commutative");
+    CHECK(contains(coop_spec_json(spec), "\"commutative\":true") == commutative,
+          coop_spec_json(spec));
+    if (EXPECT_STATUS(coop_client_specialize(client, spec, &artifact), COOP_OK, "commutative")) {
+      const char* resolved = coop_artifact_part_spec_json(artifact, 0);
+      CHECK(contains(resolved, "\"algorithm\":\"raking_commutative_only\"") == commutative,
+            resolved);
+      CHECK(!contains(resolved, "\"algorithm\":\"auto\""), resolved);
+    }
+    coop_artifact_destroy(artifact);
+    coop_spec_destroy(spec);
+  }
+}
+
 /* PTX of a kernel that calls `float symbol(void* temp_storage, float input)` with `bytes` of
  * shared memory aligned to `align`, as a JIT frontend would emit it. */
 static void kernel_ptx(char* out, size_t size, const char* symbol, uint64_t bytes, uint64_t align) {
@@ -684,6 +714,7 @@ static int run_against_daemon(const char* dir) {
   test_bad_spec(client);
   test_bundle(client);
   with_op = test_user_operator(client);
+  test_commutative_operator(client);
   if (reduce != NULL) test_link(client, reduce, with_op);
   test_stats(client);
   test_huge_error(socket);

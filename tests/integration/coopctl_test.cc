@@ -480,6 +480,46 @@ TEST_F(CoopctlDaemon, WarmGoesOnPastFailedSpecsAndExitsSeven) {
   EXPECT_EQ(Run({"warm", manifest}, &out, &err), 0) << err;
 }
 
+// A manifest's op_commutative reaches coopd as --op-commutative does: with algorithm auto, the
+// user operator declared commutative gets raking_commutative_only (the table's choice for
+// block_reduce float32 at 64 threads, 1 item: the key of that explicit spec), the same operator
+// not declared so never does (another key).
+TEST_F(CoopctlDaemon, WarmManifestsDeclareUserOperatorsCommutative) {
+  WriteText(Dir() + "/clamp_add.cu",
+            "__device__ float clamp_add(float a, float b) { return fminf(a + b, 100.0f); }\n");
+  const std::string manifest = Dir() + "/commutative.yaml";
+  WriteText(manifest,
+            "defaults: {family: block_reduce, method: reduce, dtype: float32, threads: 64,"
+            " arch: sm_90, algorithm: auto, op_name: clamp_add, op_source: clamp_add.cu}\n"
+            "specs:\n"
+            "  - {op_commutative: true}\n"
+            "  - {op_commutative: false}\n");
+  std::string out, err;
+  ASSERT_EQ(Run({"warm", "--json", manifest}, &out, &err), 0) << err << out;
+  const Json j = ParseJson(out);
+  ASSERT_EQ(j["results"].size(), 2u) << out;
+  const std::string commutative = j["results"][0]["key"];
+  const std::string plain = j["results"][1]["key"];
+  ASSERT_EQ(commutative.size(), 64u) << out;
+  EXPECT_NE(commutative, plain) << "op_commutative changed what auto chose";
+  const std::vector<std::string> spec = {"specialize",  "block_reduce",
+                                         "--method",    "reduce",
+                                         "--dtype",     "float32",
+                                         "--threads",   "64",
+                                         "--arch",      "sm_90",
+                                         "--op-name",   "clamp_add",
+                                         "--op-source", Dir() + "/clamp_add.cu",
+                                         "--json",      "--algorithm"};
+  std::vector<std::string> explicit_args = spec;
+  explicit_args.push_back("raking_commutative_only");
+  ASSERT_EQ(Run(explicit_args, &out, &err), 0) << err;
+  EXPECT_EQ(ParseJson(out)["key"], commutative) << out;
+  explicit_args = spec;
+  explicit_args.insert(explicit_args.end(), {"auto", "--op-commutative"});
+  ASSERT_EQ(Run(explicit_args, &out, &err), 0) << err;
+  EXPECT_EQ(ParseJson(out)["key"], commutative) << "the flag and the manifest key agree: " << out;
+}
+
 // ---- --target: a coopd listening on TCP
 // ----------------------------------------------------------
 

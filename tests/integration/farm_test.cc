@@ -337,6 +337,59 @@ TEST(Farm, AsyncWritesLandAfterTheReplyDrainAtShutdownAndOverflowIsCountedNeverB
   EXPECT_EQ(redis.server.DbSize(), s.writes);
 }
 
+// A repeated bundle is answered on the gRPC thread from memory, like a repeated spec: it does not
+// wait for the request executor. Here every executor thread (8) is held by a request for a new
+// spec whose farm-tier lookup hangs on a paused Redis (60 s command timeout); the bundle is
+// answered while they still hang (no command has timed out yet), a memo hit from memory with
+// the compiled bytes.
+TEST(Farm, ARepeatedBundleIsServedFromMemoryWhileTheExecutorWaitsOnRedis) {
+  Redis redis;
+  ASSERT_TRUE(redis.started);
+  TestDaemon d(Replica(
+      redis.Url("bundle", "timeout_ms=60000&connect_timeout_ms=60000&lease_ttl_ms=180000")));
+  ASSERT_TRUE(d.started);
+  coop::ClientOptions options;
+  options.socket_path = d.process.socket_path();
+  options.artifact_cache_entries = 0;  // whole replies, to compare the bytes
+  coop::Client client(options);
+  const std::vector<coop::Spec> bundle = {Variant(0), Variant(6)};
+  auto first = client.SpecializeBundle(bundle);
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_EQ(first->origin, coop::Origin::kCompiled);
+
+  redis.server.Pause();
+  constexpr int kExecutorThreads = 8;  // DaemonConfig::executor_threads
+  std::vector<std::future<coop::Result<coop::Artifact>>> hanging;
+  for (int i = 1; i <= kExecutorThreads; ++i) {
+    hanging.push_back(
+        std::async(std::launch::async, [&d, i] { return d.Client().Specialize(Variant(i)); }));
+  }
+  // Each has reached the service (counted on its executor thread) and holds that thread in its
+  // farm-tier lookup.
+  const auto end = std::chrono::steady_clock::now() + 120s;
+  while (d.Stats().requests < 1u + kExecutorThreads) {
+    ASSERT_LT(std::chrono::steady_clock::now(), end) << "the requests did not reach coopd";
+    std::this_thread::sleep_for(20ms);
+  }
+  auto again = client.SpecializeBundle(bundle);
+  coop::Stats s = d.Stats();
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(s.remote.timeouts, 0u) << "answered while the executor's requests still waited";
+  EXPECT_EQ(again->origin, coop::Origin::kMemory);
+  EXPECT_EQ(again->key, first->key);
+  EXPECT_EQ(again->ltoir, first->ltoir);
+  EXPECT_EQ(s.memo_hits, 1u);
+  EXPECT_EQ(s.bundles, 2u);
+  for (auto& h : hanging) {
+    EXPECT_NE(h.wait_for(0s), std::future_status::ready) << "a request that should still wait";
+  }
+  redis.server.Resume();
+  for (auto& h : hanging) {
+    auto r = h.get();
+    EXPECT_TRUE(r) << r.error().message;
+  }
+}
+
 TEST(Farm, ALeaseWhoseOwnerDiedExpiresAndAnotherReplicaCompiles) {
   Redis redis;
   ASSERT_TRUE(redis.started);

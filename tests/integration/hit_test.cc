@@ -274,5 +274,113 @@ TEST(Hit, RepeatedRequestsTakeTheirKeysFromTheMemo) {
   EXPECT_EQ(st.invalid_requests, 2u);
 }
 
+// Each request counts one memo lookup, hit or miss, even when the gRPC thread's fast path
+// (memory only) looked it up first and could not answer: a miss there goes on to the executor,
+// and so does a memo entry whose artifact left the memory tier (here: purged from every tier, so
+// the request recompiles under the remembered key).
+TEST(Hit, EachRequestCountsOneMemoHitOrMiss) {
+  TestDaemon d({"--workers", "1"});
+  ASSERT_TRUE(d.started);
+  coop::Client client = CachingClient(d, 0);
+  auto first = client.Specialize(Block(128));
+  ASSERT_TRUE(first) << first.error().message;
+  coop::Stats st = d.Stats();
+  EXPECT_EQ(st.memo_misses, 1u);
+  EXPECT_EQ(st.memo_hits, 0u);
+  EXPECT_EQ(st.memo_entries, 1u);
+  auto hit = client.Specialize(Block(128));
+  ASSERT_TRUE(hit) << hit.error().message;
+  st = d.Stats();
+  EXPECT_EQ(st.memo_hits, 1u);
+  EXPECT_EQ(st.memo_misses, 1u);
+  EXPECT_EQ(hit->origin, coop::Origin::kMemory);
+
+  auto purged = client.Purge({}, /*all=*/true);
+  ASSERT_TRUE(purged) << purged.error().message;
+  ASSERT_GE(*purged, 1u);
+  auto again = client.Specialize(Block(128));  // memo hit, then no tier holds the artifact
+  ASSERT_TRUE(again) << again.error().message;
+  st = d.Stats();
+  EXPECT_EQ(st.memo_hits, 2u) << "one memo hit for the request, not one per lookup";
+  EXPECT_EQ(st.memo_misses, 1u);
+  EXPECT_EQ(st.compiles, 2u);
+  EXPECT_EQ(again->key, first->key);
+  EXPECT_EQ(again->ltoir, first->ltoir);
+  EXPECT_EQ(st.requests, 3u);
+}
+
+v1::SpecializeBundleRequest BundleRequest() {
+  v1::SpecializeBundleRequest req;
+  for (const char* family : {"block_reduce", "block_scan"}) {
+    auto* spec = req.add_specs();
+    spec->set_family(family);
+    spec->set_dtype("float32");
+    spec->mutable_block()->set_x(128);
+    spec->set_arch("sm_90");
+  }
+  return req;
+}
+
+grpc::Status CallBundle(v1::Coop::Stub& stub, const v1::SpecializeBundleRequest& req,
+                        v1::SpecializeResponse* resp) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
+  return stub.SpecializeBundle(&ctx, req, resp);
+}
+
+// A repeated bundle is a memo hit served from memory (answered on the gRPC thread, its LTO-IR
+// sent as a slice of the cached value): the reply is the compiled one, field by field, with only
+// the origin changed, and the counters move as for a single spec.
+TEST(Hit, RepeatedBundleIsAMemoryHitWithTheSameBytes) {
+  TestDaemon d({"--workers", "1"});
+  ASSERT_TRUE(d.started);
+  auto stub = RawStub(d);
+  v1::SpecializeResponse first;
+  const grpc::Status s = CallBundle(*stub, BundleRequest(), &first);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(first.artifact().parts_size(), 2);
+  ASSERT_FALSE(first.artifact().ltoir().empty());
+  EXPECT_EQ(first.artifact().origin(), v1::ORIGIN_COMPILED);
+  coop::Stats st = d.Stats();
+  EXPECT_EQ(st.memo_hits, 0u);
+  EXPECT_EQ(st.memo_misses, 1u);
+  EXPECT_EQ(st.memo_entries, 1u);
+  const uint64_t memory_hits = st.memory_hits;
+  for (int repeat = 1; repeat <= 2; ++repeat) {
+    v1::SpecializeResponse hit;
+    ASSERT_TRUE(CallBundle(*stub, BundleRequest(), &hit).ok());
+    EXPECT_EQ(hit.artifact().origin(), v1::ORIGIN_MEMORY);
+    EXPECT_EQ(hit.artifact().ltoir(), first.artifact().ltoir());
+    google::protobuf::util::MessageDifferencer differ;
+    differ.IgnoreField(v1::Artifact::descriptor()->FindFieldByName("origin"));
+    std::string report;
+    differ.ReportDifferencesToString(&report);
+    EXPECT_TRUE(differ.Compare(first, hit)) << report;
+    st = d.Stats();
+    EXPECT_EQ(st.memo_hits, static_cast<uint64_t>(repeat));
+    EXPECT_EQ(st.memo_misses, 1u);
+    EXPECT_EQ(st.memory_hits, memory_hits + repeat);
+  }
+  EXPECT_EQ(st.requests, 3u);
+  EXPECT_EQ(st.bundles, 3u);
+  EXPECT_EQ(st.compiles, 1u);
+
+  // Holding the artifact: the repeated bundle is answered digest-only, from memory.
+  v1::SpecializeBundleRequest held = BundleRequest();
+  auto* have = held.add_have();
+  have->set_format(v1::FORMAT_LTOIR);
+  have->set_key(first.artifact().key());
+  have->set_digest(first.artifact().digest());
+  v1::SpecializeResponse slim;
+  ASSERT_TRUE(CallBundle(*stub, held, &slim).ok());
+  EXPECT_TRUE(slim.artifact().bytes_omitted());
+  EXPECT_TRUE(slim.artifact().ltoir().empty());
+  EXPECT_EQ(slim.artifact().origin(), v1::ORIGIN_MEMORY);
+  EXPECT_EQ(slim.artifact().key(), first.artifact().key());
+  st = d.Stats();
+  EXPECT_EQ(st.memo_hits, 3u);
+  EXPECT_EQ(st.digest_only_replies, 1u);
+}
+
 }  // namespace
 }  // namespace coopd_test

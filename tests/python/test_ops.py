@@ -1,10 +1,14 @@
 """Generic clients against a real coopd: grpcio's standard health-checking stub and its
 server-reflection client (what grpcurl and grpc_health_probe use), and the Prometheus endpoint
 (--metrics) parsed by prometheus_client's parser, its counters and histograms moving with
-requests."""
+requests, and its refusal counters with refused calls."""
 
+import os
 import re
+import signal
 import tempfile
+import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -16,7 +20,9 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase)
 from prometheus_client.parser import text_string_to_metric_families
 
+import coopd
 from conftest import Daemon
+from coopd._proto.coop.v1 import coop_pb2
 
 SPEC = dict(family="block_reduce", method="sum", dtype="float32", threads=256, arch="sm_90")
 
@@ -135,3 +141,121 @@ def test_metrics_endpoint_serves_only_metrics(metrics_daemon):
     with pytest.raises(urllib.error.HTTPError) as e:
         urllib.request.urlopen(url, timeout=30)
     assert e.value.code == 404
+
+
+def children(pid):
+    """The pids of `pid`'s child processes (coopd's compile workers)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+def test_metrics_count_refusals_by_reason(tmp_path):
+    """Each kind of call the gRPC edge refuses moves its coopd_refused_calls_total{reason} by
+    one, and GetStats reports the same counts."""
+    tokens = {name: os.urandom(24).hex() for name in ("reader", "builder", "hog")}
+    with open(tmp_path / "tokens", "w") as f:
+        f.write(f"read reader {tokens['reader']}\n")
+        f.write(f"compile builder {tokens['builder']}\ncompile hog {tokens['hog']}\n")
+    for name, token in tokens.items():
+        with open(tmp_path / (name + ".token"), "w") as f:
+            f.write(token + "\n")
+    for name in ("tokens", *(n + ".token" for n in tokens)):
+        os.chmod(tmp_path / name, 0o600)
+    # 0.001 requests per second: no token comes back to a bucket during the test.
+    daemon = Daemon(str(tmp_path), "--workers", "1", "--metrics", "127.0.0.1:0", "--tokens-file",
+                    str(tmp_path / "tokens"), "--tokens-unix", "--client-max-in-flight", "1",
+                    "--client-rate", "0.001", "--client-burst", "3", "--max-message-mb",
+                    "1").start()
+    try:
+        m = re.search(r"metrics: (http://127\.0\.0\.1:\d+/metrics)", daemon.log())
+        assert m, daemon.log()
+        url = m.group(1)
+
+        def client(name):
+            return daemon.client(token_file=str(tmp_path / (name + ".token")), retries=0)
+
+        families, before = scrape(url)
+        assert families["coopd_refused_calls"].type == "counter"
+
+        def moved(reason):
+            _, after = scrape(url)
+            key = ("coopd_refused_calls_total", (("reason", reason),))
+            return after[key] - before[key]
+
+        # Access control: no token; a read token calling an admin RPC.
+        with daemon.client(retries=0) as anonymous, pytest.raises(coopd.CoopdError) as e:
+            anonymous.stats()
+        assert e.value.code == grpc.StatusCode.UNAUTHENTICATED
+        with client("reader") as reader, pytest.raises(coopd.CoopdError) as e:
+            reader._call("Purge", coop_pb2.PurgeRequest(all=True))
+        assert e.value.code == grpc.StatusCode.PERMISSION_DENIED
+        assert (moved("unauthenticated"), moved("permission_denied")) == (1, 1)
+
+        # Per-client limits: the hog's compile is held in flight (its worker stopped), so its
+        # second call is over --client-max-in-flight 1; the builder's burst of 3 is spent by
+        # three calls, so its fourth is over --client-rate.
+        workers = children(daemon.proc.pid)
+        assert len(workers) == 1, workers
+        with client("hog") as hog, client("hog") as hog2, client("builder") as builder:
+            first = {}
+            held = threading.Thread(target=lambda: first.update(a=hog2.specialize(**SPEC)))
+            for w in workers:
+                os.kill(w, signal.SIGSTOP)
+            try:
+                held.start()
+                end = time.monotonic() + 120
+                while builder.stats().requests < 1:  # GetStats is not rate limited
+                    assert time.monotonic() < end, daemon.log()
+                    time.sleep(0.02)
+                with pytest.raises(coopd.CoopdError) as e:
+                    hog.specialize(**SPEC)
+                assert e.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert "in flight" in e.value.message
+                for _ in range(3):
+                    builder.explain(**SPEC)
+                with pytest.raises(coopd.CoopdError) as e:
+                    builder.explain(**SPEC)
+                assert e.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert "rate limit" in e.value.message
+            finally:
+                for w in workers:
+                    os.kill(w, signal.SIGCONT)
+                held.join(timeout=120)
+        assert first["a"].origin == "compiled"
+        assert (moved("client_in_flight"), moved("client_rate")) == (1, 1)
+
+        # Requests that do not decode, and one over --max-message-mb (the reader's bucket has
+        # room: its one call was refused before it took a token).
+        metadata = (("authorization", "Bearer " + tokens["reader"]),)
+        with channel(daemon) as ch:
+            call = ch.unary_unary("/coop.v1.Coop/Specialize")
+            for body in (b"\xff\xff\xff", b"\x0a" + bytes([0x7f]) * 4 + b"x" * (2 << 20)):
+                with pytest.raises(grpc.RpcError) as e:
+                    call(body, timeout=60, metadata=metadata)
+                assert e.value.code() in (grpc.StatusCode.INVALID_ARGUMENT,
+                                          grpc.StatusCode.RESOURCE_EXHAUSTED), e.value.details()
+        assert (moved("undecodable"), moved("oversized")) == (1, 1)
+
+        # GetStats counts the same refusals.
+        with client("reader") as reader:
+            stats = reader.stats()
+        _, after = scrape(url)
+        for field, reason in (("unauthenticated_calls", "unauthenticated"),
+                              ("denied_calls", "permission_denied"),
+                              ("client_in_flight_refusals", "client_in_flight"),
+                              ("client_rate_refusals", "client_rate"),
+                              ("undecodable_requests", "undecodable"),
+                              ("oversized_requests", "oversized")):
+            assert getattr(stats, field) == after[("coopd_refused_calls_total",
+                                                   (("reason", reason),))], field
+    finally:
+        assert daemon.stop() == 0, daemon.log()

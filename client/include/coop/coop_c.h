@@ -143,12 +143,12 @@ const char* coop_client_socket_path(const coop_client_t* client);
 /* A coop.v1.PrimitiveSpec (proto/coop/v1/coop.proto documents every field, its default and its
  * allowed values), built field by field. Fields are named by their path in that message, in
  * snake_case: "family", "method", "dtype", "block.x", "items_per_thread", "algorithm",
- * "op.builtin", "op.user.name", "op.user.source", "op.user.ltoir", "warp_threads", "arch",
- * "calling_convention", "user_type.size", "histogram.bins", ... (every field of the message
- * and of the messages in it, except those coopd sets in resolved specs; a path that is not one
- * fails with a message listing them all). Members of one oneof replace each other
- * ("op.builtin" and "op.user.*"; the family options "scan.*", "histogram.*", ...): the last
- * one set wins.
+ * "op.builtin", "op.user.name", "op.user.source", "op.user.ltoir", "op.user.commutative",
+ * "warp_threads", "arch", "calling_convention", "user_type.size", "histogram.bins", ... (every
+ * field of the message and of the messages in it, except those coopd sets in resolved specs; a
+ * path that is not one fails with a message listing them all). Members of one oneof replace
+ * each other ("op.builtin" and "op.user.*"; the family options "scan.*", "histogram.*", ...):
+ * the last one set wins.
  *
  * A setter fails with COOP_INVALID_ARGUMENT for a path that is not a field (the message lists
  * the fields) or a value of the wrong kind (it names the setter to use). Values are checked by
@@ -173,7 +173,8 @@ coop_status coop_spec_set_bytes(coop_spec_t* spec, const char* field, const void
 /* An unsigned integer field ("block.x", "items_per_thread", "histogram.bins", ...); a value
  * the field cannot hold is COOP_INVALID_ARGUMENT. */
 coop_status coop_spec_set_uint(coop_spec_t* spec, const char* field, uint64_t value);
-/* A bool field ("op.user.stateful", "scan.with_aggregate", ...): 0 is false, else true. */
+/* A bool field ("op.user.stateful", "op.user.commutative" (lets algorithm "auto" consider
+ * raking_commutative_only), "scan.with_aggregate", ...): 0 is false, else true. */
 coop_status coop_spec_set_bool(coop_spec_t* spec, const char* field, int value);
 /* Appends to a list field: "op.user.operand_dtypes", "prefix_callback.operand_dtypes". */
 coop_status coop_spec_add_string(coop_spec_t* spec, const char* field, const char* value);

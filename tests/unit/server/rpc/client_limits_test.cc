@@ -30,6 +30,8 @@ TEST(ClientLimiter, InFlightLimitIsPerClientAndFreedWhenARequestEnds) {
   EXPECT_TRUE(limiter.Admit("b", now).ok()) << "another client is not affected";
   a1->Release();
   EXPECT_TRUE(limiter.Admit("a", now).ok()) << "a finished request frees its place";
+  EXPECT_EQ(limiter.refused_in_flight(), 1u);
+  EXPECT_EQ(limiter.refused_rate(), 0u);
 }
 
 TEST(ClientLimiter, RateLimitAllowsABurstThenRefillsAtTheRate) {
@@ -52,6 +54,8 @@ TEST(ClientLimiter, RateLimitAllowsABurstThenRefillsAtTheRate) {
   const auto t2 = t1 + std::chrono::hours(1);
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(limiter.Admit("a", t2).ok()) << i;
   EXPECT_FALSE(limiter.Admit("a", t2).ok());
+  EXPECT_EQ(limiter.refused_rate(), 3u) << "each refusal counted";
+  EXPECT_EQ(limiter.refused_in_flight(), 0u);
 }
 
 TEST(ClientLimiter, RefusedRequestsTakeNoTokenAndNoPlace) {
@@ -62,6 +66,8 @@ TEST(ClientLimiter, RefusedRequestsTakeNoTokenAndNoPlace) {
   for (int i = 0; i < 5; ++i) EXPECT_FALSE(limiter.Admit("a", t0).ok()) << "in flight";
   first->Release();
   EXPECT_TRUE(limiter.Admit("a", t0).ok()) << "the refusals took no token";
+  EXPECT_EQ(limiter.refused_in_flight(), 5u);
+  EXPECT_EQ(limiter.refused_rate(), 0u);
 }
 
 TEST(ClientLimiter, ClientNamesInErrorsAreBoundedAndEscaped) {

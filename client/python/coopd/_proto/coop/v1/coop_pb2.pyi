@@ -720,7 +720,7 @@ class TierStats(_message.Message):
     def __init__(self, name: _Optional[str] = ..., hits: _Optional[int] = ..., misses: _Optional[int] = ..., entries: _Optional[int] = ..., bytes: _Optional[int] = ..., raw_bytes: _Optional[int] = ..., budget_bytes: _Optional[int] = ..., evictions: _Optional[int] = ..., corruptions: _Optional[int] = ..., write_failures: _Optional[int] = ..., degraded: bool = ..., evicting: bool = ...) -> None: ...
 
 class Stats(_message.Message):
-    __slots__ = ("requests", "invalid_requests", "memory_hits", "disk_hits", "misses", "compiles", "compile_failures", "compile_ms_total", "memory_entries", "memory_bytes", "disk_entries", "disk_bytes", "disk_write_failures", "uptime_s", "toolchain", "cache_path", "pch_warm_compiles", "joined_requests", "worker_restarts", "worker_crashes", "compile_timeouts", "queue_depth", "workers", "workers_busy", "compile_ms_p50", "compile_ms_p90", "compile_ms_p99", "worker_status", "links", "link_failures", "link_hits", "bundles", "tiers", "corruptions", "evictions", "cache_degraded", "bitcode_compiles", "remote_hits", "remote", "listeners", "unauthenticated_calls", "denied_calls", "memo_hits", "memo_misses", "memo_entries", "memo_evictions", "digest_only_replies", "bytes_omitted", "tuning_tables", "tuning_digest", "auto_resolutions")
+    __slots__ = ("requests", "invalid_requests", "memory_hits", "disk_hits", "misses", "compiles", "compile_failures", "compile_ms_total", "memory_entries", "memory_bytes", "disk_entries", "disk_bytes", "disk_write_failures", "uptime_s", "toolchain", "cache_path", "pch_warm_compiles", "joined_requests", "worker_restarts", "worker_crashes", "compile_timeouts", "queue_depth", "workers", "workers_busy", "compile_ms_p50", "compile_ms_p90", "compile_ms_p99", "worker_status", "links", "link_failures", "link_hits", "bundles", "tiers", "corruptions", "evictions", "cache_degraded", "bitcode_compiles", "remote_hits", "remote", "listeners", "unauthenticated_calls", "denied_calls", "client_in_flight_refusals", "client_rate_refusals", "undecodable_requests", "oversized_requests", "memo_hits", "memo_misses", "memo_entries", "memo_evictions", "digest_only_replies", "bytes_omitted", "tuning_tables", "tuning_digest", "auto_resolutions")
     REQUESTS_FIELD_NUMBER: _ClassVar[int]
     INVALID_REQUESTS_FIELD_NUMBER: _ClassVar[int]
     MEMORY_HITS_FIELD_NUMBER: _ClassVar[int]
@@ -763,6 +763,10 @@ class Stats(_message.Message):
     LISTENERS_FIELD_NUMBER: _ClassVar[int]
     UNAUTHENTICATED_CALLS_FIELD_NUMBER: _ClassVar[int]
     DENIED_CALLS_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_IN_FLIGHT_REFUSALS_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_RATE_REFUSALS_FIELD_NUMBER: _ClassVar[int]
+    UNDECODABLE_REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    OVERSIZED_REQUESTS_FIELD_NUMBER: _ClassVar[int]
     MEMO_HITS_FIELD_NUMBER: _ClassVar[int]
     MEMO_MISSES_FIELD_NUMBER: _ClassVar[int]
     MEMO_ENTRIES_FIELD_NUMBER: _ClassVar[int]
@@ -814,6 +818,10 @@ class Stats(_message.Message):
     listeners: _containers.RepeatedCompositeFieldContainer[Listener]
     unauthenticated_calls: int
     denied_calls: int
+    client_in_flight_refusals: int
+    client_rate_refusals: int
+    undecodable_requests: int
+    oversized_requests: int
     memo_hits: int
     memo_misses: int
     memo_entries: int
@@ -823,7 +831,7 @@ class Stats(_message.Message):
     tuning_tables: _containers.RepeatedCompositeFieldContainer[TuningTableInfo]
     tuning_digest: str
     auto_resolutions: int
-    def __init__(self, requests: _Optional[int] = ..., invalid_requests: _Optional[int] = ..., memory_hits: _Optional[int] = ..., disk_hits: _Optional[int] = ..., misses: _Optional[int] = ..., compiles: _Optional[int] = ..., compile_failures: _Optional[int] = ..., compile_ms_total: _Optional[float] = ..., memory_entries: _Optional[int] = ..., memory_bytes: _Optional[int] = ..., disk_entries: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., disk_write_failures: _Optional[int] = ..., uptime_s: _Optional[float] = ..., toolchain: _Optional[_Union[Toolchain, _Mapping]] = ..., cache_path: _Optional[str] = ..., pch_warm_compiles: _Optional[int] = ..., joined_requests: _Optional[int] = ..., worker_restarts: _Optional[int] = ..., worker_crashes: _Optional[int] = ..., compile_timeouts: _Optional[int] = ..., queue_depth: _Optional[int] = ..., workers: _Optional[int] = ..., workers_busy: _Optional[int] = ..., compile_ms_p50: _Optional[float] = ..., compile_ms_p90: _Optional[float] = ..., compile_ms_p99: _Optional[float] = ..., worker_status: _Optional[_Iterable[_Union[WorkerStatus, _Mapping]]] = ..., links: _Optional[int] = ..., link_failures: _Optional[int] = ..., link_hits: _Optional[int] = ..., bundles: _Optional[int] = ..., tiers: _Optional[_Iterable[_Union[TierStats, _Mapping]]] = ..., corruptions: _Optional[int] = ..., evictions: _Optional[int] = ..., cache_degraded: bool = ..., bitcode_compiles: _Optional[int] = ..., remote_hits: _Optional[int] = ..., remote: _Optional[_Union[RemoteTierStats, _Mapping]] = ..., listeners: _Optional[_Iterable[_Union[Listener, _Mapping]]] = ..., unauthenticated_calls: _Optional[int] = ..., denied_calls: _Optional[int] = ..., memo_hits: _Optional[int] = ..., memo_misses: _Optional[int] = ..., memo_entries: _Optional[int] = ..., memo_evictions: _Optional[int] = ..., digest_only_replies: _Optional[int] = ..., bytes_omitted: _Optional[int] = ..., tuning_tables: _Optional[_Iterable[_Union[TuningTableInfo, _Mapping]]] = ..., tuning_digest: _Optional[str] = ..., auto_resolutions: _Optional[int] = ...) -> None: ...
+    def __init__(self, requests: _Optional[int] = ..., invalid_requests: _Optional[int] = ..., memory_hits: _Optional[int] = ..., disk_hits: _Optional[int] = ..., misses: _Optional[int] = ..., compiles: _Optional[int] = ..., compile_failures: _Optional[int] = ..., compile_ms_total: _Optional[float] = ..., memory_entries: _Optional[int] = ..., memory_bytes: _Optional[int] = ..., disk_entries: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., disk_write_failures: _Optional[int] = ..., uptime_s: _Optional[float] = ..., toolchain: _Optional[_Union[Toolchain, _Mapping]] = ..., cache_path: _Optional[str] = ..., pch_warm_compiles: _Optional[int] = ..., joined_requests: _Optional[int] = ..., worker_restarts: _Optional[int] = ..., worker_crashes: _Optional[int] = ..., compile_timeouts: _Optional[int] = ..., queue_depth: _Optional[int] = ..., workers: _Optional[int] = ..., workers_busy: _Optional[int] = ..., compile_ms_p50: _Optional[float] = ..., compile_ms_p90: _Optional[float] = ..., compile_ms_p99: _Optional[float] = ..., worker_status: _Optional[_Iterable[_Union[WorkerStatus, _Mapping]]] = ..., links: _Optional[int] = ..., link_failures: _Optional[int] = ..., link_hits: _Optional[int] = ..., bundles: _Optional[int] = ..., tiers: _Optional[_Iterable[_Union[TierStats, _Mapping]]] = ..., corruptions: _Optional[int] = ..., evictions: _Optional[int] = ..., cache_degraded: bool = ..., bitcode_compiles: _Optional[int] = ..., remote_hits: _Optional[int] = ..., remote: _Optional[_Union[RemoteTierStats, _Mapping]] = ..., listeners: _Optional[_Iterable[_Union[Listener, _Mapping]]] = ..., unauthenticated_calls: _Optional[int] = ..., denied_calls: _Optional[int] = ..., client_in_flight_refusals: _Optional[int] = ..., client_rate_refusals: _Optional[int] = ..., undecodable_requests: _Optional[int] = ..., oversized_requests: _Optional[int] = ..., memo_hits: _Optional[int] = ..., memo_misses: _Optional[int] = ..., memo_entries: _Optional[int] = ..., memo_evictions: _Optional[int] = ..., digest_only_replies: _Optional[int] = ..., bytes_omitted: _Optional[int] = ..., tuning_tables: _Optional[_Iterable[_Union[TuningTableInfo, _Mapping]]] = ..., tuning_digest: _Optional[str] = ..., auto_resolutions: _Optional[int] = ...) -> None: ...
 
 class TuningTableInfo(_message.Message):
     __slots__ = ("arch", "version", "digest", "source", "device", "cells", "placeholder")
