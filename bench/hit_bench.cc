@@ -341,6 +341,7 @@ int main(int argc, char** argv) {
   have->set_format(v1::FORMAT_LTOIR);
   have->set_key(reference.artifact().key());
   have->set_digest(reference.artifact().digest());
+  have->set_holds_metadata(true);  // as coop::Client sends it
   v1::SpecializeResponse slim;
   if (auto s = RawSpecialize(*raw_coopd, held, &slim); !s.ok()) {
     Die("coopd Specialize with have: " + s.error_message());

@@ -51,6 +51,7 @@ class ArtifactCache {
       const bool bitcode = f == coop::v1::FORMAT_BITCODE;
       h->set_key(bitcode ? held.bitcode().key() : held.key());
       h->set_digest(bitcode ? held.bitcode().digest() : held.digest());
+      h->set_holds_metadata(true);  // FromReply and ToMessage fill it from `reply`
     }
   }
   // Whether a digest-only `reply` describes the artifact `held` is (the same keys and digests,

@@ -497,17 +497,21 @@ bool Service::OmitHeldBytes(Artifact* a, const std::vector<coop::v1::HeldArtifac
     in.clear_ltoir();
     in.clear_bitcode();
   }
-  // What the key fixes, and the holder's copy therefore has: the entries (with their
-  // declarations and descriptions), the resolved specs and the toolchain. Left out too, they
-  // would be most of a digest-only reply (a BlockReduce's 993 bytes fall to about 200). The
-  // reply keeps what is its own: origin, timings, temp storage, the algorithm choices.
-  a->clear_entries();
-  a->clear_spec();
-  a->clear_toolchain();
-  a->clear_type_definitions();
-  for (auto& part : *a->mutable_parts()) {
-    part.clear_entries();
-    part.clear_spec();
+  // What the key fixes, and a holder that keeps the whole artifact has (holds_metadata): the
+  // entries (with their declarations and descriptions), the resolved specs and the toolchain,
+  // most of a digest-only reply (a BlockReduce's 993 bytes fall to 193). The reply keeps what
+  // is its own: origin, timings, temp storage, the algorithm choices. A caller that did not say
+  // so (an older client) gets them, as before.
+  if (std::all_of(have.begin(), have.end(),
+                  [](const coop::v1::HeldArtifact& h) { return h.holds_metadata(); })) {
+    a->clear_entries();
+    a->clear_spec();
+    a->clear_toolchain();
+    a->clear_type_definitions();
+    for (auto& part : *a->mutable_parts()) {
+      part.clear_entries();
+      part.clear_spec();
+    }
   }
   a->set_bytes_omitted(true);
   ++digest_only_replies_;

@@ -80,13 +80,30 @@ TEST(Hit, DigestOnlyReplyCarriesMetadataWithoutBytesAndStaleDigestsGetTheBytes) 
   EXPECT_EQ(s.origin(), v1::ORIGIN_MEMORY);
   EXPECT_EQ(s.temp_storage().bytes(), a.temp_storage().bytes());
   EXPECT_EQ(s.parts_size(), a.parts_size());
-  // What the key fixes is the holder's already: entries, specs, toolchain.
-  EXPECT_EQ(s.entries_size(), 0);
-  EXPECT_FALSE(s.has_spec());
-  EXPECT_FALSE(s.has_toolchain());
-  EXPECT_EQ(s.parts(0).entries_size(), 0);
-  EXPECT_FALSE(s.parts(0).has_spec());
-  EXPECT_LT(slim.ByteSizeLong(), 512u) << "a digest-only hit moves less than 1 KB, framing and all";
+  // A caller that did not say it keeps the metadata (an older client) gets it.
+  ASSERT_EQ(s.entries_size(), a.entries_size());
+  EXPECT_EQ(s.entries(0).declaration(), a.entries(0).declaration());
+  EXPECT_TRUE(s.has_spec());
+  EXPECT_TRUE(s.has_toolchain());
+  EXPECT_LT(slim.ByteSizeLong(), 1024u);
+
+  // One that does gets none of what the key fixes: entries, specs, toolchain.
+  held.mutable_have(0)->set_holds_metadata(true);
+  v1::SpecializeResponse slimmer;
+  ASSERT_TRUE(Call(*stub, held, &slimmer).ok());
+  const v1::Artifact& m = slimmer.artifact();
+  EXPECT_TRUE(m.bytes_omitted());
+  EXPECT_EQ(m.key(), a.key());
+  EXPECT_EQ(m.digest(), a.digest());
+  EXPECT_EQ(m.temp_storage().bytes(), a.temp_storage().bytes());
+  EXPECT_EQ(m.parts_size(), a.parts_size());
+  EXPECT_EQ(m.entries_size(), 0);
+  EXPECT_FALSE(m.has_spec());
+  EXPECT_FALSE(m.has_toolchain());
+  EXPECT_EQ(m.parts(0).entries_size(), 0);
+  EXPECT_FALSE(m.parts(0).has_spec());
+  EXPECT_LT(slimmer.ByteSizeLong(), 512u)
+      << "a digest-only hit moves less than 1 KB, framing and all";
 
   // Stale or wrong: the whole artifact, as without `have`.
   for (int variant = 0; variant < 3; ++variant) {
@@ -101,8 +118,8 @@ TEST(Hit, DigestOnlyReplyCarriesMetadataWithoutBytesAndStaleDigestsGetTheBytes) 
     EXPECT_EQ(r.artifact().ltoir(), a.ltoir()) << "variant " << variant;
   }
   coop::Stats st = d.Stats();
-  EXPECT_EQ(st.digest_only_replies, 1u);
-  EXPECT_EQ(st.bytes_omitted, a.ltoir().size() + a.source().size() + a.compile_log().size());
+  EXPECT_EQ(st.digest_only_replies, 2u);
+  EXPECT_EQ(st.bytes_omitted, 2 * (a.ltoir().size() + a.source().size() + a.compile_log().size()));
 }
 
 // A memory hit answered on the gRPC thread sends its LTO-IR and bitcode as slices of the cached

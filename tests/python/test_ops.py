@@ -81,13 +81,23 @@ def scrape(url):
     return families, samples
 
 
+def metrics_url(daemon):
+    """The /metrics URL coopd logs. It starts the endpoint just after the gRPC server, which is
+    what Daemon.start waits for, so the line may come a moment later: wait for it."""
+    end = time.monotonic() + 60
+    while True:
+        m = re.search(r"metrics: (http://127\.0\.0\.1:\d+/metrics)", daemon.log())
+        if m or time.monotonic() > end:
+            assert m, daemon.log()
+            return m.group(1)
+        time.sleep(0.05)
+
+
 @pytest.fixture(scope="module")
 def metrics_daemon():
     with tempfile.TemporaryDirectory(prefix="coopd-pytest-") as d:
         daemon = Daemon(d, "--workers", "1", "--metrics", "127.0.0.1:0").start()
-        m = re.search(r"metrics: (http://127\.0\.0\.1:\d+/metrics)", daemon.log())
-        assert m, daemon.log()
-        daemon.metrics_url = m.group(1)
+        daemon.metrics_url = metrics_url(daemon)
         yield daemon
         assert daemon.stop() == 0, daemon.log()
 
@@ -176,9 +186,7 @@ def test_metrics_count_refusals_by_reason(tmp_path):
                     "--client-rate", "0.001", "--client-burst", "3", "--max-message-mb",
                     "1").start()
     try:
-        m = re.search(r"metrics: (http://127\.0\.0\.1:\d+/metrics)", daemon.log())
-        assert m, daemon.log()
-        url = m.group(1)
+        url = metrics_url(daemon)
 
         def client(name):
             return daemon.client(token_file=str(tmp_path / (name + ".token")), retries=0)

@@ -71,8 +71,10 @@ def _held(a: coop_pb2.Artifact) -> List[coop_pb2.HeldArtifact]:
     out = []
     for f in a.formats:
         bitcode = f == coop_pb2.FORMAT_BITCODE
+        # holds_metadata: _fill restores the metadata a digest-only reply leaves out too.
         out.append(coop_pb2.HeldArtifact(format=f, key=a.bitcode.key if bitcode else a.key,
-                                         digest=a.bitcode.digest if bitcode else a.digest))
+                                         digest=a.bitcode.digest if bitcode else a.digest,
+                                         holds_metadata=True))
     return out
 
 

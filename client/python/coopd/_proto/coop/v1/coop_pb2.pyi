@@ -278,14 +278,16 @@ class SpecializeRequest(_message.Message):
     def __init__(self, spec: _Optional[_Union[PrimitiveSpec, _Mapping]] = ..., client: _Optional[str] = ..., formats: _Optional[_Iterable[_Union[Format, str]]] = ..., have: _Optional[_Iterable[_Union[HeldArtifact, _Mapping]]] = ...) -> None: ...
 
 class HeldArtifact(_message.Message):
-    __slots__ = ("format", "key", "digest")
+    __slots__ = ("format", "key", "digest", "holds_metadata")
     FORMAT_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
     DIGEST_FIELD_NUMBER: _ClassVar[int]
+    HOLDS_METADATA_FIELD_NUMBER: _ClassVar[int]
     format: Format
     key: str
     digest: str
-    def __init__(self, format: _Optional[_Union[Format, str]] = ..., key: _Optional[str] = ..., digest: _Optional[str] = ...) -> None: ...
+    holds_metadata: bool
+    def __init__(self, format: _Optional[_Union[Format, str]] = ..., key: _Optional[str] = ..., digest: _Optional[str] = ..., holds_metadata: bool = ...) -> None: ...
 
 class SpecializeBundleRequest(_message.Message):
     __slots__ = ("specs", "client", "formats", "have")
