@@ -2,8 +2,8 @@
 
 #include <grpc/grpc.h>
 
+#include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <string_view>
 #include <utility>
 
