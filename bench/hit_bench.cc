@@ -13,10 +13,12 @@
 //           digest-only replies and the client fills the bytes back in.
 //
 // Latency: p50, p99 and p99.9 with 1, 8 and 64 concurrent client threads, the targets
-// interleaved round by round (the order rotating). Throughput at saturation (64 threads, fixed
-// time): requests per second with full and with digest-only replies against the floor, with
-// the client's CPU (getrusage) and the server's (/proc/PID/stat) per request, separately.
-// Every coopd reply is checked against the reference artifact; a wrong one fails the run.
+// interleaved round by round (the order rotating), with the client's page faults and the
+// server's CPU (/proc/PID/stat, 10 ms ticks summed over the rounds) per request. Throughput at
+// saturation (64 threads, fixed time): requests per second with full and with digest-only replies
+// against the floor, with the client's CPU (getrusage) and the server's (/proc/PID/stat) per
+// request, separately. Every coopd reply is checked against the reference artifact; a wrong one
+// fails the run.
 //
 // usage: hit_bench [--quick] [--json FILE] [--requests N] [--rounds N] [--seconds S] [--coopd PATH]
 //   --coopd: measure that coopd binary instead of the build tree's (an older build, for a
@@ -252,7 +254,9 @@ double Percentile(std::vector<double>& v, double p) {
 
 // Whether `got` is the reference LTO-IR: its size on every call, every byte on one call in 64
 // (a full comparison per call would add the same few microseconds to every target).
-bool Same(const std::string& got, const std::string& reference) {
+// `got` is a view: a coop::Bytes compared as a std::string would be copied first, charging the
+// client target a copy the others do not pay.
+bool Same(std::string_view got, std::string_view reference) {
   thread_local unsigned calls = 0;
   if (got.size() != reference.size()) return false;
   return ++calls % 64 != 1 || got == reference;
@@ -477,20 +481,26 @@ int main(int argc, char** argv) {
       ltoir.size(), full_bytes, digest_bytes);
   std::printf("\nlatency (us), %d requests x %d rounds per cell, targets interleaved\n",
               opt.requests, opt.rounds);
-  std::printf("%-8s %-7s %9s %9s %9s %10s %12s\n", "threads", "target", "p50", "p99", "p99.9",
-              "p50/floor", "faults/req");
+  std::printf("%-8s %-7s %9s %9s %9s %10s %12s %12s\n", "threads", "target", "p50", "p99", "p99.9",
+              "p50/floor", "faults/req", "server us/req");
   double single_ratio = 0, single_digest_ratio = 0;
   for (int threads : opt.threads) {
     std::map<std::string, std::vector<double>> samples;
     // The client process's page faults per request: the allocator's churn (a buffer trimmed
     // back to the kernel and faulted in again on every call shows here).
     std::map<std::string, double> faults;
+    // The server's CPU per request (coopd's, or the echo server's for the floor): what it spends
+    // on a hit, beside the latency the client sees.
+    std::map<std::string, double> server_cpu;
     for (int round = 0; round < opt.rounds; ++round) {
       for (size_t k = 0; k < order.size(); ++k) {
         const std::string& name = order[(k + round) % order.size()];
+        const pid_t server = name == "floor" ? echo.pid : coopd.pid();
         const long before = MinorFaults();
+        const double cpu_before = CpuSeconds(server);
         auto v = latency_cell(targets[name], threads, opt.requests);
         faults[name] += static_cast<double>(MinorFaults() - before);
+        server_cpu[name] += CpuSeconds(server) - cpu_before;
         samples[name].insert(samples[name].end(), v.begin(), v.end());
       }
     }
@@ -502,8 +512,9 @@ int main(int argc, char** argv) {
       if (threads == 1 && name == "client") single_ratio = ratio;
       if (threads == 1 && name == "digest") single_digest_ratio = ratio;
       const double faults_per_request = faults[name] / static_cast<double>(v.size());
-      std::printf("%-8d %-7s %9.1f %9.1f %9.1f %9.2fx %12.2f\n", threads, name.c_str(), p50, p99,
-                  p999, ratio, faults_per_request);
+      const double server_us = 1e6 * server_cpu[name] / static_cast<double>(v.size());
+      std::printf("%-8d %-7s %9.1f %9.1f %9.1f %9.2fx %12.2f %12.1f\n", threads, name.c_str(), p50,
+                  p99, p999, ratio, faults_per_request, server_us);
       report["latency"].push_back({{"threads", threads},
                                    {"target", name},
                                    {"samples", v.size()},
@@ -511,7 +522,8 @@ int main(int argc, char** argv) {
                                    {"p99_us", p99},
                                    {"p999_us", p999},
                                    {"p50_vs_floor", ratio},
-                                   {"client_faults_per_request", faults_per_request}});
+                                   {"client_faults_per_request", faults_per_request},
+                                   {"server_cpu_us_per_request", server_us}});
     }
   }
 

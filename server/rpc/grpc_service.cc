@@ -334,12 +334,13 @@ void CoopService::SpecializeCall(Reply* call, coop::v1::SpecializeResponse* resp
     auto hit =
         service_->SpecializeFromMemory(specs, bundle, formats, call->request_id, have, &probe);
     if (hit) {
-      // The LTO-IR and bitcode go out as slices of the memory tier's values, uncopied.
+      // The reply as the memo entry keeps it encoded; the LTO-IR and bitcode go out as slices
+      // of the memory tier's values, uncopied.
       const auto shared = [](const std::shared_ptr<const CacheValue>& value) {
         return value ? SharedBytes{value, value->blob} : SharedBytes{};
       };
-      call->SendEncoded(
-          WriteSpecializeResponse(hit->artifact, shared(hit->ltoir), shared(hit->bitcode)));
+      call->SendEncoded(AssembleSpecializeResponse(hit->head, shared(hit->ltoir),
+                                                   hit->bitcode_framing, shared(hit->bitcode)));
       return;
     }
   }

@@ -3,11 +3,9 @@
 //
 // A memory hit's bytes live in the memory tier's shared value (shared_ptr<const CacheValue>).
 // Copying them into an Artifact and serializing that message copies 135 KB twice per hit; here
-// the rest of the artifact is serialized by protobuf and the large fields follow it as gRPC
-// slices that hold a reference to the shared value, with their wire framing (tag, length, the
-// enclosing messages' lengths) written by hand. Protobuf parses fields in any order, and a
-// singular message field that occurs twice is merged, so the bytes parse to exactly the message
-// the normal serialization gives (tests/unit/server/rpc/reply_writer_test.cc compares them).
+// the reply's encoded pieces (server/service/memory_reply.h: the response's framing and the
+// artifact without its large bytes, then the large fields' framing) are copied into slices, and
+// the large bytes follow as gRPC slices that hold a reference to the shared value.
 #pragma once
 
 #include <grpcpp/support/byte_buffer.h>
@@ -17,6 +15,7 @@
 #include <string_view>
 
 #include "coop/v1/coop.pb.h"
+#include "server/service/memory_reply.h"
 
 namespace coopd {
 
@@ -27,15 +26,18 @@ struct SharedBytes {
   std::string_view bytes;
 };
 
+// The reply whose pieces are `head`, `ltoir`, `bitcode_framing` and `bitcode`, in that order
+// (EncodeSpecializeResponse's layout); `head` and `bitcode_framing` are copied, the others
+// referenced.
+grpc::ByteBuffer AssembleSpecializeResponse(std::string_view head, const SharedBytes& ltoir,
+                                            std::string_view bitcode_framing,
+                                            const SharedBytes& bitcode);
+
 // The encoded SpecializeResponse{artifact}, with Artifact.ltoir = `ltoir` and
 // Artifact.bitcode.data = `bitcode` where those are not empty (`artifact` must then leave that
 // field empty). With both empty it is artifact's normal serialization inside the response.
 grpc::ByteBuffer WriteSpecializeResponse(const coop::v1::Artifact& artifact,
                                          const SharedBytes& ltoir = {},
                                          const SharedBytes& bitcode = {});
-
-// The protobuf wire framing the writer uses (exposed for its tests): a length-delimited
-// field's tag and length, appended to `out`.
-void AppendLengthDelimitedHeader(std::string* out, int field, size_t length);
 
 }  // namespace coopd

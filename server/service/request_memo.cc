@@ -2,12 +2,13 @@
 
 namespace coopd {
 
-std::optional<RequestMemo::Entry> RequestMemo::Find(const std::string& request, bool count_miss) {
+std::shared_ptr<const RequestMemo::Entry> RequestMemo::Find(const std::string& request,
+                                                            bool count_miss) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = index_.find(request);
   if (it == index_.end()) {
     if (count_miss) ++counters_.misses;
-    return std::nullopt;
+    return nullptr;
   }
   lru_.splice(lru_.begin(), lru_, it->second);
   ++counters_.hits;
@@ -23,11 +24,11 @@ void RequestMemo::Remember(const std::string& request, Entry entry) {
   if (capacity_ == 0) return;
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = index_.find(request); it != index_.end()) {
-    it->second->second = std::move(entry);
+    it->second->second = std::make_shared<const Entry>(std::move(entry));
     lru_.splice(lru_.begin(), lru_, it->second);
     return;
   }
-  lru_.emplace_front(request, std::move(entry));
+  lru_.emplace_front(request, std::make_shared<const Entry>(std::move(entry)));
   index_[request] = lru_.begin();
   while (lru_.size() > capacity_) {
     index_.erase(lru_.back().first);

@@ -15,14 +15,15 @@
 
 #include <cstdint>
 #include <list>
+#include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "coop/v1/coop.pb.h"
+#include "server/service/memory_reply.h"
 
 namespace coopd {
 
@@ -37,6 +38,9 @@ class RequestMemo {
     // its algorithm); empty when none asked for "auto". The memo key holds the tuning tables'
     // digest (Service::ResolutionEpoch), so a remembered choice is the one resolving again gives.
     std::vector<coop::v1::AlgorithmChoice> choices;
+    // The memory hit's reply, once one has been served (memory_reply.h); entries are immutable
+    // but for this slot, which each Remember makes anew.
+    std::shared_ptr<MemoryReplySlot> reply = std::make_shared<MemoryReplySlot>();
   };
   struct Counters {
     uint64_t hits = 0;
@@ -49,9 +53,10 @@ class RequestMemo {
   explicit RequestMemo(size_t capacity = kDefaultCapacity) : capacity_(capacity) {}
 
   bool enabled() const { return capacity_ > 0; }
-  // The entry for `request` (counted as a hit), or nullopt (counted as a miss unless
-  // `count_miss` is false: a lookup that will be made again).
-  std::optional<Entry> Find(const std::string& request, bool count_miss = true);
+  // The entry for `request` (counted as a hit), or null (counted as a miss unless `count_miss`
+  // is false: a lookup that will be made again). Shared, not copied: it stays valid after the
+  // memo evicts or replaces it.
+  std::shared_ptr<const Entry> Find(const std::string& request, bool count_miss = true);
   // Counts the miss of a Find made with `count_miss` false whose request was not looked up again.
   void CountMiss();
   // Remembers (or refreshes) `request`'s entry, evicting the least recently used beyond the
@@ -61,7 +66,7 @@ class RequestMemo {
   void ZeroStats();  // hits, misses and evictions; the entries stay
 
  private:
-  using Lru = std::list<std::pair<std::string, Entry>>;  // front = most recent
+  using Lru = std::list<std::pair<std::string, std::shared_ptr<const Entry>>>;  // front: newest
   const size_t capacity_;
   mutable std::mutex mu_;
   Lru lru_ ABSL_GUARDED_BY(mu_);

@@ -268,21 +268,9 @@ absl::Status Service::CheckUserOperators(const std::vector<const PrimitiveSpec*>
   return absl::OkStatus();
 }
 
-std::optional<Artifact> Service::LookupArtifact(const std::string& key,
-                                                std::optional<coop::v1::Format> expected,
-                                                bool memory_only,
-                                                std::shared_ptr<const CacheValue>* blob_owner) {
-  const auto lookup_start = std::chrono::steady_clock::now();
-  std::optional<CacheHit> hit;
-  if (!memory_only) {
-    hit = cache_->Get(key);
-  } else if (CacheTier* memory = cache_->tier(CacheOrigin::kMemory)) {
-    if (auto value = memory->GetShared(key, nullptr); value.ok()) {
-      hit = CacheHit{std::move(*value), CacheOrigin::kMemory};
-    }
-  }
-  if (!hit) return std::nullopt;
-  const CacheValue& value = *hit->value;  // shared with the memory tier: read, never moved
+std::optional<Artifact> Service::ArtifactFromValue(const CacheValue& value, const std::string& key,
+                                                   std::optional<coop::v1::Format> expected,
+                                                   coop::v1::Origin origin, bool with_blob) {
   Artifact artifact;
   // A value that does not parse, names another key, or holds another format than the key's is
   // never served: recompile instead.
@@ -292,34 +280,51 @@ std::optional<Artifact> Service::LookupArtifact(const std::string& key,
     spdlog::warn("cache value for {} is not its artifact; ignoring it", key.substr(0, 16));
     return std::nullopt;
   }
+  artifact.set_origin(origin);
+  const std::string digest =
+      value.blob_sha256.empty() ? Sha256::Hex(value.blob) : value.blob_sha256;
+  if (bitcode) {
+    if (with_blob) artifact.mutable_bitcode()->set_data(value.blob);
+    artifact.mutable_bitcode()->set_origin(origin);
+    artifact.mutable_bitcode()->set_digest(digest);
+  } else {
+    if (with_blob) artifact.set_ltoir(value.blob);
+    artifact.set_digest(digest);
+  }
+  return artifact;
+}
+
+std::optional<Artifact> Service::LookupArtifact(const std::string& key,
+                                                std::optional<coop::v1::Format> expected) {
+  const auto lookup_start = std::chrono::steady_clock::now();
+  std::optional<CacheHit> hit = cache_->Get(key);
+  if (!hit) return std::nullopt;
   coop::v1::Origin origin = coop::v1::ORIGIN_REMOTE;
   switch (hit->origin) {
     case CacheOrigin::kMemory:
-      ++memory_hits_;
       origin = coop::v1::ORIGIN_MEMORY;
       break;
     case CacheOrigin::kDisk:
-      ++disk_hits_;
       origin = coop::v1::ORIGIN_DISK;
+      break;
+    case CacheOrigin::kRemote:
+      break;
+  }
+  // The one copy of the bytes a hit makes, after the tier's lock is released (the value is
+  // shared with the memory tier: read, never moved).
+  auto artifact = ArtifactFromValue(*hit->value, key, expected, origin, /*with_blob=*/true);
+  if (!artifact) return std::nullopt;
+  switch (hit->origin) {
+    case CacheOrigin::kMemory:
+      ++memory_hits_;
+      break;
+    case CacheOrigin::kDisk:
+      ++disk_hits_;
       break;
     case CacheOrigin::kRemote:
       ++remote_hits_;
       break;
   }
-  artifact.set_origin(origin);
-  // The one copy of the bytes a hit makes, after the tier's lock is released; none for a
-  // caller that sends the shared value's bytes itself.
-  const std::string digest =
-      value.blob_sha256.empty() ? Sha256::Hex(value.blob) : value.blob_sha256;
-  if (bitcode) {
-    if (blob_owner == nullptr) artifact.mutable_bitcode()->set_data(value.blob);
-    artifact.mutable_bitcode()->set_origin(origin);
-    artifact.mutable_bitcode()->set_digest(digest);
-  } else {
-    if (blob_owner == nullptr) artifact.set_ltoir(value.blob);
-    artifact.set_digest(digest);
-  }
-  if (blob_owner != nullptr) *blob_owner = hit->value;
   hit_seconds_[static_cast<int>(hit->origin)].Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - lookup_start).count());
   return artifact;
@@ -465,25 +470,20 @@ void Service::SetDigests(Artifact* a) {
   }
 }
 
-bool Service::OmitHeldBytes(Artifact* a, const std::vector<coop::v1::HeldArtifact>& have,
-                            uint64_t shared_bytes) {
-  if (have.empty()) return false;
-  auto held = [&](coop::v1::Format format, const std::string& key, const std::string& digest) {
-    return !key.empty() && !digest.empty() &&
-           std::any_of(have.begin(), have.end(), [&](const coop::v1::HeldArtifact& h) {
-             return h.format() == format && h.key() == key && h.digest() == digest;
-           });
-  };
-  for (int f : a->formats()) {
-    const bool matched =
-        f == coop::v1::FORMAT_BITCODE
-            ? held(coop::v1::FORMAT_BITCODE, a->bitcode().key(), a->bitcode().digest())
-            : held(coop::v1::FORMAT_LTOIR, a->key(), a->digest());
-    if (!matched) return false;  // a stale or wrong digest: the whole reply
+std::vector<HeldNeed> Service::HeldNeeds(const Artifact& a) {
+  std::vector<HeldNeed> needs;
+  for (int f : a.formats()) {
+    if (f == coop::v1::FORMAT_BITCODE) {
+      needs.push_back({coop::v1::FORMAT_BITCODE, a.bitcode().key(), a.bitcode().digest()});
+    } else {
+      needs.push_back({coop::v1::FORMAT_LTOIR, a.key(), a.digest()});
+    }
   }
-  if (a->formats().empty()) return false;
-  uint64_t omitted =
-      shared_bytes + a->ltoir().size() + a->source().size() + a->compile_log().size();
+  return needs;
+}
+
+uint64_t Service::StripHeld(Artifact* a, bool keyed_metadata) {
+  uint64_t omitted = a->ltoir().size() + a->source().size() + a->compile_log().size();
   a->clear_ltoir();
   a->clear_source();
   a->clear_compile_log();
@@ -502,8 +502,7 @@ bool Service::OmitHeldBytes(Artifact* a, const std::vector<coop::v1::HeldArtifac
   // most of a digest-only reply (a BlockReduce's 993 bytes fall to 193). The reply keeps what
   // is its own: origin, timings, temp storage, the algorithm choices. A caller that did not say
   // so (an older client) gets them, as before.
-  if (std::all_of(have.begin(), have.end(),
-                  [](const coop::v1::HeldArtifact& h) { return h.holds_metadata(); })) {
+  if (keyed_metadata) {
     a->clear_entries();
     a->clear_spec();
     a->clear_toolchain();
@@ -514,22 +513,35 @@ bool Service::OmitHeldBytes(Artifact* a, const std::vector<coop::v1::HeldArtifac
     }
   }
   a->set_bytes_omitted(true);
+  return omitted;
+}
+
+namespace {
+
+bool AllHoldMetadata(const std::vector<coop::v1::HeldArtifact>& have) {
+  return std::all_of(have.begin(), have.end(),
+                     [](const coop::v1::HeldArtifact& h) { return h.holds_metadata(); });
+}
+
+}  // namespace
+
+bool Service::OmitHeldBytes(Artifact* a, const std::vector<coop::v1::HeldArtifact>& have) {
+  // A stale or wrong digest, or any format not held: the whole reply.
+  if (!HaveCovers(HeldNeeds(*a), have)) return false;
+  bytes_omitted_ += StripHeld(a, AllHoldMetadata(have));
   ++digest_only_replies_;
-  bytes_omitted_ += omitted;
   return true;
 }
 
 bool Service::ServeMemoized(const RequestMemo::Entry& entry, const std::string& request_id,
-                            ArtifactDone& done, bool memory_only, MemoryHit* shared) {
+                            ArtifactDone& done) {
   std::optional<Artifact> ltoir, bitcode;
   if (!entry.ltoir_key.empty()) {
-    ltoir = LookupArtifact(entry.ltoir_key, coop::v1::FORMAT_LTOIR, memory_only,
-                           shared != nullptr ? &shared->ltoir : nullptr);
+    ltoir = LookupArtifact(entry.ltoir_key, coop::v1::FORMAT_LTOIR);
     if (!ltoir) return false;
   }
   if (!entry.bitcode_key.empty()) {
-    bitcode = LookupArtifact(entry.bitcode_key, coop::v1::FORMAT_BITCODE, memory_only,
-                             shared != nullptr ? &shared->bitcode : nullptr);
+    bitcode = LookupArtifact(entry.bitcode_key, coop::v1::FORMAT_BITCODE);
     if (!bitcode) return false;
   }
   const Artifact& first = ltoir ? *ltoir : *bitcode;
@@ -560,37 +572,105 @@ void Service::AttachChoices(const std::vector<coop::v1::AlgorithmChoice>& choice
   }
 }
 
+std::shared_ptr<const MemoryReply> Service::BuildMemoryReply(
+    const RequestMemo::Entry& entry, const std::shared_ptr<const CacheValue>& ltoir_value,
+    const std::shared_ptr<const CacheValue>& bitcode_value) const {
+  std::optional<Artifact> ltoir, bitcode;
+  if (ltoir_value != nullptr) {
+    ltoir = ArtifactFromValue(*ltoir_value, entry.ltoir_key, coop::v1::FORMAT_LTOIR,
+                              coop::v1::ORIGIN_MEMORY, /*with_blob=*/false);
+    if (!ltoir) return nullptr;
+  }
+  if (bitcode_value != nullptr) {
+    bitcode = ArtifactFromValue(*bitcode_value, entry.bitcode_key, coop::v1::FORMAT_BITCODE,
+                                coop::v1::ORIGIN_MEMORY, /*with_blob=*/false);
+    if (!bitcode) return nullptr;
+  }
+  if (!ltoir && !bitcode) return nullptr;
+  auto reply = std::make_shared<MemoryReply>();
+  reply->description = StrCat(entry.description, " hit (memory, memo) key ",
+                              (ltoir ? *ltoir : *bitcode).key().substr(0, 16));
+  Artifact artifact = ltoir && bitcode ? MergeFormats(std::move(*ltoir), std::move(*bitcode))
+                                       : std::move(ltoir ? *ltoir : *bitcode);
+  if (!entry.choices.empty()) {
+    AttachChoices(entry.choices, &artifact);
+    reply->auto_resolutions = std::count_if(entry.choices.begin(), entry.choices.end(),
+                                            [](const auto& c) { return !c.requested().empty(); });
+  }
+  // The digests come from the values; SetDigests would take the artifact's empty ltoir for "no
+  // LTO-IR" and clear its digest, which is right only when there is no LTO-IR.
+  if (ltoir_value == nullptr) SetDigests(&artifact);
+  const size_t ltoir_size = ltoir_value != nullptr ? ltoir_value->blob.size() : 0;
+  const size_t bitcode_size = bitcode_value != nullptr ? bitcode_value->blob.size() : 0;
+  reply->ltoir_value = ltoir_value;
+  reply->bitcode_value = bitcode_value;
+  reply->full = EncodeSpecializeResponse(artifact, ltoir_size, bitcode_size);
+  reply->needs = HeldNeeds(artifact);
+  reply->omitted_bytes = ltoir_size + bitcode_size + StripHeld(&artifact, false);
+  reply->digest_only = EncodeSpecializeResponse(artifact, 0, 0).head;
+  StripHeld(&artifact, true);
+  reply->digest_only_slim = EncodeSpecializeResponse(artifact, 0, 0).head;
+  return reply;
+}
+
 std::optional<Service::MemoryHit> Service::SpecializeFromMemory(
     const std::vector<PrimitiveSpec>& specs, bool bundle, const std::vector<int>& formats,
     const std::string& request_id, const std::vector<coop::v1::HeldArtifact>& have,
     MemoProbe* probe) {
-  if (!memo_.enabled() || cache_->tier(CacheOrigin::kMemory) == nullptr) return std::nullopt;
+  CacheTier* const memory = cache_->tier(CacheOrigin::kMemory);
+  if (!memo_.enabled() || memory == nullptr) return std::nullopt;
   // A miss goes on to Specialize (with the probe, or looked up again there): counted there, once.
   std::string key = MemoKey(specs, bundle, formats);
-  auto entry = memo_.Find(key, /*count_miss=*/false);
+  std::shared_ptr<const RequestMemo::Entry> entry = memo_.Find(key, /*count_miss=*/false);
   if (probe != nullptr) *probe = MemoProbe{std::move(key), entry};
-  if (!entry) return std::nullopt;
-  MemoryHit hit;
-  bool delivered = false;
-  ArtifactDone deliver = [&hit, &delivered](absl::StatusOr<Artifact> a) {
-    if (!a.ok()) return;
-    hit.artifact = std::move(*a);
-    delivered = true;
+  if (entry == nullptr) return std::nullopt;
+  // The values, from the memory tier alone (a value elsewhere means I/O: the executor's work).
+  double lookup_seconds[2] = {0, 0};
+  const auto get = [&](const std::string& k, std::shared_ptr<const CacheValue>* out,
+                       double* seconds) {
+    if (k.empty()) return true;
+    const auto start = std::chrono::steady_clock::now();
+    auto value = memory->GetShared(k, nullptr);
+    if (!value.ok() || *value == nullptr) return false;
+    *out = std::move(*value);
+    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return true;
   };
-  if (!ServeMemoized(*entry, request_id, deliver, /*memory_only=*/true, &hit) || !delivered) {
+  std::shared_ptr<const CacheValue> ltoir, bitcode;
+  if (!get(entry->ltoir_key, &ltoir, &lookup_seconds[0]) ||
+      !get(entry->bitcode_key, &bitcode, &lookup_seconds[1])) {
     return std::nullopt;
   }
+  // The reply made from these very values, or a new one (the first hit, or the tier holds
+  // another value under a key now).
+  std::shared_ptr<const MemoryReply> reply = entry->reply->Load();
+  if (reply == nullptr || !reply->Matches(ltoir, bitcode)) {
+    reply = BuildMemoryReply(*entry, ltoir, bitcode);
+    if (reply == nullptr) return std::nullopt;  // not its artifact (logged): the slow path
+    entry->reply->Store(reply);
+  }
+  // Counted as LookupArtifact and ServeMemoized count.
+  for (int i = 0; i < 2; ++i) {
+    if ((i == 0 ? ltoir : bitcode) == nullptr) continue;
+    ++memory_hits_;
+    hit_seconds_[static_cast<int>(CacheOrigin::kMemory)].Observe(lookup_seconds[i]);
+  }
+  auto_resolutions_ += reply->auto_resolutions;
   ++requests_;
   if (bundle) ++bundles_;
-  // The lookups set the digests of the shared bytes; SetDigests would take the artifact's empty
-  // ltoir for "no LTO-IR" and clear its digest.
-  if (!hit.ltoir) SetDigests(&hit.artifact);
-  const uint64_t shared =
-      (hit.ltoir ? hit.ltoir->blob.size() : 0) + (hit.bitcode ? hit.bitcode->blob.size() : 0);
-  if (OmitHeldBytes(&hit.artifact, have, shared)) {
-    hit.ltoir.reset();
-    hit.bitcode.reset();
+  spdlog::debug("[req {}] {}", request_id, reply->description);
+  MemoryHit hit;
+  if (HaveCovers(reply->needs, have)) {
+    hit.head = AllHoldMetadata(have) ? reply->digest_only_slim : reply->digest_only;
+    ++digest_only_replies_;
+    bytes_omitted_ += reply->omitted_bytes;
+  } else {
+    hit.head = reply->full.head;
+    hit.bitcode_framing = reply->full.bitcode_framing;
+    hit.ltoir = std::move(ltoir);
+    hit.bitcode = std::move(bitcode);
   }
+  hit.reply = std::move(reply);
   return hit;
 }
 
@@ -611,7 +691,7 @@ void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool b
   };
   std::string memo_key;
   if (memo_.enabled()) {
-    std::optional<RequestMemo::Entry> entry;
+    std::shared_ptr<const RequestMemo::Entry> entry;
     if (probe.key.empty()) {
       memo_key = MemoKey(request_specs, bundle, request_formats);
       entry = memo_.Find(memo_key);

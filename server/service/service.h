@@ -37,6 +37,7 @@
 #include "server/catalog/tuning.h"
 #include "server/engine/compiler.h"
 #include "server/engine/worker_pool.h"
+#include "server/service/memory_reply.h"
 #include "server/service/request_memo.h"
 #include "server/toolchain/toolchain.h"
 #include "server/util/single_flight.h"
@@ -105,27 +106,30 @@ class Service {
   // from there instead of looking the request up again, so each request counts one memo hit or
   // one memo miss.
   struct MemoProbe {
-    std::string key;                          // empty: the memo was not consulted
-    std::optional<RequestMemo::Entry> entry;  // nullopt (with a key): a miss, not yet counted
+    std::string key;                                  // empty: the memo was not consulted
+    std::shared_ptr<const RequestMemo::Entry> entry;  // null (with a key): a miss, not counted
   };
   void Specialize(const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
                   const std::vector<int>& formats, const std::string& request_id, ArtifactDone done,
                   bool may_compile = true, const std::vector<coop::v1::HeldArtifact>& have = {},
                   MemoProbe probe = {});
-  // A memory hit as SpecializeFromMemory gives it: the reply less its large bytes (Artifact.ltoir,
-  // Artifact.bitcode.data), which stay in the memory tier's shared values `ltoir` and `bitcode`
-  // (null where the reply carries none: not asked for, or left out by a digest-only reply). The
-  // gRPC edge sends them without copying (server/rpc/reply_writer.h).
+  // A memory hit as SpecializeFromMemory gives it: the encoded reply (memory_reply.h), whose
+  // pieces are `head`, the LTO-IR (the blob of `ltoir`), `bitcode_framing` and the bitcode (the
+  // blob of `bitcode`). `ltoir` and `bitcode` are the memory tier's shared values, null where
+  // the reply carries no such bytes (not asked for, or left out: a digest-only reply is `head`
+  // alone). The gRPC edge sends the blobs without copying (server/rpc/reply_writer.h).
   struct MemoryHit {
-    coop::v1::Artifact artifact;
-    std::shared_ptr<const CacheValue> ltoir;
-    std::shared_ptr<const CacheValue> bitcode;
+    std::shared_ptr<const MemoryReply> reply;  // owns `head` and `bitcode_framing`
+    std::string_view head, bitcode_framing;
+    std::shared_ptr<const CacheValue> ltoir, bitcode;
   };
   // Specialize's fastest path, for the gRPC thread itself: a memoized request whose artifacts
   // are all in the memory tier is answered here, with no I/O, no compile and no waiting (the
   // reply as Specialize would give it, counted the same, its large bytes shared, not copied);
   // nullopt when it is not (call Specialize then, from an executor, handing it `probe`, which
-  // this fills whenever it consulted the memo).
+  // this fills whenever it consulted the memo). The reply is built once per memo entry and
+  // cached value and kept with the memo entry (MemoryReply): a repeat parses, merges and
+  // serializes nothing.
   std::optional<MemoryHit> SpecializeFromMemory(const std::vector<coop::v1::PrimitiveSpec>& specs,
                                                 bool bundle, const std::vector<int>& formats,
                                                 const std::string& request_id,
@@ -174,7 +178,8 @@ class Service {
   // Latency histograms for the /metrics endpoint (server/metrics/); ResetStats leaves them.
   // Compile time: each successful compile's NVRTC or clang time as the worker measured it.
   const prometheus::Histogram& compile_seconds() const { return compile_seconds_; }
-  // Hit latency: a cache lookup that hit `tier`, until its artifact is decoded and checked.
+  // Hit latency: a cache lookup that hit `tier`, until its artifact is decoded and checked (a
+  // memory hit served from its memo entry's MemoryReply: the lookup alone).
   const prometheus::Histogram& hit_seconds(CacheOrigin tier) const {
     return hit_seconds_[static_cast<int>(tier)];
   }
@@ -200,11 +205,20 @@ class Service {
                                        const std::vector<coop::v1::PrimitiveSpec>& specs,
                                        bool bundle) const;
   // The artifact stored under `key`, counted as a hit; nullopt when absent, damaged, or (with
-  // `expected`) of the other format. With `blob_owner`, the artifact's large bytes (ltoir or
-  // bitcode.data) are not copied in: *blob_owner is the cached value that holds them (its blob).
-  std::optional<coop::v1::Artifact> LookupArtifact(
-      const std::string& key, std::optional<coop::v1::Format> expected, bool memory_only = false,
-      std::shared_ptr<const CacheValue>* blob_owner = nullptr);
+  // `expected`) of the other format.
+  std::optional<coop::v1::Artifact> LookupArtifact(const std::string& key,
+                                                   std::optional<coop::v1::Format> expected);
+  // The artifact a cached value holds, as a hit from `origin` serves it (its digests set, its
+  // large bytes copied in only `with_blob`); nullopt (logged) when the value does not parse,
+  // names another key, or holds another format than `expected`.
+  static std::optional<coop::v1::Artifact> ArtifactFromValue(
+      const CacheValue& value, const std::string& key, std::optional<coop::v1::Format> expected,
+      coop::v1::Origin origin, bool with_blob);
+  // A memory hit's reply for `entry`, made from the memory tier's values (null for a format the
+  // entry does not name); null when a value is not its artifact.
+  std::shared_ptr<const MemoryReply> BuildMemoryReply(
+      const RequestMemo::Entry& entry, const std::shared_ptr<const CacheValue>& ltoir,
+      const std::shared_ptr<const CacheValue>& bitcode) const;
   // Serves `key` from the cache, else joins its compile in flight, else runs `start`, which must
   // complete the flight (compiles_in_flight_) for `key`. Without `may_compile`, a miss is
   // PERMISSION_DENIED.
@@ -260,10 +274,9 @@ class Service {
   // this service's life) and ResolutionEpoch().
   std::string MemoEpoch() const;
   // Serves a memoized request from the cache alone; false (nothing delivered) when an artifact
-  // is not cached as it was. With `shared`, the large bytes stay in the cached values, which
-  // `shared` receives (LookupArtifact's blob_owner).
+  // is not cached as it was.
   bool ServeMemoized(const RequestMemo::Entry& entry, const std::string& request_id,
-                     ArtifactDone& done, bool memory_only = false, MemoryHit* shared = nullptr);
+                     ArtifactDone& done);
   // Sets the digests of the bytes `a` carries where they are not set yet, and clears the LTO-IR
   // digest of an artifact that carries no LTO-IR.
   static void SetDigests(coop::v1::Artifact* a);
@@ -272,10 +285,14 @@ class Service {
   static void AttachChoices(const std::vector<coop::v1::AlgorithmChoice>& choices,
                             coop::v1::Artifact* a);
   // Leaves out the bytes of `a` when `have` holds every format it carries (same key and
-  // digest); counts the reply, with `shared_bytes` more bytes left out that `a` references
-  // rather than holds (MemoryHit). True when it left them out.
-  bool OmitHeldBytes(coop::v1::Artifact* a, const std::vector<coop::v1::HeldArtifact>& have,
-                     uint64_t shared_bytes = 0);
+  // digest), and counts the reply. True when it left them out.
+  bool OmitHeldBytes(coop::v1::Artifact* a, const std::vector<coop::v1::HeldArtifact>& have);
+  // What a caller must hold for a reply of `a` to leave its bytes out (one per format).
+  static std::vector<HeldNeed> HeldNeeds(const coop::v1::Artifact& a);
+  // A digest-only reply's artifact: clears the bytes (and, with `keyed_metadata`, what the key
+  // fixes: the entries, specs and toolchain, for a caller that keeps the whole artifact) and
+  // sets bytes_omitted. Returns the bytes it left out.
+  static uint64_t StripHeld(coop::v1::Artifact* a, bool keyed_metadata);
 
   const Toolchain toolchain_;
   const std::unique_ptr<TieredCache> cache_;

@@ -326,6 +326,46 @@ TEST(Hit, EachRequestCountsOneMemoHitOrMiss) {
   EXPECT_EQ(st.requests, 3u);
 }
 
+// A memory hit is served from the reply its memo entry keeps encoded (memory_reply.h), made
+// from the memory tier's value of the time. Once the tier holds another value under the key
+// (here: purged and compiled again, with other timings), the hit is the new value's, field by
+// field, never the old reply. (A recompile remembers the request anew, dropping the old reply;
+// a value replaced behind an unchanged memo entry, say from another replica through the farm
+// tier, is caught by MemoryReply::Matches: tests/unit/server/service/memory_reply_test.cc.)
+TEST(Hit, MemoryHitFollowsTheCachedValueNotTheFirstReply) {
+  TestDaemon d({"--workers", "1"});
+  ASSERT_TRUE(d.started);
+  auto stub = RawStub(d);
+  google::protobuf::util::MessageDifferencer differ;
+  differ.IgnoreField(v1::Artifact::descriptor()->FindFieldByName("origin"));
+  std::string report;
+  differ.ReportDifferencesToString(&report);
+
+  v1::SpecializeResponse first, hit;
+  ASSERT_TRUE(Call(*stub, BlockReduceRequest(), &first).ok());
+  ASSERT_TRUE(Call(*stub, BlockReduceRequest(), &hit).ok());
+  EXPECT_EQ(hit.artifact().origin(), v1::ORIGIN_MEMORY);
+  EXPECT_TRUE(differ.Compare(first, hit)) << report;
+
+  coop::Client admin = CachingClient(d, 0);
+  auto purged = admin.Purge({}, /*all=*/true);
+  ASSERT_TRUE(purged) << purged.error().message;
+  v1::SpecializeResponse second;
+  ASSERT_TRUE(Call(*stub, BlockReduceRequest(), &second).ok());
+  EXPECT_EQ(second.artifact().origin(), v1::ORIGIN_COMPILED);
+  ASSERT_FALSE(google::protobuf::util::MessageDifferencer::Equals(first, second))
+      << "the two compiles answered identical replies (timings and all): this test cannot "
+         "tell the old reply from the new";
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    v1::SpecializeResponse again;
+    ASSERT_TRUE(Call(*stub, BlockReduceRequest(), &again).ok());
+    EXPECT_EQ(again.artifact().origin(), v1::ORIGIN_MEMORY);
+    report.clear();
+    EXPECT_TRUE(differ.Compare(second, again)) << "repeat " << repeat << ": " << report;
+  }
+  EXPECT_EQ(d.Stats().compiles, 2u);
+}
+
 v1::SpecializeBundleRequest BundleRequest() {
   v1::SpecializeBundleRequest req;
   for (const char* family : {"block_reduce", "block_scan"}) {
