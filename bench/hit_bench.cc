@@ -13,8 +13,9 @@
 //           digest-only replies and the client fills the bytes back in.
 //
 // Latency: p50, p99 and p99.9 with 1, 8 and 64 concurrent client threads, the targets
-// interleaved round by round (the order rotating), with the client's page faults and the
-// server's CPU (/proc/PID/stat, 10 ms ticks summed over the rounds) per request. Throughput at
+// interleaved round by round (the order rotating), with the client's page faults, the client's
+// CPU (getrusage, the whole process) and the server's (/proc/PID/stat, 10 ms ticks summed over
+// the rounds) per request. Throughput at
 // saturation (64 threads, fixed time): requests per second with full and with digest-only replies
 // against the floor, with the client's CPU (getrusage) and the server's (/proc/PID/stat) per
 // request, separately. Every coopd reply is checked against the reference artifact; a wrong one
@@ -481,8 +482,8 @@ int main(int argc, char** argv) {
       ltoir.size(), full_bytes, digest_bytes);
   std::printf("\nlatency (us), %d requests x %d rounds per cell, targets interleaved\n",
               opt.requests, opt.rounds);
-  std::printf("%-8s %-7s %9s %9s %9s %10s %12s %12s\n", "threads", "target", "p50", "p99", "p99.9",
-              "p50/floor", "faults/req", "server us/req");
+  std::printf("%-8s %-7s %9s %9s %9s %10s %11s %11s %11s\n", "threads", "target", "p50", "p99",
+              "p99.9", "p50/floor", "faults/req", "client cpu", "server cpu");
   double single_ratio = 0, single_digest_ratio = 0;
   for (int threads : opt.threads) {
     std::map<std::string, std::vector<double>> samples;
@@ -491,15 +492,16 @@ int main(int argc, char** argv) {
     std::map<std::string, double> faults;
     // The server's CPU per request (coopd's, or the echo server's for the floor): what it spends
     // on a hit, beside the latency the client sees.
-    std::map<std::string, double> server_cpu;
+    std::map<std::string, double> client_cpu, server_cpu;
     for (int round = 0; round < opt.rounds; ++round) {
       for (size_t k = 0; k < order.size(); ++k) {
         const std::string& name = order[(k + round) % order.size()];
         const pid_t server = name == "floor" ? echo.pid : coopd.pid();
         const long before = MinorFaults();
-        const double cpu_before = CpuSeconds(server);
+        const double cpu_before = CpuSeconds(server), self_before = SelfCpuSeconds();
         auto v = latency_cell(targets[name], threads, opt.requests);
         faults[name] += static_cast<double>(MinorFaults() - before);
+        client_cpu[name] += SelfCpuSeconds() - self_before;
         server_cpu[name] += CpuSeconds(server) - cpu_before;
         samples[name].insert(samples[name].end(), v.begin(), v.end());
       }
@@ -512,9 +514,10 @@ int main(int argc, char** argv) {
       if (threads == 1 && name == "client") single_ratio = ratio;
       if (threads == 1 && name == "digest") single_digest_ratio = ratio;
       const double faults_per_request = faults[name] / static_cast<double>(v.size());
+      const double client_us = 1e6 * client_cpu[name] / static_cast<double>(v.size());
       const double server_us = 1e6 * server_cpu[name] / static_cast<double>(v.size());
-      std::printf("%-8d %-7s %9.1f %9.1f %9.1f %9.2fx %12.2f %12.1f\n", threads, name.c_str(), p50,
-                  p99, p999, ratio, faults_per_request, server_us);
+      std::printf("%-8d %-7s %9.1f %9.1f %9.1f %9.2fx %11.2f %11.1f %11.1f\n", threads,
+                  name.c_str(), p50, p99, p999, ratio, faults_per_request, client_us, server_us);
       report["latency"].push_back({{"threads", threads},
                                    {"target", name},
                                    {"samples", v.size()},
@@ -523,6 +526,7 @@ int main(int argc, char** argv) {
                                    {"p999_us", p999},
                                    {"p50_vs_floor", ratio},
                                    {"client_faults_per_request", faults_per_request},
+                                   {"client_cpu_us_per_request", client_us},
                                    {"server_cpu_us_per_request", server_us}});
     }
   }
@@ -606,6 +610,7 @@ int main(int argc, char** argv) {
                                     {"threads", kSaturation},
                                     {"requests_per_s", rate},
                                     {"vs_floor", rate / floor_rate},
+                                    {"client_cpu_us_per_request", client_us},
                                     {"client_cpu_us_per_request", client_us},
                                     {"server_cpu_us_per_request", server_us}});
   }

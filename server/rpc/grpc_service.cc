@@ -57,10 +57,13 @@ bool WantsErrorDetails(const grpc::CallbackServerContext* context) {
 
 absl::Status ParseRequest(const grpc::ByteBuffer& request, size_t max_bytes,
                           google::protobuf::Message* message) {
-  const std::string& type = message->GetDescriptor()->full_name();
   const size_t bytes = request.Length();
+  // Only errors name the type: its descriptor is not looked up on every call.
+  const auto type = [message]() -> const std::string& {
+    return message->GetDescriptor()->full_name();
+  };
   if (bytes > max_bytes) {
-    return absl::ResourceExhaustedError(StrCat("request: ", type, " of ", bytes,
+    return absl::ResourceExhaustedError(StrCat("request: ", type(), " of ", bytes,
                                                " bytes is larger than this coopd's limit of ",
                                                max_bytes, " bytes (", max_bytes >> 20,
                                                " MiB; --max-message-mb, "
@@ -71,7 +74,7 @@ absl::Status ParseRequest(const grpc::ByteBuffer& request, size_t max_bytes,
   grpc::ProtoBufferReader reader(const_cast<grpc::ByteBuffer*>(&request));
   if (!reader.status().ok()) {
     return absl::InvalidArgumentError(
-        StrCat("request: cannot read the ", type, " payload: ", reader.status().error_message()));
+        StrCat("request: cannot read the ", type(), " payload: ", reader.status().error_message()));
   }
   static std::once_flag handler_installed;
   std::call_once(handler_installed, [] { google::protobuf::SetLogHandler(&ProtobufLogHandler); });
@@ -87,13 +90,13 @@ absl::Status ParseRequest(const grpc::ByteBuffer& request, size_t max_bytes,
     const size_t end = report.find('\'', start);
     if (end != std::string::npos) {
       return absl::InvalidArgumentError(StrCat(
-          "request: ", type, " does not decode: string field ",
+          "request: ", type(), " does not decode: string field ",
           EscapeText(std::string_view(report).substr(start, end - start)),
           " holds invalid UTF-8 (string fields must be UTF-8; bytes belong in bytes fields)"));
     }
   }
   return absl::InvalidArgumentError(
-      StrCat("request: ", type, " does not decode from its ", bytes,
+      StrCat("request: ", type(), " does not decode from its ", bytes,
              " bytes: not a well-formed protobuf encoding of it (truncated, corrupt, or another "
              "message)",
              report.empty() ? std::string() : StrCat(" (protobuf: ", LogSafe(report, 200), ")")));
@@ -369,10 +372,14 @@ grpc::ServerUnaryReactor* CoopService::Specialize(grpc::CallbackServerContext* c
   using Resp = coop::v1::SpecializeResponse;
   return Decode<Req, Resp>(
       context, in, out, {Role::kRead, "Specialize"}, [this](Call<Req, Resp>* call) {
-        const Req& request = call->request;
-        SpecializeCall(call, &call->response_message, {request.spec()}, /*bundle=*/false,
+        // The request's messages move into the call's vectors (nothing reads them there again).
+        Req& request = call->request;
+        std::vector<coop::v1::PrimitiveSpec> specs(1);
+        specs[0].Swap(request.mutable_spec());
+        SpecializeCall(call, &call->response_message, std::move(specs), /*bundle=*/false,
                        {request.formats().begin(), request.formats().end()},
-                       {request.have().begin(), request.have().end()});
+                       {std::make_move_iterator(request.mutable_have()->begin()),
+                        std::make_move_iterator(request.mutable_have()->end())});
       });
 }
 
@@ -382,11 +389,13 @@ grpc::ServerUnaryReactor* CoopService::SpecializeBundle(grpc::CallbackServerCont
   using Resp = coop::v1::SpecializeResponse;
   return Decode<Req, Resp>(
       context, in, out, {Role::kRead, "SpecializeBundle"}, [this](Call<Req, Resp>* call) {
-        const Req& request = call->request;
+        Req& request = call->request;
         SpecializeCall(call, &call->response_message,
-                       {request.specs().begin(), request.specs().end()}, /*bundle=*/true,
-                       {request.formats().begin(), request.formats().end()},
-                       {request.have().begin(), request.have().end()});
+                       {std::make_move_iterator(request.mutable_specs()->begin()),
+                        std::make_move_iterator(request.mutable_specs()->end())},
+                       /*bundle=*/true, {request.formats().begin(), request.formats().end()},
+                       {std::make_move_iterator(request.mutable_have()->begin()),
+                        std::make_move_iterator(request.mutable_have()->end())});
       });
 }
 
