@@ -73,8 +73,10 @@ namespace v1 = coop::v1;
 struct Options {
   bool quick = false;
   std::string json;
-  int requests = 3000;  // per target, concurrency and round
-  int rounds = 3;
+  // Per target, concurrency and round: 9,000 samples per cell, in six interleaved rounds (the
+  // machine's load drifts; more, shorter rounds spread the drift over every target alike).
+  int requests = 1500;
+  int rounds = 6;
   double seconds = 2.0;           // per throughput cell
   std::string coopd;              // another coopd binary to measure (a before/after comparison)
   std::vector<std::string> only;  // targets to measure (empty: all)
