@@ -827,6 +827,10 @@ int Stats(coop::Client& client, bool zero) {
     }
     j["unauthenticated_calls"] = s->unauthenticated_calls;
     j["denied_calls"] = s->denied_calls;
+    j["client_in_flight_refusals"] = s->client_in_flight_refusals;
+    j["client_rate_refusals"] = s->client_rate_refusals;
+    j["undecodable_requests"] = s->undecodable_requests;
+    j["oversized_requests"] = s->oversized_requests;
     j["tuning_digest"] = s->tuning_digest;
     j["auto_resolutions"] = s->auto_resolutions;
     j["tuning_tables"] = nlohmann::json::array();
@@ -929,6 +933,10 @@ int Stats(coop::Client& client, bool zero) {
     for (const auto& l : s->listeners) std::cout << "listening:       " << ListenerText(l) << "\n";
     std::cout << "access:          " << s->unauthenticated_calls << " calls unauthenticated, "
               << s->denied_calls << " denied\n";
+    std::cout << "refused:         " << s->client_in_flight_refusals
+              << " over a client's in-flight limit, " << s->client_rate_refusals
+              << " over its rate; " << s->undecodable_requests << " requests undecodable, "
+              << s->oversized_requests << " oversized\n";
     for (const auto& t : s->tuning_tables) {
       std::cout << "tuning table:    " << t.arch << " version " << t.version << " sha256 "
                 << t.digest.substr(0, 16) << " (" << t.source << ", " << t.cells << " cells"

@@ -901,6 +901,10 @@ Stats FromProto(const v1::Stats& resp) {
   }
   out.unauthenticated_calls = resp.unauthenticated_calls();
   out.denied_calls = resp.denied_calls();
+  out.client_in_flight_refusals = resp.client_in_flight_refusals();
+  out.client_rate_refusals = resp.client_rate_refusals();
+  out.undecodable_requests = resp.undecodable_requests();
+  out.oversized_requests = resp.oversized_requests();
   for (const auto& t : resp.tuning_tables()) {
     out.tuning_tables.push_back(
         {t.arch(), t.version(), t.digest(), t.source(), t.device(), t.cells(), t.placeholder()});

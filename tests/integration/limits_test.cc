@@ -71,6 +71,10 @@ TEST_F(RequestLimits, MessageOverTheLimitIsResourceExhaustedNamingTheLimitAndThe
       << r.error().message;
   EXPECT_TRUE(r.error().from_server) << "coopd's answer, not a transport failure";
   ExpectStillServing(*daemon_);
+  // Counted (the daemon is shared by this fixture's tests: at least this one).
+  auto stats = daemon_->Client().GetStats();
+  ASSERT_TRUE(stats.ok()) << stats.error().message;
+  EXPECT_GE(stats->oversized_requests, 1u);
 }
 
 TEST_F(RequestLimits, OperatorSourceOverTheLimitIsInvalidArgumentNamingTheField) {
@@ -239,6 +243,8 @@ TEST(ClientLimits, ConcurrencyLimitRefusesOneClientsExcessAndServesAnother) {
   auto stats = polite.GetStats();
   ASSERT_TRUE(stats.ok()) << stats.error().message;
   EXPECT_EQ(stats->requests, 4u) << "only the admitted requests reached the service";
+  EXPECT_EQ(stats->client_in_flight_refusals, 16u);
+  EXPECT_EQ(stats->client_rate_refusals, 0u);
   // The worker goes on: the 4 accepted requests complete, and the hog is admitted again.
   stopped.Resume();
   for (size_t i = 0; i < calls.size(); ++i) {
@@ -269,7 +275,10 @@ TEST(ClientLimits, RateLimitRefusesABurstOverTheBucketAndServesAnotherClient) {
         << r.error().message;
   }
   // GetStats is not limited (probes), and another client has a bucket of its own.
-  EXPECT_TRUE(fast.GetStats().ok());
+  auto stats = fast.GetStats();
+  ASSERT_TRUE(stats.ok()) << stats.error().message;
+  EXPECT_EQ(stats->client_rate_refusals, 5u);
+  EXPECT_EQ(stats->client_in_flight_refusals, 0u);
   ExpectStillServing(d);
 }
 

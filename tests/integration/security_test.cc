@@ -275,9 +275,12 @@ TEST(Hostile, UndecodableRequestsAreInvalidArgumentSayingWhyAndTheDaemonKeepsSer
   EXPECT_TRUE(ok.ok()) << ok.error_message();
   auto r = d.Client().Specialize(BlockReduceF32());
   EXPECT_TRUE(r.ok()) << r.error().message;
-  // The refusals are logged (escaped), the daemon is up.
+  // The refusals are logged (escaped) and counted, the daemon is up.
   EXPECT_NE(d.process.Log().find("undecodable request: request: coop.v1.SpecializeRequest"),
             std::string::npos);
+  const coop::Stats st = d.Stats();
+  EXPECT_GE(st.undecodable_requests, 1u);
+  EXPECT_EQ(st.oversized_requests, 0u);
 }
 
 }  // namespace

@@ -637,6 +637,12 @@ struct Stats {
   std::vector<Listener> listeners;
   uint64_t unauthenticated_calls = 0;  // refused: no bearer token or an unknown one
   uint64_t denied_calls = 0;           // refused: the token's role lacks what the call needs
+  // Refused by the per-client limits (--client-max-in-flight, --client-rate), and requests that
+  // did not decode or were over --max-message-mb.
+  uint64_t client_in_flight_refusals = 0;
+  uint64_t client_rate_refusals = 0;
+  uint64_t undecodable_requests = 0;
+  uint64_t oversized_requests = 0;
   // The tuning tables algorithm "auto" reads (docs/tuning.md) and their combined digest.
   struct TuningTable {
     std::string arch, version, digest, source, device;
