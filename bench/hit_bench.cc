@@ -65,8 +65,16 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 namespace v1 = coop::v1;
 
+// The servers this run started (coopd, echo_server): Die stops them, since exit() runs no
+// destructor of main's locals and they would outlive the run.
+std::vector<pid_t> children;
+
 [[noreturn]] void Die(const std::string& what) {
   std::fprintf(stderr, "hit_bench: %s\n", what.c_str());
+  for (pid_t pid : children) {
+    kill(pid, SIGTERM);
+    waitpid(pid, nullptr, 0);
+  }
   std::exit(1);
 }
 
@@ -329,7 +337,9 @@ int main(int argc, char** argv) {
     coopd.wrapper = {"/bin/sh", "-c", "shift; exec \"$0\" \"$@\"", opt.coopd};
   }
   std::string error;
-  if (!coopd.Start(&error) || !coopd.WaitReady(120s, &error)) Die("coopd: " + error);
+  const bool started = coopd.Start(&error);
+  if (started) children.push_back(coopd.pid());
+  if (!started || !coopd.WaitReady(120s, &error)) Die("coopd: " + error);
 
   // The reference: compiled once, then a hit's reply as it travels, and its digest-only form.
   auto raw_coopd = v1::Coop::NewStub(Channel(coopd.socket_path()));
@@ -372,6 +382,7 @@ int main(int argc, char** argv) {
     if (posix_spawn(&echo.pid, echo_binary.c_str(), nullptr, nullptr, cargs.data(), environ) != 0) {
       Die("cannot start " + echo_binary);
     }
+    children.push_back(echo.pid);
   }
   auto echo_channel = Channel(echo_socket);
   auto raw_echo = v1::Coop::NewStub(echo_channel);
