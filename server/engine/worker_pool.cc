@@ -378,12 +378,14 @@ void WorkerPool::SlotLoop(int index) {
       if (!job.done) return;  // stopping and nothing picked
       Slot& slot = slots_[static_cast<size_t>(index)];
       slot.busy = true;
+      slot.background = job.pinned >= 0;
     }
     absl::StatusOr<Reply> result = Run(index, job);
     {
       std::lock_guard<std::mutex> lock(mu_);
       Slot& slot = slots_[static_cast<size_t>(index)];
       slot.busy = false;
+      slot.background = false;
       ++slot.jobs;
       // A clang job leaves the worker's NVRTC PCH as it was (clang's is the daemon's, shared);
       // so does an NVRTC job without PCH.
@@ -399,16 +401,15 @@ void WorkerPool::SlotLoop(int index) {
   }
 }
 
-void WorkerPool::StopAndFailQueued(bool kill_running) {
+void WorkerPool::StopAndFailQueued(Kill which) {
   std::deque<Job> dropped;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
     dropped.swap(queue_);
-    if (kill_running) {
-      for (const Slot& slot : slots_) {
-        if (slot.busy && slot.pid > 0) kill(slot.pid, SIGKILL);
-      }
+    for (const Slot& slot : slots_) {
+      const bool kill_it = which == Kill::kAll || (which == Kill::kBackground && slot.background);
+      if (kill_it && slot.busy && slot.pid > 0) kill(slot.pid, SIGKILL);
     }
   }
   cv_.notify_all();
@@ -422,7 +423,7 @@ void WorkerPool::Shutdown() {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_ && threads_.empty()) return;
   }
-  StopAndFailQueued(/*kill_running=*/false);
+  StopAndFailQueued(Kill::kBackground);
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
@@ -431,7 +432,7 @@ void WorkerPool::Shutdown() {
 }
 
 void WorkerPool::CancelAll() {
-  StopAndFailQueued(/*kill_running=*/true);
+  StopAndFailQueued(Kill::kAll);
 }
 
 void WorkerPool::ZeroStats() {

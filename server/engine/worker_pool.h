@@ -92,7 +92,9 @@ class WorkerPool {
   void SubmitBackground(int worker, coop::worker::v1::Request request, std::string affinity,
                         Done done);
 
-  // Fails queued jobs with UNAVAILABLE, waits for running ones, stops the workers.
+  // Fails queued jobs with UNAVAILABLE, stops the background jobs (pre-warms) that are running
+  // (no request waits for them, and a PCH build under load would hold the exit for as long as it
+  // takes), waits for the other running ones, stops the workers.
   void Shutdown();
   // Shutdown's impatient first step: fails queued jobs with UNAVAILABLE and kills the workers
   // running jobs, whose jobs then fail with UNAVAILABLE ("shutting down; retry"); nothing is
@@ -104,9 +106,10 @@ class WorkerPool {
   int size() const { return static_cast<int>(slots_.size()); }
 
  private:
-  // Refuses new jobs, fails the queued ones with UNAVAILABLE and, with `kill_running`, kills the
-  // workers running jobs (their jobs then fail with UNAVAILABLE too).
-  void StopAndFailQueued(bool kill_running);
+  // Refuses new jobs and fails the queued ones with UNAVAILABLE; kills the workers running
+  // `kill` jobs (their jobs then fail with UNAVAILABLE too).
+  enum class Kill { kNone, kBackground, kAll };
+  void StopAndFailQueued(Kill which);
   struct Job {
     coop::worker::v1::Request request;
     std::string affinity;
@@ -118,6 +121,7 @@ class WorkerPool {
     pid_t pid = 0;
     int fd = -1;
     bool busy = false;
+    bool background = false;  // the job it runs is one (busy)
     uint64_t jobs = 0;
     bool started_once = false;
     std::string affinity;

@@ -159,48 +159,6 @@ TEST_F(RequestLimits, MoreUserOperatorsThanTheLimitIsInvalidArgumentNamingTheFla
   ExpectStillServing(*daemon_);
 }
 
-// The process ids of `parent`'s children (coopd's compile workers).
-std::vector<pid_t> Children(pid_t parent) {
-  std::vector<pid_t> out;
-  DIR* proc = opendir("/proc");
-  if (proc == nullptr) return out;
-  while (dirent* e = readdir(proc)) {
-    const pid_t pid = static_cast<pid_t>(atoi(e->d_name));
-    if (pid <= 0) continue;
-    std::ifstream stat("/proc/" + std::string(e->d_name) + "/stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    // pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
-    const size_t paren = line.rfind(')');
-    if (paren == std::string::npos) continue;
-    char state = 0;
-    int ppid = 0;
-    if (sscanf(line.c_str() + paren + 1, " %c %d", &state, &ppid) == 2 && ppid == parent) {
-      out.push_back(pid);
-    }
-  }
-  closedir(proc);
-  return out;
-}
-
-// Stops coopd's compile workers (SIGSTOP) until destruction, so the compiles they are given stay
-// in flight for as long as a test needs, whatever the machine's speed.
-class StoppedWorkers {
- public:
-  explicit StoppedWorkers(pid_t coopd) : pids_(Children(coopd)) {
-    for (pid_t p : pids_) kill(p, SIGSTOP);
-  }
-  ~StoppedWorkers() { Resume(); }
-  void Resume() {
-    for (pid_t p : pids_) kill(p, SIGCONT);
-    pids_.clear();
-  }
-  size_t size() const { return pids_.size(); }
-
- private:
-  std::vector<pid_t> pids_;
-};
-
 TEST(ClientLimits, ConcurrencyLimitRefusesOneClientsExcessAndServesAnother) {
   TestDaemon d({"--workers", "1", "--client-max-in-flight", "4"});
   StoppedWorkers stopped(d.process.pid());

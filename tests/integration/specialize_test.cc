@@ -1185,6 +1185,34 @@ TEST(Daemon, SigtermFinishesRequestsInFlight) {
   }
 }
 
+// A pre-warm that is still building its PCH when SIGTERM comes is stopped, not waited for: no
+// request needs it, and under load it could hold the exit for as long as the compile timeout.
+// The worker is stopped (SIGSTOP) while the pre-warm runs on it, so it never finishes by itself;
+// a shutdown that waited for it would wait out --compile-timeout (600 s).
+TEST(Daemon, SigtermStopsAPreWarmInsteadOfWaitingForIt) {
+  TempDir dir;
+  std::string error;
+  CoopdProcess d(dir.path() + "/coopd.sock", dir.path() + "/cache",
+                 {"--workers", "1", "--prewarm", "sm_90", "--compile-timeout", "600"});
+  ASSERT_TRUE(d.Start(&error) && d.WaitReady(120s, &error)) << error;
+  StoppedWorkers stopped(d.pid());
+  ASSERT_EQ(stopped.size(), 1u) << "one compile worker";
+  // The pre-warm is queued just after readiness; once picked it stays busy on the stopped worker.
+  auto client = d.MakeClient();
+  bool busy = false;
+  for (int i = 0; i < 600 && !busy; ++i) {
+    auto st = client.GetStats();
+    ASSERT_TRUE(st.ok()) << st.error().message;
+    busy = st->workers_busy == 1;
+    if (!busy) std::this_thread::sleep_for(100ms);
+  }
+  if (!busy) GTEST_SKIP() << "the pre-warm finished before its worker was stopped";
+  d.Signal(SIGTERM);
+  EXPECT_EQ(d.WaitExit(120s), 0) << d.Log();
+  EXPECT_NE(d.Log().find("pre-warm for sm_90 failed"), std::string::npos) << d.Log();
+  EXPECT_NE(d.Log().find("stopped"), std::string::npos) << d.Log();
+}
+
 TEST(Daemon, ClientReportsAnUnreachableDaemonAsUnavailable) {
   TempDir dir;
   coop::ClientOptions options;

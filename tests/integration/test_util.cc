@@ -1,5 +1,6 @@
 #include "test_util.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -382,6 +384,29 @@ grpc::Status RawCall(const std::string& socket, const std::string& method, const
   std::unique_lock<std::mutex> lock(mu);
   cv.wait(lock, [&] { return done; });
   return status;
+}
+
+std::vector<pid_t> Children(pid_t parent) {
+  std::vector<pid_t> out;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return out;
+  while (dirent* e = readdir(proc)) {
+    const pid_t pid = static_cast<pid_t>(atoi(e->d_name));
+    if (pid <= 0) continue;
+    std::ifstream stat("/proc/" + std::string(e->d_name) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
+    const size_t paren = line.rfind(')');
+    if (paren == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0;
+    if (sscanf(line.c_str() + paren + 1, " %c %d", &state, &ppid) == 2 && ppid == parent) {
+      out.push_back(pid);
+    }
+  }
+  closedir(proc);
+  return out;
 }
 
 }  // namespace coopd_test

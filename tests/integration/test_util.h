@@ -2,6 +2,8 @@
 #pragma once
 
 #include <grpcpp/grpcpp.h>
+#include <signal.h>
+#include <sys/types.h>
 
 #include <future>
 #include <memory>
@@ -126,5 +128,26 @@ std::vector<TruthRow> LoadLayoutTruth(const std::string& binary);
 // its status (60 s deadline).
 grpc::Status RawCall(const std::string& socket, const std::string& method, const std::string& body,
                      const std::vector<std::pair<std::string, std::string>>& metadata = {});
+
+// The process ids of `parent`'s children (coopd's compile workers).
+std::vector<pid_t> Children(pid_t parent);
+
+// Stops coopd's compile workers (SIGSTOP) until destruction, so the compiles they are given stay
+// in flight for as long as a test needs, whatever the machine's speed.
+class StoppedWorkers {
+ public:
+  explicit StoppedWorkers(pid_t coopd) : pids_(Children(coopd)) {
+    for (pid_t p : pids_) kill(p, SIGSTOP);
+  }
+  ~StoppedWorkers() { Resume(); }
+  void Resume() {
+    for (pid_t p : pids_) kill(p, SIGCONT);
+    pids_.clear();
+  }
+  size_t size() const { return pids_.size(); }
+
+ private:
+  std::vector<pid_t> pids_;
+};
 
 }  // namespace coopd_test
