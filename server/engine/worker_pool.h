@@ -107,8 +107,8 @@ class WorkerPool {
 
  private:
   // Refuses new jobs and fails the queued ones with UNAVAILABLE; kills the workers running
-  // `kill` jobs (their jobs then fail with UNAVAILABLE too).
-  enum class Kill { kNone, kBackground, kAll };
+  // `which` jobs, background ones or all (their jobs then fail with UNAVAILABLE too).
+  enum class Kill { kBackground, kAll };
   void StopAndFailQueued(Kill which);
   struct Job {
     coop::worker::v1::Request request;

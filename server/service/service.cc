@@ -111,6 +111,19 @@ std::pair<std::function<void(absl::StatusOr<A>)>, std::function<void(absl::Statu
   return {first, second};
 }
 
+// The origin a reply names for a hit from `tier`.
+coop::v1::Origin ProtoOrigin(CacheOrigin tier) {
+  switch (tier) {
+    case CacheOrigin::kMemory:
+      return coop::v1::ORIGIN_MEMORY;
+    case CacheOrigin::kDisk:
+      return coop::v1::ORIGIN_DISK;
+    case CacheOrigin::kRemote:
+      break;
+  }
+  return coop::v1::ORIGIN_REMOTE;
+}
+
 // One reply carrying both formats: the LTO-IR artifact, plus the bitcode module and the
 // operators' bitcode of the bitcode artifact (everything else is the same in both).
 Artifact MergeFormats(Artifact ltoir, Artifact bitcode) {
@@ -299,22 +312,18 @@ std::optional<Artifact> Service::LookupArtifact(const std::string& key,
   const auto lookup_start = std::chrono::steady_clock::now();
   std::optional<CacheHit> hit = cache_->Get(key);
   if (!hit) return std::nullopt;
-  coop::v1::Origin origin = coop::v1::ORIGIN_REMOTE;
-  switch (hit->origin) {
-    case CacheOrigin::kMemory:
-      origin = coop::v1::ORIGIN_MEMORY;
-      break;
-    case CacheOrigin::kDisk:
-      origin = coop::v1::ORIGIN_DISK;
-      break;
-    case CacheOrigin::kRemote:
-      break;
-  }
   // The one copy of the bytes a hit makes, after the tier's lock is released (the value is
   // shared with the memory tier: read, never moved).
-  auto artifact = ArtifactFromValue(*hit->value, key, expected, origin, /*with_blob=*/true);
+  auto artifact = ArtifactFromValue(*hit->value, key, expected, ProtoOrigin(hit->origin),
+                                    /*with_blob=*/true);
   if (!artifact) return std::nullopt;
-  switch (hit->origin) {
+  CountHit(hit->origin,
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - lookup_start).count());
+  return artifact;
+}
+
+void Service::CountHit(CacheOrigin tier, double lookup_seconds) {
+  switch (tier) {
     case CacheOrigin::kMemory:
       ++memory_hits_;
       break;
@@ -325,9 +334,7 @@ std::optional<Artifact> Service::LookupArtifact(const std::string& key,
       ++remote_hits_;
       break;
   }
-  hit_seconds_[static_cast<int>(hit->origin)].Observe(
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - lookup_start).count());
-  return artifact;
+  hit_seconds_[static_cast<int>(tier)].Observe(lookup_seconds);
 }
 
 void Service::Fetch(const std::string& key, coop::v1::Format format, const std::string& description,
@@ -650,11 +657,8 @@ std::optional<Service::MemoryHit> Service::SpecializeFromMemory(
     entry->reply->Store(reply);
   }
   // Counted as LookupArtifact and ServeMemoized count.
-  for (int i = 0; i < 2; ++i) {
-    if ((i == 0 ? ltoir : bitcode) == nullptr) continue;
-    ++memory_hits_;
-    hit_seconds_[static_cast<int>(CacheOrigin::kMemory)].Observe(lookup_seconds[i]);
-  }
+  if (ltoir != nullptr) CountHit(CacheOrigin::kMemory, lookup_seconds[0]);
+  if (bitcode != nullptr) CountHit(CacheOrigin::kMemory, lookup_seconds[1]);
   auto_resolutions_ += reply->auto_resolutions;
   ++requests_;
   if (bundle) ++bundles_;
@@ -1256,9 +1260,7 @@ void Service::Link(const coop::v1::LinkRequest& request, const std::string& requ
         !hit->value->blob.empty()) {
       response.set_cubin(hit->value->blob);
       ++link_hits_;
-      response.set_origin(hit->origin == CacheOrigin::kMemory ? coop::v1::ORIGIN_MEMORY
-                          : hit->origin == CacheOrigin::kDisk ? coop::v1::ORIGIN_DISK
-                                                              : coop::v1::ORIGIN_REMOTE);
+      response.set_origin(ProtoOrigin(hit->origin));
       spdlog::info("[req {}] link hit key {}", request_id, key.substr(0, 16));
       return done(std::move(response));
     }

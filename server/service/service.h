@@ -208,6 +208,8 @@ class Service {
   // `expected`) of the other format.
   std::optional<coop::v1::Artifact> LookupArtifact(const std::string& key,
                                                    std::optional<coop::v1::Format> expected);
+  // Counts a hit from `tier` (Stats' memory, disk or remote hits; the hit latency histogram).
+  void CountHit(CacheOrigin tier, double lookup_seconds);
   // The artifact a cached value holds, as a hit from `origin` serves it (its digests set, its
   // large bytes copied in only `with_blob`); nullopt (logged) when the value does not parse,
   // names another key, or holds another format than `expected`.
