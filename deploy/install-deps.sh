@@ -35,6 +35,8 @@ PACKAGES=(
   # manifests, yaml-cpp reads YAML ones; its warm test runs under script(1) (util-linux's
   # bsdutils, essential in Debian, so not listed).
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libyaml-cpp-dev
+  # The compile sandbox (issue 27): an allowlist seccomp filter built with libseccomp.
+  libseccomp-dev
   # The benchmarks' ccache baseline (bench/ccache_baseline.py: coopctl's hit against a ccache
   # direct hit of the same wrapper), which bench/run.sh --quick and the Footprint tests run.
   ccache

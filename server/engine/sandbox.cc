@@ -2,21 +2,23 @@
 
 #include <elf.h>
 #include <fcntl.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
 #include <linux/landlock.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
+#include <sched.h>
+#include <seccomp.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
+#include "server/engine/syscall_allowlist.h"
 #include "server/util/strings.h"
 
 // Rights and fields newer than Debian 12's <linux/landlock.h> (ABI 2), with the kernel's values.
@@ -91,32 +93,70 @@ absl::Status AddRule(int ruleset, const std::string& path, uint64_t access, uint
   return absl::OkStatus();
 }
 
-// socket(2) fails with EACCES and ptrace(2) with EPERM; everything else is allowed.
-absl::Status InstallSeccomp() {
-#if defined(__x86_64__)
-  constexpr uint32_t kArch = AUDIT_ARCH_X86_64;
-#elif defined(__aarch64__)
-  constexpr uint32_t kArch = AUDIT_ARCH_AARCH64;
-#else
-  return absl::OkStatus();  // no filter for an architecture it was not written for
-#endif
-  struct sock_filter filter[] = {
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kArch, 1, 0),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),  // another ABI (x32 is not ours): as is
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-  };
-  struct sock_fprog prog {};
-  prog.len = static_cast<unsigned short>(sizeof(filter) / sizeof(filter[0]));
-  prog.filter = filter;
-  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
-    return absl::InternalError(StrCat("sandbox: seccomp filter: ", std::strerror(errno)));
+// Owns a libseccomp filter context.
+struct ScmpCtx {
+  scmp_filter_ctx ctx = nullptr;
+  ~ScmpCtx() {
+    if (ctx != nullptr) seccomp_release(ctx);
   }
+};
+
+absl::Status ScmpError(const std::string& what, int rc) {
+  return absl::InternalError(StrCat("sandbox: seccomp: ", what, ": ", std::strerror(-rc)));
+}
+
+// Namespace flags clone(2) may not carry (a new user namespace is new attack surface, a new
+// mount namespace rearranges what Landlock sees).
+constexpr uint64_t kCloneNamespaceFlags = CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS |
+                                          CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID |
+                                          CLONE_NEWNET;
+
+// The allowlist filter of syscall_allowlist.h, for the native architecture only, on every
+// thread of the process (TSYNC). COOPD_SECCOMP_LOG=1 turns "not on the list" from ENOSYS into
+// "allowed and logged" (the derivation mode); the refused calls stay refused.
+absl::Status InstallSeccomp() {
+  const char* log_env = std::getenv("COOPD_SECCOMP_LOG");
+  const bool log_mode = log_env != nullptr && std::strcmp(log_env, "1") == 0;
+  ScmpCtx f{seccomp_init(log_mode ? SCMP_ACT_LOG : SCMP_ACT_ERRNO(ENOSYS))};
+  if (f.ctx == nullptr) return absl::InternalError("sandbox: seccomp_init failed");
+  // seccomp_init's filter holds the native architecture alone; i386 (int $0x80) and, on
+  // x86_64, x32 (nr | 0x40000000, which carries x86_64's arch) get the bad-arch action.
+  if (int rc = seccomp_attr_set(f.ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(EPERM)); rc < 0) {
+    return ScmpError("bad-arch action", rc);
+  }
+  if (int rc = seccomp_attr_set(f.ctx, SCMP_FLTATR_CTL_TSYNC, 1); rc < 0) {
+    return ScmpError("thread sync", rc);
+  }
+  if (log_mode) seccomp_attr_set(f.ctx, SCMP_FLTATR_CTL_LOG, 1);
+  for (const SyscallEntry& e : AllowedSyscalls()) {
+    const int nr = seccomp_syscall_resolve_name(e.name);
+    if (nr < 0) continue;  // not a call of this architecture
+    int rc = 0;
+    if (std::strcmp(e.name, "clone") == 0) {
+      rc = seccomp_rule_add(f.ctx, SCMP_ACT_ALLOW, nr, 1,
+                            SCMP_A0(SCMP_CMP_MASKED_EQ, kCloneNamespaceFlags, 0));
+    } else if (std::strcmp(e.name, "ioctl") == 0) {
+      // One rule per request, all 64 bits compared (libseccomp 2.5 takes one comparison per
+      // argument and rule, and an unconditional rule would override a refusing one).
+      for (const IoctlEntry& io : AllowedIoctls()) {
+        rc = seccomp_rule_add(f.ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_EQ, io.request));
+        if (rc < 0) break;
+      }
+    } else {
+      rc = seccomp_rule_add(f.ctx, SCMP_ACT_ALLOW, nr, 0);
+    }
+    if (rc < 0) return ScmpError(StrCat("allow ", e.name), rc);
+  }
+  for (const SyscallEntry& e : RefusedSyscalls()) {
+    const int nr = seccomp_syscall_resolve_name(e.name);
+    const uint32_t action = SCMP_ACT_ERRNO(RefusedErrno(e.name));
+    // libseccomp takes no rule whose action is the default's (clone3's ENOSYS).
+    if (nr < 0 || (!log_mode && action == SCMP_ACT_ERRNO(ENOSYS))) continue;
+    if (int rc = seccomp_rule_add(f.ctx, action, nr, 0); rc < 0) {
+      return ScmpError(StrCat("refuse ", e.name), rc);
+    }
+  }
+  if (int rc = seccomp_load(f.ctx); rc < 0) return ScmpError("load", rc);
   return absl::OkStatus();
 }
 
@@ -214,6 +254,93 @@ std::string ProgramInterpreter(const std::string& path) {
     return interp;
   }
   return "";
+}
+
+std::string SeccompVersion() {
+  const scmp_version* v = seccomp_version();
+  return v == nullptr ? std::string("unknown") : StrCat(v->major, ".", v->minor, ".", v->micro);
+}
+
+namespace {
+
+// errno of a call that returns a result or -1; 0 when it succeeded (and the fd it made closed).
+int ErrnoOf(long rc) {
+  if (rc < 0) return errno;
+  close(static_cast<int>(rc));
+  return 0;
+}
+
+}  // namespace
+
+SeccompProbe ProbeSeccomp() {
+  SeccompProbe probe;
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    probe.error = StrCat("pipe: ", std::strerror(errno));
+    return probe;
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    SeccompProbe result;
+    absl::Status s =
+        prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+            ? InstallSeccomp()
+            : absl::InternalError(StrCat("PR_SET_NO_NEW_PRIVS: ", std::strerror(errno)));
+    if (!s.ok()) {
+      const std::string m(s.message());
+      (void)!write(fds[1], m.data(), m.size());
+      _exit(1);
+    }
+    result.native_socket_errno = ErrnoOf(syscall(SYS_socket, AF_INET, SOCK_STREAM, 0));
+#if defined(__x86_64__)
+    long ret;
+    __asm__ volatile("int $0x80"
+                     : "=a"(ret)
+                     : "a"(359L), "b"(long{AF_INET}), "c"(long{SOCK_STREAM}), "d"(0L)
+                     : "memory", "r8", "r9", "r10", "r11");
+    ret = static_cast<int>(ret);
+    result.i386_socket_errno = ret < 0 ? static_cast<int>(-ret) : ErrnoOf(ret);
+    result.x32_socket_errno = ErrnoOf(syscall(0x40000000L | SYS_socket, AF_INET, SOCK_STREAM, 0));
+#endif
+    unsigned char params[120] = {};  // struct io_uring_params
+    result.io_uring_errno = ErrnoOf(syscall(SYS_io_uring_setup, 1, params));
+    result.unshare_errno = unshare(CLONE_NEWUSER) == 0 ? 0 : errno;
+    const int codes[] = {result.native_socket_errno, result.i386_socket_errno,
+                         result.x32_socket_errno, result.io_uring_errno, result.unshare_errno};
+    (void)!write(fds[1], codes, sizeof(codes));
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string out;
+  char buf[512];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  int status = 0;
+  if (pid < 0) {
+    probe.error = StrCat("fork: ", std::strerror(errno));
+  } else if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) {
+    probe.error = "the probe process died";
+  } else if (WEXITSTATUS(status) != 0) {
+    probe.error = out;
+  } else {
+    int codes[5];
+    if (out.size() != sizeof(codes)) {
+      probe.error = "the probe process reported nothing";
+    } else {
+      std::memcpy(codes, out.data(), sizeof(codes));
+      probe.native_socket_errno = codes[0];
+      probe.i386_socket_errno = codes[1];
+      probe.x32_socket_errno = codes[2];
+      probe.io_uring_errno = codes[3];
+      probe.unshare_errno = codes[4];
+    }
+  }
+  return probe;
 }
 
 }  // namespace coopd

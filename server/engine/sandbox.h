@@ -9,8 +9,15 @@
 //     SandboxPolicy::exec (the clang binary and its program interpreter). With ABI 4 and later
 //     it may neither bind nor connect TCP sockets; with ABI 6 it may not signal processes
 //     outside its domain (the daemon) nor reach abstract Unix sockets.
-//   * seccomp: socket(2) fails with EACCES (no network of any family, no new Unix sockets; the
-//     worker keeps the socket to the daemon it was given), and ptrace(2) with EPERM.
+//   * seccomp (libseccomp), an allowlist for the native architecture on every thread: the calls
+//     of engine/syscall_allowlist.h, derived from what NVRTC, nvJitLink, clang and the worker
+//     make. Every socket route (socket, socketpair, connect, bind, ...) fails with EACCES, so
+//     no network of any family and no new Unix sockets (the worker keeps the socket to the
+//     daemon it was given); io_uring, ptrace, bpf, userfaultfd, keyrings, namespaces and
+//     mounts with EPERM; clone3 with ENOSYS (glibc then uses clone, allowed without namespace
+//     flags); another ABI (i386 through int $0x80, x32) with EPERM, whatever the call; any
+//     call on neither list with ENOSYS. COOPD_SECCOMP_LOG=1 in the environment logs (kernel
+//     audit log) instead of refusing a call on neither list: the derivation and diagnosis mode.
 // docs/security.md says what a compile can and cannot reach.
 //
 // Without Landlock (an old kernel, or one built without it) the mode decides: kAuto goes on
@@ -45,6 +52,22 @@ int LandlockAbi(std::string* why);
 // exist are skipped. With kAuto, a kernel without Landlock leaves only the seccomp layer (OK);
 // with kRequire it is FAILED_PRECONDITION. Any other failure is INTERNAL.
 absl::Status ConfineSelf(const SandboxPolicy& policy);
+
+// libseccomp's version, "2.5.4".
+std::string SeccompVersion();
+
+// What the seccomp layer refuses on this kernel, found by loading the filter in a forked child
+// (never in the caller) and trying the calls. Each *_errno is 0 when the call succeeded, else
+// its errno; -1 when the architecture has no such route (i386 and x32 exist on x86_64 alone).
+struct SeccompProbe {
+  std::string error;  // why the filter could not be loaded; empty when it was
+  int native_socket_errno = 0;
+  int i386_socket_errno = -1;  // socket through int $0x80
+  int x32_socket_errno = -1;   // socket as nr | 0x40000000
+  int io_uring_errno = 0;
+  int unshare_errno = 0;  // unshare(CLONE_NEWUSER)
+};
+SeccompProbe ProbeSeccomp();
 
 // The program interpreter (PT_INTERP, e.g. /lib64/ld-linux-x86-64.so.2) an ELF executable
 // names, or "" when it names none or cannot be read. Executing a dynamic program executes it
