@@ -1,16 +1,26 @@
 // coopd: the daemon's entry point. Everything else lives in the coopd_server library.
 //
-// `coopd --worker-fd N ...` runs a compile worker instead (the daemon starts these itself).
+// `coopd --worker-fd N ...` runs a compile worker instead (the daemon starts these itself);
+// `coopd sandbox-exec ... -- PROG` and `coopd check-sandbox` show the compile sandbox.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <utility>
 
 #include "server/engine/worker.h"
 #include "server/service/daemon.h"
 #include "server/service/log_format.h"
+#include "server/service/sandbox_tools.h"
 
 int main(int argc, char** argv) {
+  // The compile sandbox seen from outside (server/service/sandbox_tools.h).
+  if (argc >= 2 && std::strcmp(argv[1], "sandbox-exec") == 0) {
+    return coopd::RunSandboxExec(argc, argv);
+  }
+  if (argc >= 2 && std::strcmp(argv[1], "check-sandbox") == 0) {
+    return coopd::RunCheckSandbox(argc, argv, std::cout);
+  }
   if (argc >= 3 && std::strcmp(argv[1], "--worker-fd") == 0) {
     int fd = std::atoi(argv[2]);
     pid_t parent = 0;

@@ -86,10 +86,8 @@ absl::Status MakePrivateDir(const std::string& dir) {
   return absl::OkStatus();
 }
 
-// What compile workers may reach (engine/sandbox.h, docs/security.md): read the header roots
-// and the toolchain's own files, write the clang workspace (and each worker its own temporary
-// directory), execute clang. Logs what it decided; FAILED_PRECONDITION for `require` on a
-// kernel without Landlock.
+}  // namespace
+
 absl::StatusOr<SandboxPolicy> WorkerSandbox(SandboxMode mode, const Toolchain& tc,
                                             const ClangWorkspace* clang_workspace) {
   namespace fs = std::filesystem;
@@ -153,6 +151,8 @@ absl::StatusOr<SandboxPolicy> WorkerSandbox(SandboxMode mode, const Toolchain& t
       policy.exec.empty() ? std::string("nothing") : StrJoin(policy.exec, ", "));
   return policy;
 }
+
+namespace {
 
 // A setting's value and where it came from (a flag or a COOPD_* variable), for errors.
 struct Setting {

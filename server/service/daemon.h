@@ -8,11 +8,13 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "server/cache/remote_config.h"
 #include "server/catalog/tuning.h"
 #include "server/engine/sandbox.h"
 #include "server/rpc/grpc_service.h"
 #include "server/service/service.h"
+#include "server/toolchain/toolchain.h"
 
 namespace coopd {
 
@@ -96,5 +98,14 @@ absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* 
 // Runs until SIGINT or SIGTERM, then stops accepting, finishes the requests in flight and
 // returns. FAILED_PRECONDITION when another coopd owns the socket or the toolchain is missing.
 absl::Status RunDaemon(const DaemonConfig& config);
+
+class ClangWorkspace;
+
+// The confinement coopd gives its compile workers (engine/sandbox.h): read the header roots,
+// the toolchain and the shared libraries, write `clang_workspace` (when not null), execute
+// clang. Each worker adds its own temporary directory. Logs what it decided; with `mode`
+// require, FAILED_PRECONDITION on a kernel without Landlock. `coopd sandbox-exec` uses it too.
+absl::StatusOr<SandboxPolicy> WorkerSandbox(SandboxMode mode, const Toolchain& tc,
+                                            const ClangWorkspace* clang_workspace);
 
 }  // namespace coopd

@@ -911,8 +911,13 @@ std::string SettingsHelp() {
   constexpr size_t kIndent = 26, kWidth = 100;
   std::string out =
       "usage: coopd [--config FILE] [--print-config] [SETTINGS...] [--version] [--help]\n"
+      "       coopd sandbox-exec [SETTINGS...] [--read PATH]... -- PROG [ARGS...]\n"
+      "       coopd check-sandbox\n"
       "\n"
       "Serves CUB block/warp primitive specializations over gRPC on a Unix socket.\n"
+      "sandbox-exec runs PROG under a compile worker's confinement (PROG may also be executed;\n"
+      "exit status PROG's, 125 when confinement fails); check-sandbox prints what this kernel\n"
+      "confines (exit status 0: everything, 1: not everything). docs/security.md says more.\n"
       "\n"
       "  --config FILE           the TOML config file (env COOPD_CONFIG; default\n"
       "                          $XDG_CONFIG_HOME/coopd/coopd.toml or ~/.config/coopd/coopd.toml\n"
