@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <string>
 #include <utility>
 
 #include "server/engine/worker.h"
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
     pid_t parent = 0;
     uint64_t memory = 0;
     coopd::SandboxPolicy sandbox;
+    std::string temp;  // the worker's own temporary directory, made by the daemon
     for (int i = 3; i + 1 < argc; i += 2) {
       const char* v = argv[i + 1];
       if (std::strcmp(argv[i], "--worker-parent") == 0) parent = std::atoi(v);
@@ -39,6 +41,7 @@ int main(int argc, char** argv) {
       if (std::strcmp(argv[i], "--worker-read") == 0) sandbox.read.push_back(v);
       if (std::strcmp(argv[i], "--worker-write") == 0) sandbox.write.push_back(v);
       if (std::strcmp(argv[i], "--worker-exec") == 0) sandbox.exec.push_back(v);
+      if (std::strcmp(argv[i], "--worker-temp") == 0) temp = v;
     }
     // A worker's few messages (a confinement that failed) join the daemon's log in its format,
     // which the daemon passes down in COOPD_LOG_FORMAT (RunDaemon).
@@ -48,7 +51,7 @@ int main(int argc, char** argv) {
     } else {
       coopd::InstallSafeLogFormat(coopd::kTextLogPattern);
     }
-    return coopd::RunWorker(fd, parent, memory, std::move(sandbox));
+    return coopd::RunWorker(fd, parent, memory, std::move(sandbox), std::move(temp));
   }
   coopd::DaemonConfig config;
   bool exit_now = false;

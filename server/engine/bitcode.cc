@@ -1,8 +1,8 @@
 #include "server/engine/bitcode.h"
 
 #include <fcntl.h>
-#include <signal.h>
-#include <sys/file.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "server/catalog/spec.h"
+#include "server/engine/private_dir.h"
 #include "server/util/sha256.h"
 #include "server/util/strings.h"
 #include "server/util/subprocess.h"
@@ -24,14 +25,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kWorkspacePrefix[] = "coopd-clang-";
+constexpr char kLegacyWorkspacePrefix[] = "coopd-clang-";  // $TMPDIR/coopd-clang-<pid>
 constexpr char kPchHeader[] = "coop_pch.cuh";  // in pch/: includes the prelude
-constexpr char kUnit[] = "coop_unit.cu";       // the name clang's messages and the IR carry
-
-std::string TempRoot() {
-  const char* tmp = std::getenv("TMPDIR");
-  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
-}
+constexpr char kUnit[] = "coop_unit.cu";  // the name clang's messages and the IR carry
+constexpr char kPchOut[] = "pch-out";     // in a worker's scratch: a PCH it built
 
 absl::Status WriteFile(const fs::path& p, const std::string& contents) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
@@ -49,17 +46,29 @@ absl::StatusOr<std::string> ReadFile(const fs::path& p) {
   return ss.str();
 }
 
-// The semantic options with the placeholder replaced by the workspace's include directory,
-// relative to a work directory (so nothing of the daemon's paths reaches clang's output).
-std::vector<std::string> Resolve(const std::vector<std::string>& options) {
+// The semantic options with the placeholder replaced by the workspace's include directory. It is
+// absolute, the same for every worker, so that the precompiled header one worker built (which
+// records the paths of the headers it was built from) fits every other worker's compiles; the
+// unit itself is named relative to the work directory, so the IR's module name carries no path.
+std::vector<std::string> Resolve(const std::vector<std::string>& options,
+                                 const std::string& workspace) {
   std::vector<std::string> out;
-  for (const auto& o : options) out.push_back(o == kDeviceIncludePlaceholder ? "-I../include" : o);
+  for (const auto& o : options) {
+    out.push_back(o == kDeviceIncludePlaceholder ? StrCat("-I", workspace, "/include") : o);
+  }
   return out;
+}
+
+// 24 hex digits and ".pch": the only names a precompiled header has.
+bool IsPchName(const std::string& name) {
+  if (name.size() != 28 || name.compare(24, 4, ".pch") != 0) return false;
+  return std::all_of(name.begin(), name.begin() + 24,
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 struct Clang {
   const BitcodeJob& job;
-  std::string work;  // this worker's scratch directory
+  std::string work;  // this worker's scratch directory for this job: <scratch>/clang
 
   absl::StatusOr<ProcessResult> Run(std::vector<std::string> args) const {
     args.insert(args.begin(), job.clang);
@@ -68,47 +77,42 @@ struct Clang {
     return RunProcess(args, options);
   }
 
-  // Builds the precompiled header for the job's options unless it exists; one worker builds it
-  // while the others wait on its lock. Returns its path, and sets *created when this call built
-  // it. An error says why there is none (the compile then goes on without).
-  absl::StatusOr<std::string> EnsurePch(bool* created) const {
-    *created = false;
+  // The precompiled header for the job's options: the workspace's (read only) when the daemon
+  // has published it; otherwise built now into <scratch>/pch-out/ (before the unit is compiled,
+  // by a clang that reads only the prelude), used by this compile and reported in *built for the
+  // daemon to publish (PublishPch). Two workers may build the same one at once; the first
+  // published wins. An error says why there is none (the compile then goes on without).
+  absl::StatusOr<std::string> EnsurePch(std::string* built) const {
+    built->clear();
     Sha256 h;
     h.UpdateField(job.identity);
     for (const auto& o : job.options) h.UpdateField(o);
-    const std::string name = h.FinishHex().substr(0, 24);
-    const fs::path dir = fs::path(job.workspace) / "pch";
-    const fs::path pch = dir / (name + ".pch");
+    const std::string name = h.FinishHex().substr(0, 24) + ".pch";
+    const fs::path published = fs::path(job.workspace) / "pch" / name;
     std::error_code ec;
-    if (fs::exists(pch, ec)) return pch.string();
-    const std::string lock_path = (dir / (name + ".lock")).string();
-    const int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0)
-      return absl::InternalError(StrCat("cannot open ", lock_path, ": ", strerror(errno)));
-    while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
-    }
-    struct Unlock {
-      int fd;
-      ~Unlock() { close(fd); }  // releases the flock
-    } unlock{fd};
-    if (fs::exists(pch, ec)) return pch.string();  // built while we waited
-    const fs::path tmp = dir / StrCat(name, ".pch.", getpid(), ".tmp");
-    std::vector<std::string> args = Resolve(job.options);
+    if (fs::exists(published, ec)) return published.string();
+    const fs::path out = fs::path(job.scratch) / kPchOut / name;
+    std::vector<std::string> args = Resolve(job.options, job.workspace);
     for (const char* a : {"-emit-llvm", "-c", "-Xclang", "-emit-pch", "-o"}) args.push_back(a);
-    args.push_back(tmp.string());
-    args.push_back(StrCat("../pch/", kPchHeader));
+    args.push_back(out.string());
+    args.push_back((fs::path(job.workspace) / "pch" / kPchHeader).string());
     auto r = Run(args);
     if (!r.ok()) return r.status();
     if (!r->ok()) {
-      fs::remove(tmp, ec);
+      fs::remove(out, ec);
       return absl::InternalError(StrCat("clang ", r->Describe(), " building it: ", r->err));
     }
-    fs::rename(tmp, pch, ec);
-    if (ec) return absl::InternalError(StrCat("cannot rename ", tmp.string(), ": ", ec.message()));
-    *created = true;
-    return pch.string();
+    *built = name;
+    return out.string();
   }
 };
+
+// Empties (creating it if needed) <scratch>/<sub>; false when it cannot.
+bool FreshScratch(const std::string& scratch, const char* sub) {
+  const std::string dir = StrCat(scratch, "/", sub);
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return false;
+  return EmptyOwnedDir(dir);
+}
 
 }  // namespace
 
@@ -187,26 +191,19 @@ std::vector<std::string> ClangAssembleOptions(const std::string& arch) {
 }
 
 absl::StatusOr<std::unique_ptr<ClangWorkspace>> ClangWorkspace::Create(
-    const std::vector<EmbeddedHeader>& headers) {
-  const fs::path root = TempRoot();
+    const std::vector<EmbeddedHeader>& headers, const std::string& parent) {
+  // Workspaces under the old name, of daemons that were killed (their precompiled headers are
+  // tens of MB each): only this user's real directories (private_dir.h). For one release.
+  for (const std::string& base : {TempBase(), std::string("/tmp")}) {
+    RemoveStalePidDirs(base, {kLegacyWorkspacePrefix});
+  }
+  auto made = MakePrivateTempDir(parent, "clang-");
+  if (!made.ok()) {
+    return absl::FailedPreconditionError(
+        StrCat("cannot create the clang workspace: ", made.status().message()));
+  }
+  const fs::path dir = *made;
   std::error_code ec;
-  // Workspaces of daemons that were killed (their precompiled headers are tens of MB each).
-  for (auto it = fs::directory_iterator(root, ec); !ec && it != fs::directory_iterator();
-       it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.rfind(kWorkspacePrefix, 0) != 0) continue;
-    const pid_t owner = static_cast<pid_t>(std::atol(name.c_str() + sizeof(kWorkspacePrefix) - 1));
-    if (owner <= 0 || (owner != getpid() && (kill(owner, 0) == 0 || errno != ESRCH))) continue;
-    std::error_code rm;
-    fs::remove_all(it->path(), rm);
-  }
-  const fs::path dir = root / StrCat(kWorkspacePrefix, getpid());
-  if (!fs::create_directory(dir, ec) || ec) {
-    return absl::FailedPreconditionError(StrCat("cannot create the clang workspace ", dir.string(),
-                                                ": ",
-                                                ec ? ec.message() : std::string("it exists")));
-  }
-  fs::permissions(dir, fs::perms::owner_all, ec);
   std::unique_ptr<ClangWorkspace> ws(new ClangWorkspace(dir.string()));
   fs::create_directories(dir / "pch", ec);
   for (const auto& h : headers) {
@@ -222,8 +219,33 @@ absl::StatusOr<std::unique_ptr<ClangWorkspace>> ClangWorkspace::Create(
 }
 
 ClangWorkspace::~ClangWorkspace() {
-  std::error_code ec;
-  fs::remove_all(path_, ec);
+  RemoveOwnedTree(path_);
+}
+
+absl::Status PublishPch(const std::string& workspace, const std::string& worker_temp,
+                        const std::string& name) {
+  if (!IsPchName(name)) {
+    return absl::InvalidArgumentError(
+        StrCat("clang workspace: a worker reported a precompiled header named \"", name,
+               "\"; only 24 hex digits and .pch are allowed"));
+  }
+  const std::string from = StrCat(worker_temp, "/", kPchOut, "/", name);
+  const std::string to = StrCat(workspace, "/pch/", name);
+  struct stat st {};
+  if (lstat(from.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+    unlink(from.c_str());
+    return absl::FailedPreconditionError(
+        StrCat("clang workspace: ", from, " is not a regular file of coopd's; not published"));
+  }
+  // RENAME_NOREPLACE: a header another worker published first stays (and this one goes).
+  if (renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) != 0) {
+    const int err = errno;
+    unlink(from.c_str());
+    if (err == EEXIST) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        StrCat("clang workspace: cannot publish ", from, ": ", std::strerror(err)));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<BitcodeOutput> CompileToBitcode(const BitcodeJob& job) {
@@ -233,8 +255,18 @@ absl::StatusOr<BitcodeOutput> CompileToBitcode(const BitcodeJob& job) {
     return absl::FailedPreconditionError(
         StrCat("clang workspace ", job.workspace, " is missing (removed while coopd runs?)"));
   }
-  const Clang clang{job, (fs::path(job.workspace) / StrCat("work-", getpid())).string()};
-  fs::create_directories(clang.work, ec);
+  // The unit and every output live in the worker's own scratch, emptied before the job (nothing
+  // an earlier compile left there is seen) and after it, on every path (no unit outlives its
+  // job; a job that times out takes the worker, whose whole directory the daemon removes).
+  if (!FreshScratch(job.scratch, "clang") || !FreshScratch(job.scratch, kPchOut)) {
+    return absl::FailedPreconditionError(
+        StrCat("clang: cannot prepare the worker's scratch directory ", job.scratch));
+  }
+  const Clang clang{job, StrCat(job.scratch, "/clang")};
+  struct Wipe {
+    std::string dir;
+    ~Wipe() { EmptyOwnedDir(dir); }
+  } wipe{clang.work};
   const fs::path work(clang.work);
   if (absl::Status s = WriteFile(work / kUnit, job.source); !s.ok()) return s;
 
@@ -243,17 +275,16 @@ absl::StatusOr<BitcodeOutput> CompileToBitcode(const BitcodeJob& job) {
   if (!job.pch) {
     out.pch_status = "off";
   } else {
-    bool created = false;
-    auto built = clang.EnsurePch(&created);
+    auto built = clang.EnsurePch(&out.pch_built);
     if (built.ok()) {
       pch = *built;
-      out.pch_status = created ? "created" : "used";
+      out.pch_status = out.pch_built.empty() ? "used" : "created";
     } else {
       out.pch_status = StrCat("not created: ", built.status().message());
     }
   }
   auto step1 = [&](const std::string& with_pch) {
-    std::vector<std::string> args = Resolve(job.options);
+    std::vector<std::string> args = Resolve(job.options, job.workspace);
     if (!with_pch.empty()) {
       args.push_back("-include-pch");
       args.push_back(with_pch);
@@ -265,11 +296,12 @@ absl::StatusOr<BitcodeOutput> CompileToBitcode(const BitcodeJob& job) {
   if (!ir.ok()) return ir.status();
   if (!ir->ok() && !pch.empty()) {
     // A precompiled header that no longer fits (a header changed under it) must not fail the
-    // request: compile without it, and drop it so the next compile builds a fresh one.
+    // request: compile without it (workers cannot remove a published one: the workspace is read
+    // only to them; one this compile built is not published).
     auto plain = step1("");
     if (!plain.ok()) return plain.status();
     if (plain->ok()) {
-      fs::remove(pch, ec);
+      out.pch_built.clear();
       out.pch_status = StrCat("not used: ", ir->err.substr(0, ir->err.find('\n')));
     }
     ir = std::move(plain);
@@ -300,7 +332,6 @@ absl::StatusOr<BitcodeOutput> CompileToBitcode(const BitcodeJob& job) {
     return absl::InternalError("clang: the output is not LLVM bitcode (no BC 0xC0DE magic)");
   }
   out.bitcode = std::move(*bytes);
-  for (const char* f : {kUnit, "coop_unit.ll", "coop_unit.bc"}) fs::remove(work / f, ec);
   out.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return out;

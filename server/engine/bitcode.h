@@ -46,13 +46,18 @@ std::vector<std::string> BitcodeArchs(const Toolchain& tc);
 absl::Status CompareLayouts(const std::string& what, const std::vector<Layout>& nvrtc,
                             const std::vector<Layout>& clang);
 
-// $TMPDIR/coopd-clang-<pid>: include/ (the device headers), pch/ (precompiled headers, shared
-// by the workers under a lock) and work-<worker pid>/ (a worker's scratch files). Removed on
-// destruction; Create() first removes those of coopd processes that no longer run.
+// The daemon's clang workspace, <parent>/clang-XXXXXX inside its private temporary directory
+// (private_dir.h): include/ (the device headers) and pch/ (precompiled headers). Workers may only
+// read it (the Landlock rule is a read rule): a compile, however compromised, can neither rewrite
+// the headers or precompiled headers every worker uses nor leave files for another compile to
+// read. Units and outputs go to each worker's own scratch directory (BitcodeJob::scratch); a
+// precompiled header a worker built there is published into pch/ by the daemon (PublishPch).
+// Removed on destruction. Create() first removes, safely (private_dir.h), the workspaces under
+// the old name $TMPDIR/coopd-clang-<pid> that killed daemons left.
 class ClangWorkspace {
  public:
   static absl::StatusOr<std::unique_ptr<ClangWorkspace>> Create(
-      const std::vector<EmbeddedHeader>& headers);
+      const std::vector<EmbeddedHeader>& headers, const std::string& parent);
   ~ClangWorkspace();
   ClangWorkspace(const ClangWorkspace&) = delete;
   ClangWorkspace& operator=(const ClangWorkspace&) = delete;
@@ -63,10 +68,21 @@ class ClangWorkspace {
   std::string path_;
 };
 
+// The daemon's half of a precompiled-header build: moves `name` (as a worker reported it in
+// its reply: 24 hex digits and ".pch") from `worker_temp`/pch-out/ into `workspace`/pch/, unless
+// one is there already (the first build wins). The source must be a regular file (never a
+// link) owned by coopd's uid. INVALID_ARGUMENT for a bad name, FAILED_PRECONDITION otherwise.
+absl::Status PublishPch(const std::string& workspace, const std::string& worker_temp,
+                        const std::string& name);
+
 struct BitcodeJob {
   std::string clang;      // the program (ClangToolchain::path)
   std::string identity;   // ClangToolchain::Identity(), names the precompiled header
-  std::string workspace;  // ClangWorkspace::path()
+  std::string workspace;  // ClangWorkspace::path(): read only
+  // The worker's own temporary directory (its TMPDIR). Its clang/ subdirectory holds the unit
+  // and clang's outputs: emptied before and after every compile, so no unit outlives its job;
+  // pch-out/ receives a precompiled header this compile builds (BitcodeOutput::pch_built).
+  std::string scratch;
   std::string source;
   std::string arch;
   std::vector<std::string> options;  // ClangSemanticOptions (with the placeholder)
@@ -83,6 +99,9 @@ struct BitcodeOutput {
   std::string pch_status;
   std::vector<Layout> layouts;  // per BitcodeJob::layouts
   std::vector<std::string> internalized;
+  // The file name in <scratch>/pch-out/ of the precompiled header this compile built (for
+  // PublishPch), or "".
+  std::string pch_built;
 };
 
 // INTERNAL with clang's whole log (the RPC edge bounds what the status message carries) when the

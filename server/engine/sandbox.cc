@@ -5,6 +5,7 @@
 #include <linux/landlock.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <spdlog/spdlog.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "server/engine/private_root.h"
 #include "server/engine/syscall_allowlist.h"
 #include "server/util/strings.h"
 
@@ -75,11 +77,31 @@ uint64_t HandledFs(int abi) {
   return all;
 }
 
-absl::Status AddRule(int ruleset, const std::string& path, uint64_t access, uint64_t handled) {
-  Fd fd{open(path.c_str(), O_PATH | O_CLOEXEC)};
-  if (fd.fd < 0) return absl::OkStatus();  // a root that does not exist: nothing to allow
+// The rule is on the fd of `path` opened O_NOFOLLOW: a root whose last component is a symlink
+// gets no rule (the daemon resolves the roots it is given: daemon.cc WorkerSandbox), so a link
+// planted under a root's name can never widen the rule to what it points at. A write root must
+// moreover be a directory owned by this process's effective uid that neither group nor others
+// may write: anything else is refused (FAILED_PRECONDITION), for another user could plant or
+// swap what is in it.
+absl::Status AddRule(int ruleset, const std::string& path, uint64_t access, uint64_t handled,
+                     bool write_root) {
+  Fd fd{open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC)};
+  if (fd.fd < 0 && errno == ENOENT) return absl::OkStatus();  // nothing there: nothing to allow
   struct stat st {};
-  if (fstat(fd.fd, &st) != 0) return absl::OkStatus();
+  if (fd.fd >= 0 && fstat(fd.fd, &st) != 0) st.st_mode = 0;
+  if (write_root && (fd.fd < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+                     (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)) {
+    return absl::FailedPreconditionError(StrCat(
+        "sandbox: write root ", path, " must be a directory of uid ", geteuid(),
+        " that group and others cannot write; it is ",
+        fd.fd < 0              ? StrCat("unusable (", std::strerror(errno), ")")
+        : S_ISLNK(st.st_mode)  ? std::string("a symlink")
+        : !S_ISDIR(st.st_mode) ? std::string("not a directory")
+        : st.st_uid != geteuid()
+            ? StrCat("owned by uid ", st.st_uid)
+            : StrCat("mode 0", (st.st_mode >> 6) & 7, (st.st_mode >> 3) & 7, st.st_mode & 7)));
+  }
+  if (fd.fd < 0 || S_ISLNK(st.st_mode)) return absl::OkStatus();  // a link: no rule
   access &= handled;
   if (!S_ISDIR(st.st_mode)) access &= kFileRights;
   if (access == 0) return absl::OkStatus();
@@ -194,6 +216,14 @@ absl::Status ConfineSelf(const SandboxPolicy& policy) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     return absl::InternalError(StrCat("sandbox: PR_SET_NO_NEW_PRIVS: ", std::strerror(errno)));
   }
+  // Only the policy's roots exist from here on (private_root.h). Where that fails, Landlock and
+  // seccomp below confine as before, and what exists outside the roots stays visible.
+  if (absl::Status s = EnterPrivateRoot(policy); !s.ok()) {
+    spdlog::warn(
+        "{}; files outside the sandbox's roots stay visible to compiles (they exist, "
+        "and opening one is \"Permission denied\": docs/security.md, \"Existence\")",
+        std::string(s.message()));
+  }
   std::string why;
   const int abi = LandlockAbi(&why);
   if (abi == 0 && policy.mode == SandboxMode::kRequire) {
@@ -216,14 +246,17 @@ absl::Status ConfineSelf(const SandboxPolicy& policy) {
     }
     const uint64_t handled = attr.handled_access_fs;
     for (const auto& p : policy.read) {
-      if (absl::Status s = AddRule(ruleset.fd, p, kFsRead, handled); !s.ok()) return s;
+      if (absl::Status s = AddRule(ruleset.fd, p, kFsRead, handled, false); !s.ok()) return s;
     }
     for (const auto& p : policy.write) {
-      if (absl::Status s = AddRule(ruleset.fd, p, kFsRead | kFsWrite, handled); !s.ok()) return s;
+      if (absl::Status s = AddRule(ruleset.fd, p, kFsRead | kFsWrite, handled, true); !s.ok()) {
+        return s;
+      }
     }
     for (const auto& p : policy.exec) {
-      if (absl::Status s = AddRule(
-              ruleset.fd, p, LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE, handled);
+      if (absl::Status s =
+              AddRule(ruleset.fd, p, LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE,
+                      handled, false);
           !s.ok()) {
         return s;
       }

@@ -48,9 +48,13 @@ struct SandboxPolicy {
 // the reason: "the kernel has no Landlock (ENOSYS)", "Landlock is disabled at boot ...").
 int LandlockAbi(std::string* why);
 
-// Confines the calling process (and its future children) as described above. Paths that do not
-// exist are skipped. With kAuto, a kernel without Landlock leaves only the seccomp layer (OK);
-// with kRequire it is FAILED_PRECONDITION. Any other failure is INTERNAL.
+// Confines the calling process (and its future children) as described above, after moving it
+// into a private root that holds only the policy's paths (private_root.h; where that cannot be
+// done it logs a warning and goes on). Paths that do not exist are skipped; a root whose last
+// component is a symlink gets no Landlock rule (callers resolve roots first: realpath), and a
+// write root must be a directory of the caller's euid that group and others cannot write
+// (FAILED_PRECONDITION otherwise). With kAuto, a kernel without Landlock leaves only the seccomp
+// layer (OK); with kRequire it is FAILED_PRECONDITION. Any other failure is INTERNAL.
 absl::Status ConfineSelf(const SandboxPolicy& policy);
 
 // libseccomp's version, "2.5.4".

@@ -20,6 +20,7 @@
 #include "server/engine/bitcode.h"
 #include "server/engine/compiler.h"
 #include "server/engine/framing.h"
+#include "server/engine/private_dir.h"
 
 namespace coopd {
 namespace {
@@ -28,6 +29,7 @@ namespace wv1 = coop::worker::v1;
 
 uint64_t g_memory_limit_bytes = 0;
 bool g_confined = false;
+std::string g_temp;  // the worker's own temporary directory (its TMPDIR)
 
 // Whether a compiler log holds a diagnostic about a source position: NVRTC's
 // "file(12): error: ..." / "file(1): catastrophic error: ...", clang's "file:12:3: error: ..." /
@@ -90,6 +92,7 @@ void CompileBitcode(const wv1::CompileJob& job, wv1::Reply* reply) {
   b.clang = job.clang().program();
   b.identity = job.clang().identity();
   b.workspace = job.clang().workspace();
+  b.scratch = g_temp;
   b.source = job.source();
   b.arch = job.arch();
   b.options.assign(job.options().begin(), job.options().end());
@@ -104,6 +107,7 @@ void CompileBitcode(const wv1::CompileJob& job, wv1::Reply* reply) {
     pb->set_align(l.align);
   }
   for (auto& name : out->internalized) reply->add_internalized(std::move(name));
+  reply->set_pch_built(out->pch_built);
   reply->set_bitcode(std::move(out->bitcode));
   reply->set_log(out->log);
   reply->set_compile_ms(out->compile_ms);
@@ -168,7 +172,8 @@ void Link(const wv1::LinkJob& job, wv1::Reply* reply) {
 
 }  // namespace
 
-int RunWorker(int fd, pid_t parent, uint64_t memory_limit_bytes, SandboxPolicy sandbox) {
+int RunWorker(int fd, pid_t parent, uint64_t memory_limit_bytes, SandboxPolicy sandbox,
+              std::string temp) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) return 1;  // the daemon died before we got here
   if (memory_limit_bytes > 0) {
@@ -179,13 +184,24 @@ int RunWorker(int fd, pid_t parent, uint64_t memory_limit_bytes, SandboxPolicy s
   signal(SIGINT, SIG_IGN);  // the daemon decides when workers stop
   signal(SIGPIPE, SIG_IGN);
   // Its own temporary directory: NVRTC's automatic PCH (written to $TMPDIR) and clang's
-  // scratch files go there, and it is the one place outside the clang workspace it may write.
-  const char* tmp = std::getenv("TMPDIR");
-  const std::string temp = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/" +
-                           kWorkerTempPrefix + std::to_string(getpid());
-  if (mkdir(temp.c_str(), 0700) == 0 || errno == EEXIST) {
+  // scratch files go there, and it is the one place it may write. The daemon made it (mkdtemp
+  // in its private parent); it is used only if it is still a real 0700 directory of our uid.
+  // Started by hand without one, the worker makes its own, never reusing an existing name.
+  absl::Status temp_ok = absl::OkStatus();
+  if (temp.empty()) {
+    auto made = MakePrivateTempDir(TempBase(), kWorkerTempPrefix);
+    if (made.ok()) temp = *made;
+    temp_ok = made.status();
+  } else {
+    temp_ok = VerifyPrivateDir(temp);
+  }
+  if (temp_ok.ok()) {
+    g_temp = temp;
     setenv("TMPDIR", temp.c_str(), 1);
-    sandbox.write.push_back(temp);
+    sandbox.write.insert(sandbox.write.begin(), temp);  // first: the private root's stage
+  } else {
+    spdlog::warn("worker {}: no temporary directory: {}", static_cast<int>(getpid()),
+                 std::string(temp_ok.message()));
   }
   if (absl::Status s = ConfineSelf(sandbox); !s.ok()) {
     // The daemon's log is this process's stdout, in the daemon's format (server/main.cc).

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <string>
 
 #include "server/engine/sandbox.h"
 
@@ -17,14 +18,19 @@ namespace coopd {
 
 // Serves requests on `fd` until it closes. Exits at once if the process's parent is no longer
 // `parent` (the daemon died while this worker started). A non-zero `memory_limit_bytes` caps
-// the address space (RLIMIT_AS). Before its first job the worker makes its own temporary
-// directory, $TMPDIR/coopd-worker-<pid> (NVRTC's automatic PCH and clang's temporary files go
-// there: it becomes the worker's TMPDIR), and confines itself with `sandbox` plus that
-// directory as a write root (sandbox.h). A worker that cannot confine itself under
-// SandboxMode::kRequire exits with status 4. Returns the process exit status.
-int RunWorker(int fd, pid_t parent, uint64_t memory_limit_bytes, SandboxPolicy sandbox);
+// the address space (RLIMIT_AS). `temp` is the worker's own temporary directory, which the
+// daemon made for it (mkdtemp in its private parent: private_dir.h); it is used only if it is a
+// real 0700 directory of the worker's uid (VerifyPrivateDir), and when `temp` is empty the worker
+// makes one itself (mkdtemp, $TMPDIR/coopd-worker-XXXXXX). NVRTC's automatic PCH and clang's
+// scratch files go there: it becomes the worker's TMPDIR, and its one write root. The worker
+// then confines itself with `sandbox` plus that directory as a write root (sandbox.h). A worker
+// that cannot confine itself under SandboxMode::kRequire exits with status 4. Returns the
+// process exit status.
+int RunWorker(int fd, pid_t parent, uint64_t memory_limit_bytes, SandboxPolicy sandbox,
+              std::string temp);
 
-// The prefix of a worker's temporary directory in $TMPDIR (the rest is its pid).
+// The prefix of a worker's temporary directory: "<prefix>XXXXXX" (mkdtemp) for one a worker
+// made itself; "<prefix><pid>" was the name before (start-up clean-up still removes those).
 inline constexpr char kWorkerTempPrefix[] = "coopd-worker-";
 
 }  // namespace coopd

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <map>
 
+#include "server/engine/bitcode.h"
 #include "server/engine/framing.h"
 #include "server/engine/worker.h"
 #include "server/util/strings.h"
@@ -33,34 +34,13 @@ std::string DescribeExit(int status) {
   return "stopped";
 }
 
-// NVRTC's automatic PCH lives in $TMPDIR as __nvrtc_auto_pch_<pid>_<n>, removed when the
-// process exits normally; a worker's TMPDIR is its own coopd-worker-<pid> (worker.h), removed
-// here too. A worker that is killed (timeout, crash, SIGKILL of the daemon,
-// whose workers die with it) leaves it behind: ~200 MB each. Removes those of `pid`, or with
-// pid 0 those of every process that no longer runs (only ours can be removed: they are 0700).
-size_t RemoveNvrtcPchDirs(pid_t pid) {
-  namespace fs = std::filesystem;
-  const char* tmp = std::getenv("TMPDIR");
+// Left by workers of daemons before private directories (issue 27): NVRTC's automatic PCH
+// (__nvrtc_auto_pch_<pid>_<n>, ~200 MB each) and the workers' $TMPDIR/coopd-worker-<pid>. Only
+// this user's real directories whose pid no longer runs (private_dir.h); kept for one release.
+size_t RemoveLegacyTempDirs() {
   size_t removed = 0;
-  for (const std::string& dir :
-       {std::string(tmp != nullptr && *tmp != 0 ? tmp : "/tmp"), std::string("/tmp")}) {
-    std::error_code ec;
-    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
-         it.increment(ec)) {
-      const std::string name = it->path().filename().string();
-      // NVRTC's own directories, and the workers' temporary directories that hold them.
-      std::string_view prefix;
-      for (std::string_view p :
-           {std::string_view("__nvrtc_auto_pch_"), std::string_view(kWorkerTempPrefix)}) {
-        if (name.rfind(p, 0) == 0) prefix = p;
-      }
-      if (prefix.empty()) continue;
-      const pid_t owner = static_cast<pid_t>(std::atol(name.c_str() + prefix.size()));
-      if (owner <= 0) continue;
-      if (pid != 0 ? owner != pid : kill(owner, 0) == 0 || errno != ESRCH) continue;
-      std::error_code rm;
-      if (fs::remove_all(it->path(), rm) > 0 && !rm) ++removed;
-    }
+  for (const std::string& dir : {TempBase(), std::string("/tmp")}) {
+    removed += RemoveStalePidDirs(dir, {"__nvrtc_auto_pch_", kWorkerTempPrefix});
     if (dir == "/tmp") break;
   }
   return removed;
@@ -82,8 +62,14 @@ WorkerPool::~WorkerPool() {
 
 absl::Status WorkerPool::Start() {
   // Precompiled headers left by workers of earlier daemons that were killed.
-  if (size_t stale = RemoveNvrtcPchDirs(0); stale > 0) {
+  if (size_t stale = RemoveLegacyTempDirs(); stale > 0) {
     spdlog::info("removed {} precompiled-header directories left by killed compile workers", stale);
+  }
+  if (options_.temp_parent.empty()) {
+    auto own = DaemonTempDir::Create();
+    if (!own.ok()) return own.status();
+    own_temp_ = std::move(*own);
+    options_.temp_parent = own_temp_->path();
   }
   int started = 0;
   absl::Status last;
@@ -102,8 +88,12 @@ absl::Status WorkerPool::Start() {
 }
 
 absl::Status WorkerPool::Spawn(int index) {
+  // Its own temporary directory, fresh (mkdtemp) in the daemon's private parent.
+  auto temp = MakePrivateTempDir(options_.temp_parent, "worker-");
+  if (!temp.ok()) return temp.status();
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    RemoveOwnedTree(*temp);
     return absl::ResourceExhaustedError(StrCat("socketpair: ", std::strerror(errno)));
   }
   // posix_spawn: no code of ours runs between fork and exec in this multithreaded process.
@@ -118,6 +108,8 @@ absl::Status WorkerPool::Spawn(int index) {
   }
   args.push_back("--worker-sandbox");
   args.push_back(SandboxModeName(options_.sandbox.mode));
+  args.push_back("--worker-temp");
+  args.push_back(*temp);
   for (const auto& [flag, paths] : {std::pair<const char*, const std::vector<std::string>*>{
                                         "--worker-read", &options_.sandbox.read},
                                     {"--worker-write", &options_.sandbox.write},
@@ -136,6 +128,7 @@ absl::Status WorkerPool::Spawn(int index) {
   close(fds[1]);
   if (rc != 0) {
     close(fds[0]);
+    RemoveOwnedTree(*temp);
     return absl::FailedPreconditionError(
         StrCat("cannot start ", options_.executable, ": ", std::strerror(rc)));
   }
@@ -145,6 +138,7 @@ absl::Status WorkerPool::Spawn(int index) {
   slot.started_once = true;
   slot.pid = pid;
   slot.fd = fds[0];
+  slot.temp = std::move(*temp);
   slot.affinity.clear();
   spdlog::debug("worker {} started (pid {})", index, pid);
   return absl::OkStatus();
@@ -153,17 +147,27 @@ absl::Status WorkerPool::Spawn(int index) {
 void WorkerPool::Reap(int index, bool kill_first, std::string* cause) {
   pid_t pid;
   int fd;
+  std::string temp;
   {
     std::lock_guard<std::mutex> lock(mu_);
     Slot& slot = slots_[static_cast<size_t>(index)];
     pid = slot.pid;
     fd = slot.fd;
+    temp = std::move(slot.temp);
     slot.pid = 0;
     slot.fd = -1;
+    slot.temp.clear();
     slot.affinity.clear();
   }
   if (fd >= 0) close(fd);
   if (pid <= 0) return;
+  // Its temporary directory (NVRTC's PCH, ~200 MB, and clang's scratch) goes once it is dead.
+  struct RemoveTemp {
+    std::string dir;
+    ~RemoveTemp() {
+      if (!dir.empty()) RemoveOwnedTree(dir);
+    }
+  } remove_temp{std::move(temp)};
   if (kill_first) kill(pid, SIGKILL);
   int status = 0;
   // The worker closed its end or was killed; if it is somehow still running, make sure.
@@ -171,7 +175,6 @@ void WorkerPool::Reap(int index, bool kill_first, std::string* cause) {
     pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) {
       if (cause) *cause = DescribeExit(status);
-      RemoveNvrtcPchDirs(pid);  // a killed worker leaves its PCH behind
       return;
     }
     if (r < 0) break;
@@ -180,7 +183,6 @@ void WorkerPool::Reap(int index, bool kill_first, std::string* cause) {
   kill(pid, SIGKILL);
   waitpid(pid, &status, 0);
   if (cause) *cause = DescribeExit(status);
-  RemoveNvrtcPchDirs(pid);
 }
 
 void WorkerPool::Submit(coop::worker::v1::Request request, std::string affinity,
@@ -390,6 +392,10 @@ void WorkerPool::SlotLoop(int index) {
       // A clang job leaves the worker's NVRTC PCH as it was (clang's is the daemon's, shared);
       // so does an NVRTC job without PCH.
       if (result.ok() && job.request.has_compile() &&
+    if (!reply.pch_built().empty() && job.request.has_compile() &&
+        job.request.compile().backend() == coop::worker::v1::CompileJob::CLANG) {
+      PublishBuiltPch(index, job, reply);
+    }
           job.request.compile().backend() == coop::worker::v1::CompileJob::NVRTC &&
           job.request.compile().pch() && slot.pid != 0) {
         slot.affinity = job.affinity;
@@ -433,6 +439,21 @@ void WorkerPool::Shutdown() {
 
 void WorkerPool::CancelAll() {
   StopAndFailQueued(Kill::kAll);
+}
+
+void WorkerPool::PublishBuiltPch(int index, const Job& job, const Reply& reply) {
+  // The clang precompiled header the worker built in its own directory becomes the workspace's,
+  // read only to every worker (engine/bitcode.h).
+  std::string temp;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    temp = slots_[static_cast<size_t>(index)].temp;
+  }
+  if (absl::Status s =
+          PublishPch(job.request.compile().clang().workspace(), temp, reply.pch_built());
+      !s.ok()) {
+    spdlog::warn("worker {}: {}", index, std::string(s.message()));
+  }
 }
 
 void WorkerPool::ZeroStats() {

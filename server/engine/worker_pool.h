@@ -47,6 +47,7 @@ namespace coopd {
 
 struct WorkerPoolOptions {
   int workers = 0;         // 0: one per core
+#include "server/engine/private_dir.h"
   std::string executable;  // coopd itself; default /proc/self/exe
   std::chrono::milliseconds timeout{120000};
   uint64_t memory_limit_bytes = 0;  // RLIMIT_AS per worker (and its clang); 0: unlimited
@@ -60,6 +61,10 @@ struct WorkerInfo {
   bool busy = false;
   uint64_t jobs = 0;
   std::string affinity;  // header set of the PCH it holds ("" before its first compile)
+  // The daemon's private parent directory (private_dir.h DaemonTempDir): each worker gets its
+  // own mkdtemp'd worker-XXXXXX inside, its TMPDIR and only write root, removed when the worker
+  // is reaped. Empty: Start() makes a parent of the pool's own (tests).
+  std::string temp_parent;
 };
 
 struct PoolStats {
@@ -125,6 +130,7 @@ class WorkerPool {
     uint64_t jobs = 0;
     bool started_once = false;
     std::string affinity;
+    std::string temp;  // its temporary directory (in options_.temp_parent)
   };
 
   void SlotLoop(int index);
@@ -134,6 +140,7 @@ class WorkerPool {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Automatic pre-warm after `job` left worker `index` holding its header set's PCH.
   void SpreadWarmth(int index, const Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+    std::string temp;        // its temporary directory (in options_.temp_parent)
   absl::Status Spawn(int index);  // requires slot not running; takes mu_ itself
   void Reap(int index, bool kill_first, std::string* cause);
   absl::StatusOr<Reply> Run(int index, const Job& job);
@@ -148,6 +155,9 @@ class WorkerPool {
   uint64_t crashes_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t timeouts_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::thread> threads_;
+  // Publishes the clang precompiled header a worker reported building (bitcode.h PublishPch).
+  void PublishBuiltPch(int index, const Job& job, const Reply& reply);
 };
 
 }  // namespace coopd
+  std::unique_ptr<DaemonTempDir> own_temp_;  // when options_.temp_parent was empty

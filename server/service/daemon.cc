@@ -105,29 +105,38 @@ absl::StatusOr<SandboxPolicy> WorkerSandbox(SandboxMode mode, const Toolchain& t
     return ec ? p : r.string();
   };
   // The headers a compile may include.
-  policy.read.push_back(real(tc.cccl_include));
-  policy.read.push_back(real(tc.cuda_include));
+  add(&policy.read, tc.cccl_include);
+  add(&policy.read, tc.cuda_include);
   // The CUDA toolkit (NVRTC's builtins library, clang's --cuda-path), and where libnvrtc lives.
-  policy.read.push_back(fs::path(real(tc.cuda_include)).parent_path().string());
+  add(&policy.read, fs::path(tc.cuda_include).parent_path().string());
   if (!tc.nvrtc_library.empty()) {
-    policy.read.push_back(fs::path(real(tc.nvrtc_library)).parent_path().string());
+    add(&policy.read, fs::path(tc.nvrtc_library).parent_path().string());
   }
   // Shared libraries (and the loader's cache), the host's C/C++ headers that clang's CUDA
+  // Each root by its real path, resolved here: a Landlock rule never follows a root that is a
+  // symlink (engine/sandbox.h). Where the compiles name it through links (/lib, /usr/local/cuda,
+  // /usr/bin/clang++-22), that name comes too, for the private root to recreate the links.
+  auto add = [&](std::vector<std::string>* list, const std::string& p) {
+    const std::string r = real(p);
+    list->push_back(r);
+    if (r != p) list->push_back(p);
+  };
   // wrappers include, /dev/null for clang's stdin.
   for (const char* p : {"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/include",
                         "/etc/ld.so.cache", "/dev/null"}) {
-    policy.read.push_back(p);
+    add(&policy.read, p);
   }
   if (tc.clang.available()) {
     // clang, its program interpreter, and its installation (the resource dir's headers).
     const std::string clang = real(tc.clang.path);
-    policy.exec.push_back(clang);
+    add(&policy.exec, tc.clang.path);
     if (std::string interp = ProgramInterpreter(clang); !interp.empty()) {
-      policy.exec.push_back(real(interp));
+      add(&policy.exec, interp);
     }
     policy.read.push_back(fs::path(clang).parent_path().parent_path().string());
   }
-  if (clang_workspace != nullptr) policy.write.push_back(clang_workspace->path());
+  // Read only: the device headers and the published precompiled headers (engine/bitcode.h).
+  if (clang_workspace != nullptr) policy.read.push_back(clang_workspace->path());
   std::string why;
   const int abi = LandlockAbi(&why);
   if (abi == 0) {
@@ -144,10 +153,10 @@ absl::StatusOr<SandboxPolicy> WorkerSandbox(SandboxMode mode, const Toolchain& t
     return policy;
   }
   spdlog::info(
-      "compile sandbox: Landlock ABI {} + seccomp; reads {}; writes {} and each "
-      "worker's temporary directory; executes {}",
+      "compile sandbox: Landlock ABI {} + seccomp; reads {}; writes {}each "
+      "worker's own temporary directory; executes {}",
       abi, StrJoin(policy.read, ", "),
-      policy.write.empty() ? std::string("nothing else") : StrJoin(policy.write, ", "),
+      policy.write.empty() ? std::string() : StrCat(StrJoin(policy.write, ", "), " and "),
       policy.exec.empty() ? std::string("nothing") : StrJoin(policy.exec, ", "));
   return policy;
 }
@@ -429,7 +438,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   // The bitcode backend is optional: without clang, bitcode requests get FAILED_PRECONDITION.
   std::unique_ptr<ClangWorkspace> clang_workspace;
   if (toolchain->clang.available()) {
-    auto ws = ClangWorkspace::Create(toolchain->device_headers);
+    auto ws = ClangWorkspace::Create(toolchain->device_headers, (*temp_dir)->path());
     if (ws.ok()) {
       clang_workspace = std::move(*ws);
       spdlog::info("bitcode: {} (workspace {})", toolchain->clang.Identity(),
@@ -466,6 +475,10 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   RemoteCache* remote_tier = nullptr;
   if (config.remote) {
     auto remote = std::make_unique<RemoteCache>(config.remote_cache);
+  // Everything coopd writes to temporary storage goes into one private directory of its own
+  // (engine/private_dir.h): the clang workspace and each worker's directory.
+  auto temp_dir = DaemonTempDir::Create();
+  if (!temp_dir.ok()) return temp_dir.status();
     remote_tier = remote.get();
     // Fail open from the start: a Redis that is down now is a tier that is down, not an error.
     absl::Status ping = remote->Ping();
@@ -525,6 +538,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   }
   std::vector<int> tcp_ports(config.listen.size(), 0);
   for (size_t i = 0; i < config.listen.size(); ++i) {
+  pool_options.temp_parent = (*temp_dir)->path();
     builder.AddListeningPort(config.listen[i], tcp_credentials, &tcp_ports[i]);
   }
   builder.RegisterService(&grpc_service);

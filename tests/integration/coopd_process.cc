@@ -65,8 +65,10 @@ void HideLandlock() {
 }  // namespace
 
 bool CoopdProcess::Start(std::string* error) {
-  std::vector<std::string> args = {COOPD_BINARY, "--socket", socket_path_, "--cache-dir",
-                                   cache_dir_};
+  // COOPD_TEST_BINARY runs another coopd (an older build: to show a test fails without a fix).
+  const char* binary = std::getenv("COOPD_TEST_BINARY");
+  std::vector<std::string> args = {binary != nullptr && *binary != '\0' ? binary : COOPD_BINARY,
+                                   "--socket", socket_path_, "--cache-dir", cache_dir_};
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   args.insert(args.begin(), wrapper.begin(), wrapper.end());
   pid_ = fork();

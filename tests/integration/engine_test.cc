@@ -69,9 +69,8 @@ TEST(Engine, AKilledIdleWorkerNeitherKillsTheDaemonNorLeaksItsPch) {
   const int pid = before.worker_status[0].pid;
   ASSERT_GT(pid, 0);
   // NVRTC's PCH, in the worker's own temporary directory (its TMPDIR, the one it may write).
-  const char* tmp = std::getenv("TMPDIR");
-  const std::string worker_tmp = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-                                 "/coopd-worker-" + std::to_string(pid);
+  const std::string worker_tmp = WorkerTmpdir(pid);
+  ASSERT_NE(worker_tmp, "");
   const std::string pch = worker_tmp + "/__nvrtc_auto_pch_" + std::to_string(pid) + "_0";
   ASSERT_TRUE(std::filesystem::exists(pch)) << "NVRTC's PCH directory moved? " << pch;
   ASSERT_EQ(kill(pid, SIGKILL), 0);

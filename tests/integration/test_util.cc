@@ -392,6 +392,17 @@ std::vector<pid_t> Children(pid_t parent) {
   if (proc == nullptr) return out;
   while (dirent* e = readdir(proc)) {
     const pid_t pid = static_cast<pid_t>(atoi(e->d_name));
+std::string WorkerTmpdir(pid_t worker) {
+  std::ifstream in("/proc/" + std::to_string(worker) + "/cmdline", std::ios::binary);
+  std::string arg;
+  bool next = false;
+  while (std::getline(in, arg, '\0')) {
+    if (next) return arg;
+    next = arg == "--worker-temp";
+  }
+  return "";
+}
+
     if (pid <= 0) continue;
     std::ifstream stat("/proc/" + std::string(e->d_name) + "/stat");
     std::string line;

@@ -136,6 +136,10 @@ std::vector<pid_t> Children(pid_t parent);
 // in flight for as long as a test needs, whatever the machine's speed.
 class StoppedWorkers {
  public:
+// A compile worker's own temporary directory (its TMPDIR): the --worker-temp the daemon gave it,
+// from /proc/<pid>/cmdline; "" when unknown.
+std::string WorkerTmpdir(pid_t worker);
+
   explicit StoppedWorkers(pid_t coopd) : pids_(Children(coopd)) {
     for (pid_t p : pids_) kill(p, SIGSTOP);
   }
