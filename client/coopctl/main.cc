@@ -831,6 +831,10 @@ int Stats(coop::Client& client, bool zero) {
     j["client_rate_refusals"] = s->client_rate_refusals;
     j["undecodable_requests"] = s->undecodable_requests;
     j["oversized_requests"] = s->oversized_requests;
+    j["requests_cancelled"] = s->requests_cancelled;
+    j["compiles_cancelled"] = s->compiles_cancelled;
+    j["quota_compile_refusals"] = s->quota_compile_refusals;
+    j["quota_bytes_refusals"] = s->quota_bytes_refusals;
     j["tuning_digest"] = s->tuning_digest;
     j["auto_resolutions"] = s->auto_resolutions;
     j["tuning_tables"] = nlohmann::json::array();
@@ -937,6 +941,11 @@ int Stats(coop::Client& client, bool zero) {
               << " over a client's in-flight limit, " << s->client_rate_refusals
               << " over its rate; " << s->undecodable_requests << " requests undecodable, "
               << s->oversized_requests << " oversized\n";
+    std::cout << "cancelled:       " << s->requests_cancelled << " requests stopped waiting, "
+              << s->compiles_cancelled << " compiles stopped for it\n";
+    std::cout << "quotas:          " << s->quota_compile_refusals
+              << " compiles refused over a client's compiles per minute, "
+              << s->quota_bytes_refusals << " over its cache bytes per hour\n";
     for (const auto& t : s->tuning_tables) {
       std::cout << "tuning table:    " << t.arch << " version " << t.version << " sha256 "
                 << t.digest.substr(0, 16) << " (" << t.source << ", " << t.cells << " cells"

@@ -946,6 +946,10 @@ Result<Explanation> Client::Explain(const Spec& spec, Formats format) {
   if (auto e = CheckFamilyOptions(spec, "spec")) return *e;
   v1::SpecializeRequest req;
   *req.mutable_spec() = ToProto(spec);
+  out.requests_cancelled = resp.requests_cancelled();
+  out.compiles_cancelled = resp.compiles_cancelled();
+  out.quota_compile_refusals = resp.quota_compile_refusals();
+  out.quota_bytes_refusals = resp.quota_bytes_refusals();
   SetFormats(format, &req);
   req.set_client(impl_->options.client_name);
   v1::ExplainResponse resp;

@@ -186,17 +186,50 @@ void WorkerPool::Reap(int index, bool kill_first, std::string* cause) {
 }
 
 void WorkerPool::Submit(coop::worker::v1::Request request, std::string affinity,
-                        std::string description, Done done) {
+                        std::string description, Done done, std::shared_ptr<CancelToken> cancel) {
+  uint64_t id = 0;
+  bool queued = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!stopping_) {
-      queue_.push_back(
-          Job{std::move(request), std::move(affinity), std::move(description), std::move(done)});
+      if (cancel) id = ++next_job_id_;
+      queue_.push_back(Job{std::move(request), std::move(affinity), std::move(description),
+                           std::move(done), -1, id});
       cv_.notify_all();
+      queued = true;
+    }
+  }
+  if (!queued) return done(absl::UnavailableError("coopd is shutting down; retry"));
+  // Outside the lock: a token cancelled already cancels the job at once.
+  if (cancel) cancel->OnCancel([this, id](const absl::Status& why) { CancelJob(id, why); });
+}
+
+void WorkerPool::CancelJob(uint64_t id, const absl::Status& why) {
+  Job dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+      if (it->id == id) {
+        dropped = std::move(*it);
+        queue_.erase(it);
+        ++cancelled_;
+        break;
+      }
+    }
+    if (!dropped.done) {
+      // Taken by a worker: stop it. Run() sees `cancelled`, fails the job and restarts it.
+      for (Slot& slot : slots_) {
+        if (slot.busy && slot.job == id && slot.cancelled.ok()) {
+          slot.cancelled = why;
+          if (slot.pid > 0) kill(slot.pid, SIGKILL);
+        }
+      }
       return;
     }
   }
-  done(absl::UnavailableError("coopd is shutting down; retry"));
+  spdlog::info("{}: dropped from the compile queue, never started ({})", dropped.description,
+               std::string(why.message()));
+  dropped.done(absl::Status(why.code(), StrCat(dropped.description, ": ", why.message())));
 }
 
 void WorkerPool::SubmitBackground(int worker, coop::worker::v1::Request request,
@@ -300,10 +333,17 @@ absl::StatusOr<WorkerPool::Reply> WorkerPool::Run(int index, const Job& job) {
     fd = slots_[static_cast<size_t>(index)].fd;
     pid = slots_[static_cast<size_t>(index)].pid;
   }
+  // A job cancelled between PickJob and here: CancelJob has killed the worker already; it is
+  // restarted below, as for a job cancelled while it runs (not as a worker that died idle).
+  bool cancelled_early;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_early = !slots_[static_cast<size_t>(index)].cancelled.ok();
+  }
   // An idle worker never writes, so a readable or hung-up socket means it died between jobs
   // (killed from outside, or by the OOM killer). Restart it before handing it this job, which it
   // never saw and must not fail for it.
-  if (pollfd p{fd, POLLIN, 0}; poll(&p, 1, 0) > 0) {
+  if (pollfd p{fd, POLLIN, 0}; !cancelled_early && poll(&p, 1, 0) > 0) {
     std::string cause;
     Reap(index, /*kill_first=*/true, &cause);
     {
@@ -319,15 +359,45 @@ absl::StatusOr<WorkerPool::Reply> WorkerPool::Run(int index, const Job& job) {
   }
   const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
   Reply reply;
-  absl::Status s = WriteFrame(fd, job.request);
+  absl::Status s =
+      cancelled_early ? absl::CancelledError("not started") : WriteFrame(fd, job.request);
   if (s.ok()) s = ReadFrame(fd, &reply, deadline);
+  std::string cause;
+  absl::Status cancelled;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Slot& slot = slots_[static_cast<size_t>(index)];
+    cancelled.Update(slot.cancelled);
+    slot.cancelled = absl::OkStatus();
+    slot.job = 0;  // from here on, CancelJob leaves this worker alone
+  }
+  if (!cancelled.ok()) {
+    // CancelJob killed the worker (SIGKILL): reap it and start another, as at the timeout. A
+    // reply that came in first is still good (the caller's flight is gone; the cache takes it).
+    Reap(index, /*kill_first=*/true, &cause);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++cancelled_;
+    }
+    spdlog::info("worker {} (pid {}) stopped: {} was cancelled ({}); restarting it", index, pid,
+                 job.description, std::string(cancelled.message()));
+    if (absl::Status spawn = Spawn(index); !spawn.ok()) {
+      spdlog::error("worker {} could not be restarted: {}", index, std::string(spawn.message()));
+    }
+    if (s.ok() && reply.code() == 0) return reply;
+    return absl::Status(cancelled.code(), StrCat(job.description, ": ", cancelled.message(),
+                                                 "; its worker was stopped and restarted"));
+  }
   if (s.ok()) {
     if (reply.code() != 0) {
       return absl::Status(static_cast<absl::StatusCode>(reply.code()), reply.message());
     }
+    if (!reply.pch_built().empty() && job.request.has_compile() &&
+        job.request.compile().backend() == coop::worker::v1::CompileJob::CLANG) {
+      PublishBuiltPch(index, job, reply);
+    }
     return reply;
   }
-  std::string cause;
   bool stopping;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -371,6 +441,21 @@ absl::StatusOr<WorkerPool::Reply> WorkerPool::Run(int index, const Job& job) {
   return s;
 }
 
+void WorkerPool::PublishBuiltPch(int index, const Job& job, const Reply& reply) {
+  // The clang precompiled header the worker built in its own directory becomes the workspace's,
+  // read only to every worker (engine/bitcode.h).
+  std::string temp;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    temp = slots_[static_cast<size_t>(index)].temp;
+  }
+  if (absl::Status s =
+          PublishPch(job.request.compile().clang().workspace(), temp, reply.pch_built());
+      !s.ok()) {
+    spdlog::warn("worker {}: {}", index, std::string(s.message()));
+  }
+}
+
 void WorkerPool::SlotLoop(int index) {
   for (;;) {
     Job job;
@@ -381,6 +466,7 @@ void WorkerPool::SlotLoop(int index) {
       Slot& slot = slots_[static_cast<size_t>(index)];
       slot.busy = true;
       slot.background = job.pinned >= 0;
+      slot.job = job.id;
     }
     absl::StatusOr<Reply> result = Run(index, job);
     {
@@ -388,14 +474,12 @@ void WorkerPool::SlotLoop(int index) {
       Slot& slot = slots_[static_cast<size_t>(index)];
       slot.busy = false;
       slot.background = false;
+      slot.job = 0;
+      slot.cancelled = absl::OkStatus();
       ++slot.jobs;
       // A clang job leaves the worker's NVRTC PCH as it was (clang's is the daemon's, shared);
       // so does an NVRTC job without PCH.
       if (result.ok() && job.request.has_compile() &&
-    if (!reply.pch_built().empty() && job.request.has_compile() &&
-        job.request.compile().backend() == coop::worker::v1::CompileJob::CLANG) {
-      PublishBuiltPch(index, job, reply);
-    }
           job.request.compile().backend() == coop::worker::v1::CompileJob::NVRTC &&
           job.request.compile().pch() && slot.pid != 0) {
         slot.affinity = job.affinity;
@@ -441,24 +525,9 @@ void WorkerPool::CancelAll() {
   StopAndFailQueued(Kill::kAll);
 }
 
-void WorkerPool::PublishBuiltPch(int index, const Job& job, const Reply& reply) {
-  // The clang precompiled header the worker built in its own directory becomes the workspace's,
-  // read only to every worker (engine/bitcode.h).
-  std::string temp;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    temp = slots_[static_cast<size_t>(index)].temp;
-  }
-  if (absl::Status s =
-          PublishPch(job.request.compile().clang().workspace(), temp, reply.pch_built());
-      !s.ok()) {
-    spdlog::warn("worker {}: {}", index, std::string(s.message()));
-  }
-}
-
 void WorkerPool::ZeroStats() {
   std::lock_guard<std::mutex> lock(mu_);
-  restarts_ = crashes_ = timeouts_ = 0;
+  restarts_ = crashes_ = timeouts_ = cancelled_ = 0;
   for (Slot& slot : slots_) slot.jobs = 0;
 }
 
@@ -476,6 +545,7 @@ PoolStats WorkerPool::Stats() {
   s.restarts = restarts_;
   s.crashes = crashes_;
   s.timeouts = timeouts_;
+  s.cancelled = cancelled_;
   return s;
 }
 

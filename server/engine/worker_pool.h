@@ -24,6 +24,11 @@
 // timeout kills its worker (SIGKILL), fails with DEADLINE_EXCEEDED, and the worker is restarted. An
 // optional address-space limit (RLIMIT_AS) bounds each worker's memory.
 //
+// Cancellation: a job submitted with a CancelToken (util/cancel_token.h) that is cancelled is
+// dropped from the queue if no worker has taken it, or, if one is running it, that worker is
+// killed (SIGKILL) and restarted, as at the timeout; either way the job fails with the token's
+// status (CANCELLED or DEADLINE_EXCEEDED) and counts in PoolStats::cancelled.
+//
 // Thread-safe. Completion callbacks run on the slot's thread, never under the pool's lock.
 #pragma once
 
@@ -33,6 +38,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -41,19 +47,24 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "coop/v1/worker.pb.h"
+#include "server/engine/private_dir.h"
 #include "server/engine/sandbox.h"
+#include "server/util/cancel_token.h"
 
 namespace coopd {
 
 struct WorkerPoolOptions {
   int workers = 0;         // 0: one per core
-#include "server/engine/private_dir.h"
   std::string executable;  // coopd itself; default /proc/self/exe
   std::chrono::milliseconds timeout{120000};
   uint64_t memory_limit_bytes = 0;  // RLIMIT_AS per worker (and its clang); 0: unlimited
   SandboxPolicy sandbox;            // what each worker confines itself to (sandbox.h)
   // The translation unit of an automatic pre-warm (the shared prelude include); empty: off.
   std::string warm_source;
+  // The daemon's private parent directory (private_dir.h DaemonTempDir): each worker gets its
+  // own mkdtemp'd worker-XXXXXX inside, its TMPDIR and only write root, removed when the worker
+  // is reaped. Empty: Start() makes a parent of the pool's own (tests).
+  std::string temp_parent;
 };
 
 struct WorkerInfo {
@@ -61,10 +72,6 @@ struct WorkerInfo {
   bool busy = false;
   uint64_t jobs = 0;
   std::string affinity;  // header set of the PCH it holds ("" before its first compile)
-  // The daemon's private parent directory (private_dir.h DaemonTempDir): each worker gets its
-  // own mkdtemp'd worker-XXXXXX inside, its TMPDIR and only write root, removed when the worker
-  // is reaped. Empty: Start() makes a parent of the pool's own (tests).
-  std::string temp_parent;
 };
 
 struct PoolStats {
@@ -74,6 +81,7 @@ struct PoolStats {
   uint64_t restarts = 0;
   uint64_t crashes = 0;
   uint64_t timeouts = 0;
+  uint64_t cancelled = 0;  // jobs dropped from the queue or stopped because they were cancelled
   std::vector<WorkerInfo> info;
 };
 
@@ -90,9 +98,9 @@ class WorkerPool {
 
   // Queues a job. `description` names it in errors ("block_reduce sum float32 sm_90").
   // `done` is called exactly once: with the reply, or with the error (a job the worker answered
-  // with an error status carries that status).
+  // with an error status carries that status). `cancel`: see Cancellation above (null: none).
   void Submit(coop::worker::v1::Request request, std::string affinity, std::string description,
-              Done done);
+              Done done, std::shared_ptr<CancelToken> cancel = nullptr);
   // A low-priority job for one worker (pre-warm). Dropped silently if the pool stops first.
   void SubmitBackground(int worker, coop::worker::v1::Request request, std::string affinity,
                         Done done);
@@ -107,7 +115,7 @@ class WorkerPool {
   void CancelAll();
 
   PoolStats Stats();
-  void ZeroStats();  // restarts, crashes, timeouts, per-worker job counts
+  void ZeroStats();  // restarts, crashes, timeouts, cancellations, per-worker job counts
   int size() const { return static_cast<int>(slots_.size()); }
 
  private:
@@ -121,6 +129,7 @@ class WorkerPool {
     std::string description;
     Done done;
     int pinned = -1;  // background job for this slot only
+    uint64_t id = 0;  // for CancelJob; 0: not cancellable
   };
   struct Slot {
     pid_t pid = 0;
@@ -130,7 +139,9 @@ class WorkerPool {
     uint64_t jobs = 0;
     bool started_once = false;
     std::string affinity;
-    std::string temp;  // its temporary directory (in options_.temp_parent)
+    std::string temp;        // its temporary directory (in options_.temp_parent)
+    uint64_t job = 0;        // the id of the cancellable job it runs (busy), else 0
+    absl::Status cancelled;  // not OK: that job was cancelled and the worker killed
   };
 
   void SlotLoop(int index);
@@ -140,10 +151,14 @@ class WorkerPool {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Automatic pre-warm after `job` left worker `index` holding its header set's PCH.
   void SpreadWarmth(int index, const Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-    std::string temp;        // its temporary directory (in options_.temp_parent)
   absl::Status Spawn(int index);  // requires slot not running; takes mu_ itself
   void Reap(int index, bool kill_first, std::string* cause);
   absl::StatusOr<Reply> Run(int index, const Job& job);
+  // Publishes the clang precompiled header a worker reported building (bitcode.h PublishPch).
+  void PublishBuiltPch(int index, const Job& job, const Reply& reply);
+  // The cancellation of job `id`: drops it from the queue (failing it with `why`), or kills the
+  // worker running it (Run then fails it with `why` and restarts the worker).
+  void CancelJob(uint64_t id, const absl::Status& why);
 
   WorkerPoolOptions options_;
   std::mutex mu_;
@@ -154,10 +169,10 @@ class WorkerPool {
   uint64_t restarts_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t crashes_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t timeouts_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t cancelled_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t next_job_id_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::thread> threads_;
-  // Publishes the clang precompiled header a worker reported building (bitcode.h PublishPch).
-  void PublishBuiltPch(int index, const Job& job, const Reply& reply);
+  std::unique_ptr<DaemonTempDir> own_temp_;  // when options_.temp_parent was empty
 };
 
 }  // namespace coopd
-  std::unique_ptr<DaemonTempDir> own_temp_;  // when options_.temp_parent was empty

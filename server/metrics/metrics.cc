@@ -96,13 +96,16 @@ std::string RenderMetrics(Service& service, const coop::v1::Stats& s) {
           "Calls refused before the service saw them, by reason: unauthenticated (no valid bearer "
           "token), permission_denied (the token's role lacks the RPC's), client_in_flight and "
           "client_rate (the per-client limits), undecodable (not the RPC's message), oversized "
-          "(over --max-message-mb)")
+          "(over --max-message-mb); and compiles the per-client quotas refused: quota_compiles, "
+          "quota_cache_bytes")
       .Add(d(s.unauthenticated_calls()), {{"reason", "unauthenticated"}})
       .Add(d(s.denied_calls()), {{"reason", "permission_denied"}})
       .Add(d(s.client_in_flight_refusals()), {{"reason", "client_in_flight"}})
       .Add(d(s.client_rate_refusals()), {{"reason", "client_rate"}})
       .Add(d(s.undecodable_requests()), {{"reason", "undecodable"}})
-      .Add(d(s.oversized_requests()), {{"reason", "oversized"}});
+      .Add(d(s.oversized_requests()), {{"reason", "oversized"}})
+      .Add(d(s.quota_compile_refusals()), {{"reason", "quota_compiles"}})
+      .Add(d(s.quota_bytes_refusals()), {{"reason", "quota_cache_bytes"}});
   one("bundles_total", counter, "Bundle requests received", d(s.bundles()));
   per_tier("cache_hits_total", counter, "Cache lookups answered by each tier",
            [](const Tier& t) { return static_cast<double>(t.hits()); });
@@ -115,6 +118,12 @@ std::string RenderMetrics(Service& service, const coop::v1::Stats& s) {
   one("compile_failures_total", counter, "Compiles that failed", d(s.compile_failures()));
   one("compile_timeouts_total", counter, "Compiles killed at the compile timeout",
       d(s.compile_timeouts()));
+  one("requests_cancelled_total", counter,
+      "Requests whose caller cancelled (or whose deadline passed) while they waited for a compile",
+      d(s.requests_cancelled()));
+  one("compiles_cancelled_total", counter,
+      "Compiles and links dropped from the queue or stopped because no caller waited any more",
+      d(s.compiles_cancelled()));
   one("pch_warm_compiles_total", counter, "Compiles served by a worker's warm PCH",
       d(s.pch_warm_compiles()));
   one("links_total", counter, "Link requests that ran nvJitLink", d(s.links()));

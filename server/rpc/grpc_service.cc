@@ -286,6 +286,15 @@ absl::Status CoopService::Parse(const Raw* in, const std::string& request_id,
   return s;
 }
 
+void CoopService::Reactor::OnCancel() {
+  // context_ is valid until OnDone.
+  if (context_->deadline() <= std::chrono::system_clock::now()) {
+    cancel->Cancel(absl::DeadlineExceededError("the caller's deadline passed"));
+  } else {
+    cancel->Cancel(absl::CancelledError("the caller cancelled the call"));
+  }
+}
+
 absl::Status CoopService::Admit(Reply* call, const Gate& gate) {
   // 1. Who is calling, and may they call this? Before anything else: a caller without a valid
   // token must not spend a client's rate budget, nor make coopd decode its request.
@@ -296,10 +305,16 @@ absl::Status CoopService::Admit(Reply* call, const Gate& gate) {
     call->role = caller->role;
     token_name = std::move(caller->name);
   }
-  // 2. The per-client limits, against the token's name when there is one.
+  // 2. The per-client limits, against the token's name when there is one. The quotas (on
+  // compiles, which the service counts) are against the same name.
+  if (gate.limited && service_->quotas_enabled()) {
+    call->scope.client = ClientIdentity(*call->context, token_name);
+  }
   if (gate.limited && clients_.enabled()) {
     auto admission =
-        clients_.Admit(ClientIdentity(*call->context, token_name), ClientLimiter::Clock::now());
+        clients_.Admit(call->scope.client.empty() ? ClientIdentity(*call->context, token_name)
+                                                  : call->scope.client,
+                       ClientLimiter::Clock::now());
     if (!admission.ok()) {
       spdlog::info("refused: {}", std::string(admission.status().message()));
       return admission.status();
@@ -318,6 +333,12 @@ void CoopService::Accept(Reply* call,
   }
   ++in_flight_;
   (on != nullptr ? on : executor_)->Submit([this, call, work = std::move(work)] {
+    if (absl::Status why = call->scope.cancel->status(); !why.ok()) {
+      // The caller stopped waiting while the call sat in the executor's queue.
+      call->Send(ToGrpcStatus(why));
+      --in_flight_;
+      return;
+    }
     work(call->request_id, [this, call](const absl::Status& status) {
       const bool details = WantsErrorDetails(call->context);
       call->Send(ToGrpcStatus(status, details));
@@ -358,7 +379,7 @@ void CoopService::SpecializeCall(Reply* call, coop::v1::SpecializeResponse* resp
           if (artifact.ok()) *response->mutable_artifact() = std::move(*artifact);
           finish(artifact.status());
         },
-        call->role >= Role::kCompile, have, std::move(probe));
+        call->role >= Role::kCompile, have, std::move(probe), call->scope);
   });
 }
 
@@ -405,7 +426,7 @@ grpc::ServerUnaryReactor* CoopService::Link(grpc::CallbackServerContext* context
   using Resp = coop::v1::LinkResponse;
   return Decode<Req, Resp>(context, in, out, {Role::kRead, "Link"}, [this](Call<Req, Resp>* call) {
     AcceptAsync(call, [this, call](const std::string& id, auto done) {
-      service_->Link(call->request, id, std::move(done), call->role >= Role::kCompile);
+      service_->Link(call->request, id, std::move(done), call->role >= Role::kCompile, call->scope);
     });
   });
 }
@@ -416,7 +437,7 @@ grpc::ServerUnaryReactor* CoopService::Plan(grpc::CallbackServerContext* context
   using Resp = coop::v1::PlanResponse;
   return Decode<Req, Resp>(context, in, out, {Role::kRead, "Plan"}, [this](Call<Req, Resp>* call) {
     AcceptAsync(call, [this, call](const std::string& id, auto done) {
-      service_->Plan(call->request, id, std::move(done), call->role >= Role::kCompile);
+      service_->Plan(call->request, id, std::move(done), call->role >= Role::kCompile, call->scope);
     });
   });
 }

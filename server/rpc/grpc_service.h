@@ -173,6 +173,9 @@ class CoopService final : public RawCoopService {
     grpc::CallbackServerContext* const context;
     Role role = Role::kAdmin;  // the caller's (Admit)
     ClientLimiter::Admission admission;
+    // Cancelled when gRPC cancels the call (Reactor), and the client quotas count against
+    // (Admit sets it when the service has quotas).
+    coopd::RequestScope scope;
     std::string request_id;  // RequestId(), set by Decode
 
    private:
@@ -205,14 +208,28 @@ class CoopService final : public RawCoopService {
   // neither a stranger nor a client over its limits makes coopd decode its request. Sets
   // call->role and call->admission.
   absl::Status Admit(Reply* call, const Gate& gate);
+  // Each call's reactor: when gRPC cancels the call (the client cancelled, or its deadline
+  // passed: gRPC cancels a call at its deadline), it cancels the call's token with CANCELLED or
+  // DEADLINE_EXCEEDED, which stops the work done for that call alone (service.h's RequestScope).
+  class Reactor final : public grpc::ServerUnaryReactor {
+   public:
+    explicit Reactor(grpc::CallbackServerContext* context) : context_(context) {}
+    void OnCancel() override;
+    void OnDone() override { delete this; }
+    const std::shared_ptr<CancelToken> cancel = std::make_shared<CancelToken>();
+
+   private:
+    grpc::CallbackServerContext* const context_;
+  };
   // Admits the call (Admit), decodes the raw request into a new Call and hands it to `handle`,
   // which must arrange for call->Send exactly once; a refused or undecodable request is
   // answered here.
   template <class Request, class Response, class Handle>
   grpc::ServerUnaryReactor* Decode(grpc::CallbackServerContext* context, const Raw* in, Raw* out,
                                    const Gate& gate, Handle handle) {
-    auto* reactor = context->DefaultReactor();
+    auto* reactor = new Reactor(context);
     auto* call = new Call<Request, Response>(context, reactor, out);
+    call->scope.cancel = reactor->cancel;
     call->request_id = RequestId(context);
     if (absl::Status s = Admit(call, gate); !s.ok()) {
       const_cast<Raw*>(in)->Clear();

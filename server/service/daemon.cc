@@ -554,6 +554,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   std::vector<coop::v1::Listener> listeners;
   if (!activated) {
     chmod(config.socket_path.c_str(), 0600);
+  options.quotas = config.quotas;
     coop::v1::Listener unix_listener;
     unix_listener.set_address("unix:" + config.socket_path);
     unix_listener.set_tokens(access.enforced() && config.tokens_unix);
@@ -683,6 +684,15 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   }
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   server->Wait();
+  if (config.quotas.compiles_per_minute > 0 || config.quotas.cache_bytes_per_hour > 0) {
+    spdlog::info("quotas per client: {} compiles per minute, {} MiB into the cache per hour",
+                 config.quotas.compiles_per_minute == 0
+                     ? std::string("unlimited")
+                     : std::to_string(config.quotas.compiles_per_minute),
+                 config.quotas.cache_bytes_per_hour == 0
+                     ? std::string("unlimited")
+                     : std::to_string(config.quotas.cache_bytes_per_hour >> 20));
+  }
   metrics.reset();
   executor.Drain();
   maintenance.Drain();

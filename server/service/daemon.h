@@ -82,6 +82,9 @@ struct DaemonConfig {
   // request may hold (--max-op-source-kb, --max-bundle, --max-plan-specs, --max-user-ops).
   RpcLimits rpc_limits;
   RequestLimits request_limits;
+  // Per-client quotas on compiles and cache bytes (--quota-compiles-per-minute,
+  // --quota-cache-mb-per-hour; service/client_quotas.h); off by default.
+  ClientQuotaOptions quotas;
   std::string config_file;  // the config file that was read (for the start-up log), or empty
 };
 

@@ -339,7 +339,7 @@ void Service::CountHit(CacheOrigin tier, double lookup_seconds) {
 
 void Service::Fetch(const std::string& key, coop::v1::Format format, const std::string& description,
                     const std::string& request_id, bool may_compile, ArtifactDone done,
-                    const std::function<void()>& start) {
+                    const Start& start, const RequestScope& caller) {
   if (auto artifact = LookupArtifact(key, format)) {
     // Per-hit lines are debug: hits are counted (Stats memory_hits, disk_hits, remote_hits).
     spdlog::debug("[req {}] {} hit ({}) key {}", request_id, description,
@@ -358,32 +358,61 @@ void Service::Fetch(const std::string& key, coop::v1::Format format, const std::
                "), and this caller's token has role read, which fetches cached artifacts but "
                "cannot compile; a compile or admin token can")));
   }
-  // The farm-wide lease this flight's leader holds, if any: released when the flight completes
-  // (after the store), so waiting replicas find the entry, or, after a failure, take over.
+  // The farm-wide lease this flight's leader holds, if any: released when the flight ends
+  // (after the store), so waiting replicas find the entry, or, after a failure or when every
+  // caller cancelled, take over.
   auto lease = std::make_shared<std::string>();
+  // Starting a compile spends the caller's compile quota; joining one, or a hit, does not.
+  const bool quota = quotas_.enabled() && !caller.client.empty();
+  SingleFlight<Artifact>::JoinOptions join;
+  join.recheck = [&]() { return LookupArtifact(key, format); };
+  join.cancel = caller.cancel;
+  if (quota) join.lead_refusal = quotas_.TakeCompile(caller.client, ClientQuotas::Clock::now());
+  join.on_end = [this, key, lease] {
+    if (!lease->empty()) options_.remote->Release(key, *lease);
+  };
+  // The leader charges the bytes its compile stored to its client's byte quota.
+  auto leads = std::make_shared<bool>(false);
+  std::shared_ptr<CancelToken> flight;
   auto joined = compiles_in_flight_.Join(
       key,
-      [this, key, lease, done = std::move(done)](const absl::StatusOr<Artifact>& result) {
-        if (!lease->empty()) options_.remote->Release(key, *lease);
+      [this, leads, client = quota ? caller.client : std::string(),
+       done = std::move(done)](const absl::StatusOr<Artifact>& result) {
+        if (*leads && !client.empty() && result.ok() &&
+            result->origin() == coop::v1::ORIGIN_COMPILED) {
+          quotas_.ChargeBytes(client, result->ltoir().size() + result->bitcode().data().size(),
+                              ClientQuotas::Clock::now());
+        }
         done(result);
       },
-      [&]() { return LookupArtifact(key, format); });
-  if (joined == SingleFlight<Artifact>::Joined::kWaiter) {
+      std::move(join), &flight);
+  if (quota && joined != SingleFlight<Artifact>::Joined::kLeader &&
+      joined != SingleFlight<Artifact>::Joined::kRefused) {
+    quotas_.ReturnCompile(caller.client);
+  }
+  if (joined == SingleFlight<Artifact>::Joined::kRefused) {
+    spdlog::info("[req {}] {} miss key {}: not compiled ({})", request_id, description,
+                 key.substr(0, 16), "over the client's quota");
+  } else if (joined == SingleFlight<Artifact>::Joined::kWaiter) {
     spdlog::info("[req {}] joined the compile in flight for key {}", request_id, key.substr(0, 16));
   } else if (joined == SingleFlight<Artifact>::Joined::kLeader) {
-    if (options_.remote == nullptr) return start();
-    // Across replicas: compile under the lease, or wait for the replica that holds it.
-    options_.remote->Coordinate(key, [this, key, format, lease, start, request_id](
+    *leads = true;
+    if (options_.remote == nullptr) return start(flight);
+    // Across replicas: compile under the lease, or wait for the replica that holds it. A flight
+    // abandoned meanwhile still compiles (or is served) here: the compile is queued with its
+    // cancelled token, so the pool drops it at once, and the lease is released when the
+    // flight's Complete comes.
+    options_.remote->Coordinate(key, [this, key, format, lease, start, request_id, flight](
                                          RemoteCache::Turn turn, const std::string& token) {
       if (turn == RemoteCache::Turn::kReady) {
         if (auto artifact = LookupArtifact(key, format)) {
           spdlog::info("[req {}] another replica compiled key {}; served from the farm tier",
                        request_id, key.substr(0, 16));
-          return compiles_in_flight_.Complete(key, *artifact);
+          return compiles_in_flight_.Complete(key, *artifact, flight);
         }
       }
       *lease = token;
-      start();
+      start(flight);
     });
   }
 }
@@ -681,7 +710,8 @@ std::optional<Service::MemoryHit> Service::SpecializeFromMemory(
 void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool bundle,
                          const std::vector<int>& request_formats, const std::string& request_id,
                          ArtifactDone done, bool may_compile,
-                         const std::vector<coop::v1::HeldArtifact>& have, MemoProbe probe) {
+                         const std::vector<coop::v1::HeldArtifact>& have, MemoProbe probe,
+                         const RequestScope& caller) {
   ++requests_;
   if (bundle) ++bundles_;
   // Every reply carries its bytes' digests (a hit's come from the cache, a compile's are hashed
@@ -755,23 +785,32 @@ void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool b
   }
   if (ops.empty()) {
     return SpecializeResolved(*specs, {}, *formats, request_id, may_compile, std::move(done),
-                              memo_key, choices);
+                              caller, memo_key, choices);
   }
   ResolveOperators(
       std::move(ops), formats->bitcode, request_id, may_compile,
-      [this, specs = *specs, formats = *formats, request_id, may_compile, done = std::move(done)](
+      [this, specs = *specs, formats = *formats, request_id, may_compile, caller,
+       done = std::move(done)](
           absl::StatusOr<std::vector<coop::v1::ArtifactLinkInput>> inputs) mutable {
         if (!inputs.ok()) {
-          if (inputs.status().code() != absl::StatusCode::kPermissionDenied) ++invalid_;
+          // Not the request's fault: a read token, a quota, a caller that stopped waiting.
+          const auto code = inputs.status().code();
+          const bool cancelled = caller.cancel && caller.cancel->cancelled();
+          if (code != absl::StatusCode::kPermissionDenied &&
+              code != absl::StatusCode::kResourceExhausted && !cancelled) {
+            ++invalid_;
+          }
           return done(inputs.status());
         }
-        SpecializeResolved(specs, *inputs, formats, request_id, may_compile, std::move(done));
-      });
+        SpecializeResolved(specs, *inputs, formats, request_id, may_compile, std::move(done),
+                           caller);
+      },
+      caller);
 }
 
 void Service::ResolveOperators(std::vector<PendingOperator> ops, bool bitcode,
-                               const std::string& request_id, bool may_compile,
-                               OperatorsDone done) {
+                               const std::string& request_id, bool may_compile, OperatorsDone done,
+                               const RequestScope& caller) {
   struct Gather {
     std::mutex mu;
     size_t remaining;
@@ -821,9 +860,10 @@ void Service::ResolveOperators(std::vector<PendingOperator> ops, bool bitcode,
     Fetch(
         key.key, coop::v1::FORMAT_LTOIR, description, request_id, may_compile,
         [finish, i](absl::StatusOr<Artifact> a) { finish(i, a); },
-        [this, op, unit, options, key, request_id] {
-          StartOperatorCompile(op, unit, options, key, request_id);
-        });
+        [this, op, unit, options, key, request_id](const std::shared_ptr<CancelToken>& flight) {
+          StartOperatorCompile(op, unit, options, key, request_id, flight);
+        },
+        caller);
     if (!bitcode) continue;
     const std::vector<std::string> clang_options = ClangSemanticOptions(toolchain_, op.arch);
     const KeyComponents bkey =
@@ -831,9 +871,11 @@ void Service::ResolveOperators(std::vector<PendingOperator> ops, bool bitcode,
     Fetch(
         bkey.key, coop::v1::FORMAT_BITCODE, description + " (bitcode)", request_id, may_compile,
         [finish, i](absl::StatusOr<Artifact> a) { finish(i, a); },
-        [this, op, unit, clang_options, bkey, request_id] {
-          StartOperatorCompile(op, unit, clang_options, bkey, request_id);
-        });
+        [this, op, unit, clang_options, bkey,
+         request_id](const std::shared_ptr<CancelToken>& flight) {
+          StartOperatorCompile(op, unit, clang_options, bkey, request_id, flight);
+        },
+        caller);
   }
 }
 
@@ -846,7 +888,8 @@ void Service::FillClangJob(coop::worker::v1::CompileJob* job) const {
 
 void Service::StartOperatorCompile(const PendingOperator& op, const std::string& unit,
                                    const std::vector<std::string>& options,
-                                   const KeyComponents& components, const std::string& request_id) {
+                                   const KeyComponents& components, const std::string& request_id,
+                                   const std::shared_ptr<CancelToken>& flight) {
   const std::string key = components.key;
   const bool bitcode = components.format == "bitcode";
   EntryMeta meta{"operator", op.resolved.operand_dtypes(0), op.arch, components.RequestDigest(),
@@ -868,8 +911,8 @@ void Service::StartOperatorCompile(const PendingOperator& op, const std::string&
   spdlog::info("[req {}] compiling {} key {}", request_id, description, key.substr(0, 16));
   pool_->Submit(
       std::move(request), bitcode ? "" : StrJoin(options, " ") + " operator", description,
-      [this, op, unit, key, meta, bitcode, request_id,
-       description](absl::StatusOr<wv1::Reply> reply) {
+      [this, op, unit, key, meta, bitcode, request_id, description,
+       flight](absl::StatusOr<wv1::Reply> reply) {
         if (!reply.ok()) {
           absl::Status s = reply.status();
           // The compiler's verdict on the frontend's source is the caller's to fix; the log's
@@ -880,7 +923,7 @@ void Service::StartOperatorCompile(const PendingOperator& op, const std::string&
                        bitcode ? " with clang" : "", " for ", op.arch, ":\n", s.message()));
           }
           spdlog::info("[req {}] {} failed: {}", request_id, description, std::string(s.message()));
-          return compiles_in_flight_.Complete(key, s);
+          return compiles_in_flight_.Complete(key, s, flight);
         }
         ++compiles_;
         if (bitcode) ++bitcode_compiles_;
@@ -913,14 +956,16 @@ void Service::StartOperatorCompile(const PendingOperator& op, const std::string&
           artifact.set_ltoir(std::move(value.blob));
         }
         artifact.set_origin(coop::v1::ORIGIN_COMPILED);
-        compiles_in_flight_.Complete(key, artifact);
-      });
+        compiles_in_flight_.Complete(key, artifact, flight);
+      },
+      flight);
 }
 
 void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
                                  const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
                                  const Formats& formats, const std::string& request_id,
-                                 bool may_compile, ArtifactDone done, const std::string& memo_key,
+                                 bool may_compile, ArtifactDone done, const RequestScope& caller,
+                                 const std::string& memo_key,
                                  const std::vector<coop::v1::AlgorithmChoice>& choices) {
   const RenderedUnit unit = Render(specs);
   const std::string& arch = specs[0].arch();
@@ -930,12 +975,15 @@ void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
   const KeyComponents key = ComputeKey(encoding, unit.source, options, toolchain_);
 
   // The LTO-IR: asked for, or (for bitcode alone) the reference the bitcode's layouts must match.
-  auto ltoir = [this, specs, unit, options, key, link_inputs, request_id, description,
-                may_compile](ArtifactDone done) {
-    Fetch(key.key, coop::v1::FORMAT_LTOIR, description, request_id, may_compile, std::move(done),
-          [this, specs, unit, options, key, link_inputs, request_id] {
-            StartCompile(specs, unit, options, key, link_inputs, request_id);
-          });
+  auto ltoir = [this, specs, unit, options, key, link_inputs, request_id, description, may_compile](
+                   ArtifactDone done, const RequestScope& caller) {
+    Fetch(
+        key.key, coop::v1::FORMAT_LTOIR, description, request_id, may_compile, std::move(done),
+        [this, specs, unit, options, key, link_inputs,
+         request_id](const std::shared_ptr<CancelToken>& flight) {
+          StartCompile(specs, unit, options, key, link_inputs, request_id, flight);
+        },
+        caller);
   };
   auto remember = [&](const std::string& bitcode_key) {
     if (!memo_key.empty()) {
@@ -944,7 +992,7 @@ void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
   };
   if (!formats.bitcode) {
     remember("");
-    return ltoir(std::move(done));
+    return ltoir(std::move(done), caller);
   }
 
   const std::vector<std::string> clang_options = ClangSemanticOptions(toolchain_, arch);
@@ -952,22 +1000,26 @@ void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
                                                ClangAssembleOptions(arch), toolchain_);
   remember(bkey.key);
   auto bitcode = [this, specs, unit, clang_options, bkey, link_inputs, request_id, description,
-                  ltoir, may_compile](ArtifactDone done) {
-    Fetch(bkey.key, coop::v1::FORMAT_BITCODE, description + " (bitcode)", request_id, may_compile,
-          std::move(done),
-          [this, specs, unit, clang_options, bkey, link_inputs, request_id, ltoir] {
-            StartBitcodeCompile(specs, unit, clang_options, bkey, link_inputs, request_id, ltoir);
-          });
+                  ltoir, may_compile](ArtifactDone done, const RequestScope& caller) {
+    Fetch(
+        bkey.key, coop::v1::FORMAT_BITCODE, description + " (bitcode)", request_id, may_compile,
+        std::move(done),
+        [this, specs, unit, clang_options, bkey, link_inputs, request_id,
+         ltoir](const std::shared_ptr<CancelToken>& flight) {
+          StartBitcodeCompile(specs, unit, clang_options, bkey, link_inputs, request_id, ltoir,
+                              flight);
+        },
+        caller);
   };
-  if (!formats.ltoir) return bitcode(std::move(done));
+  if (!formats.ltoir) return bitcode(std::move(done), caller);
   auto both = Gather2<Artifact, Artifact>(
       [done = std::move(done)](absl::StatusOr<Artifact> l, absl::StatusOr<Artifact> b) {
         if (!l.ok()) return done(l.status());
         if (!b.ok()) return done(b.status());
         done(MergeFormats(std::move(*l), std::move(*b)));
       });
-  ltoir(both.first);
-  bitcode(both.second);
+  ltoir(both.first, caller);
+  bitcode(both.second, caller);
 }
 
 wv1::Request Service::PrimitiveJob(const std::vector<PrimitiveSpec>& specs,
@@ -987,12 +1039,12 @@ wv1::Request Service::PrimitiveJob(const std::vector<PrimitiveSpec>& specs,
   return request;
 }
 
-void Service::StartBitcodeCompile(const std::vector<PrimitiveSpec>& specs, const RenderedUnit& unit,
-                                  const std::vector<std::string>& options,
-                                  const KeyComponents& components,
-                                  const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
-                                  const std::string& request_id,
-                                  const std::function<void(ArtifactDone)>& ltoir) {
+void Service::StartBitcodeCompile(
+    const std::vector<PrimitiveSpec>& specs, const RenderedUnit& unit,
+    const std::vector<std::string>& options, const KeyComponents& components,
+    const std::vector<coop::v1::ArtifactLinkInput>& link_inputs, const std::string& request_id,
+    const std::function<void(ArtifactDone, const RequestScope&)>& ltoir,
+    const std::shared_ptr<CancelToken>& flight) {
   const std::string key = components.key;
   const EntryMeta meta = PrimitiveMeta(specs, components);
   wv1::Request request = PrimitiveJob(specs, unit, options);
@@ -1005,73 +1057,81 @@ void Service::StartBitcodeCompile(const std::vector<PrimitiveSpec>& specs, const
   spdlog::info("[req {}] compiling {} key {}", request_id, description, key.substr(0, 16));
   // The clang compile and the LTO-IR (cached, in flight or compiled now, on another worker) run
   // side by side; the bitcode is stored once both are in and their layouts agree.
-  auto both = Gather2<Artifact, wv1::Reply>([this, unit, key, meta, link_inputs, request_id,
-                                             description](absl::StatusOr<Artifact> reference,
-                                                          absl::StatusOr<wv1::Reply> reply) {
-    if (!reply.ok()) {
-      ++compile_failures_;
-      absl::Status s = reply.status();
-      spdlog::error("[req {}] compile of {} failed: {}", request_id, description,
-                    std::string(s.message()));
-      // As for NVRTC: a valid spec that clang cannot compile is coopd's bug or a toolchain
-      // problem. Pool errors (worker died, timeout, shutting down) keep their codes.
-      if (s.code() == absl::StatusCode::kInternal || s.code() == absl::StatusCode::kUnknown) {
-        s = absl::InternalError(StrCat(description, ": ", s.message()));
-      }
-      return compiles_in_flight_.Complete(key, s);
-    }
-    if (!reference.ok()) return compiles_in_flight_.Complete(key, reference.status());
-    std::vector<Layout> nvrtc, clang;
-    for (const auto& part : reference->parts()) {
-      nvrtc.push_back(Layout{part.temp_storage().bytes(), part.temp_storage().align()});
-    }
-    for (const auto& l : reply->layouts()) clang.push_back(Layout{l.bytes(), l.align()});
-    if (absl::Status s = CompareLayouts(description, nvrtc, clang); !s.ok()) {
-      ++compile_failures_;
-      spdlog::error("[req {}] {}", request_id, std::string(s.message()));
-      return compiles_in_flight_.Complete(key, s);
-    }
-    ++compiles_;
-    ++bitcode_compiles_;
-    if (reply->pch_status() == "used") ++pch_warm_;
-    compile_us_total_ += static_cast<uint64_t>(reply->compile_ms() * 1000);
-    RecordCompileTime(reply->compile_ms());
-    spdlog::info("[req {}] compiled {} in {:.0f} ms ({} bytes bitcode, PCH {}, {} internalized)",
-                 request_id, description, reply->compile_ms(), reply->bitcode().size(),
-                 reply->pch_status(), reply->internalized_size());
+  auto both = Gather2<Artifact, wv1::Reply>(
+      [this, unit, key, meta, link_inputs, request_id, description, flight](
+          absl::StatusOr<Artifact> reference, absl::StatusOr<wv1::Reply> reply) {
+        if (!reply.ok() && flight->cancelled()) {
+          return compiles_in_flight_.Complete(key, reply.status(), flight);
+        }
+        if (!reply.ok()) {
+          ++compile_failures_;
+          absl::Status s = reply.status();
+          spdlog::error("[req {}] compile of {} failed: {}", request_id, description,
+                        std::string(s.message()));
+          // As for NVRTC: a valid spec that clang cannot compile is coopd's bug or a toolchain
+          // problem. Pool errors (worker died, timeout, shutting down) keep their codes.
+          if (s.code() == absl::StatusCode::kInternal || s.code() == absl::StatusCode::kUnknown) {
+            s = absl::InternalError(StrCat(description, ": ", s.message()));
+          }
+          return compiles_in_flight_.Complete(key, s, flight);
+        }
+        if (!reference.ok()) return compiles_in_flight_.Complete(key, reference.status(), flight);
+        std::vector<Layout> nvrtc, clang;
+        for (const auto& part : reference->parts()) {
+          nvrtc.push_back(Layout{part.temp_storage().bytes(), part.temp_storage().align()});
+        }
+        for (const auto& l : reply->layouts()) clang.push_back(Layout{l.bytes(), l.align()});
+        if (absl::Status s = CompareLayouts(description, nvrtc, clang); !s.ok()) {
+          ++compile_failures_;
+          spdlog::error("[req {}] {}", request_id, std::string(s.message()));
+          return compiles_in_flight_.Complete(key, s, flight);
+        }
+        ++compiles_;
+        ++bitcode_compiles_;
+        if (reply->pch_status() == "used") ++pch_warm_;
+        compile_us_total_ += static_cast<uint64_t>(reply->compile_ms() * 1000);
+        RecordCompileTime(reply->compile_ms());
+        spdlog::info(
+            "[req {}] compiled {} in {:.0f} ms ({} bytes bitcode, PCH {}, {} internalized)",
+            request_id, description, reply->compile_ms(), reply->bitcode().size(),
+            reply->pch_status(), reply->internalized_size());
 
-    // The reference's description of the unit (parts, entries, layouts, spec, source) is the
-    // bitcode's too: both compilers compiled the same rendered unit.
-    Artifact artifact = std::move(*reference);
-    artifact.clear_ltoir();
-    artifact.clear_origin();
-    artifact.clear_link_inputs();
-    artifact.set_layout_ms(0);
-    DescribeBitcode(key, *reply, toolchain_.clang.Identity(), &artifact);
-    auto* module = artifact.mutable_bitcode();
-    for (const auto& in : link_inputs) {
-      auto* op = artifact.add_link_inputs();
-      op->set_symbol(in.symbol());
-      op->set_bitcode_key(in.bitcode_key());
-      op->set_bitcode(in.bitcode());
-    }
-    CacheValue value;
-    value.blob = reply->bitcode();
-    value.meta = artifact.SerializeAsString();
-    cache_->Put(key, value, meta);
-    module->set_data(std::move(value.blob));
-    module->set_origin(coop::v1::ORIGIN_COMPILED);
-    artifact.set_origin(coop::v1::ORIGIN_COMPILED);
-    compiles_in_flight_.Complete(key, artifact);
-  });
-  ltoir(both.first);
-  pool_->Submit(std::move(request), "", description, both.second);
+        // The reference's description of the unit (parts, entries, layouts, spec, source) is the
+        // bitcode's too: both compilers compiled the same rendered unit.
+        Artifact artifact = std::move(*reference);
+        artifact.clear_ltoir();
+        artifact.clear_origin();
+        artifact.clear_link_inputs();
+        artifact.set_layout_ms(0);
+        DescribeBitcode(key, *reply, toolchain_.clang.Identity(), &artifact);
+        auto* module = artifact.mutable_bitcode();
+        for (const auto& in : link_inputs) {
+          auto* op = artifact.add_link_inputs();
+          op->set_symbol(in.symbol());
+          op->set_bitcode_key(in.bitcode_key());
+          op->set_bitcode(in.bitcode());
+        }
+        CacheValue value;
+        value.blob = reply->bitcode();
+        value.meta = artifact.SerializeAsString();
+        cache_->Put(key, value, meta);
+        module->set_data(std::move(value.blob));
+        module->set_origin(coop::v1::ORIGIN_COMPILED);
+        artifact.set_origin(coop::v1::ORIGIN_COMPILED);
+        compiles_in_flight_.Complete(key, artifact, flight);
+      });
+  // The reference is fetched for the flight, not for any one caller: it is wanted while the
+  // flight is, and its compile stops when only this flight waited for it. No quota: the
+  // request that led this flight has paid for it.
+  ltoir(both.first, RequestScope{flight, ""});
+  pool_->Submit(std::move(request), "", description, both.second, flight);
 }
 
 void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const RenderedUnit& unit,
                            const std::vector<std::string>& options, const KeyComponents& components,
                            const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
-                           const std::string& request_id) {
+                           const std::string& request_id,
+                           const std::shared_ptr<CancelToken>& flight) {
   const std::string& key = components.key;
   const EntryMeta meta = PrimitiveMeta(specs, components);
   wv1::Request request = PrimitiveJob(specs, unit, options);
@@ -1098,8 +1158,12 @@ void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const Render
   spdlog::info("[req {}] compiling {} key {}", request_id, description, key.substr(0, 16));
   pool_->Submit(
       std::move(request), StrJoin(options, " "), description,
-      [this, specs, unit, key, meta, link_inputs, request_id,
-       description](absl::StatusOr<wv1::Reply> reply) {
+      [this, specs, unit, key, meta, link_inputs, request_id, description,
+       flight](absl::StatusOr<wv1::Reply> reply) {
+        if (!reply.ok() && flight->cancelled()) {
+          // Every caller left (they have their answers): not a failure.
+          return compiles_in_flight_.Complete(key, reply.status(), flight);
+        }
         if (!reply.ok()) {
           ++compile_failures_;
           spdlog::error("[req {}] compile of {} failed: {}", request_id, description,
@@ -1111,14 +1175,16 @@ void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const Render
           if (s.code() == absl::StatusCode::kInternal || s.code() == absl::StatusCode::kUnknown) {
             s = absl::InternalError(StrCat(description, ": ", s.message()));
           }
-          return compiles_in_flight_.Complete(key, s);
+          return compiles_in_flight_.Complete(key, s, flight);
         }
         if (reply->layouts_size() != static_cast<int>(unit.parts.size())) {
           ++compile_failures_;
           return compiles_in_flight_.Complete(
-              key, absl::InternalError(StrCat(description, ": layout query returned ",
-                                              reply->layouts_size(), " layouts for ",
-                                              unit.parts.size(), " parts")));
+              key,
+              absl::InternalError(StrCat(description, ": layout query returned ",
+                                         reply->layouts_size(), " layouts for ", unit.parts.size(),
+                                         " parts")),
+              flight);
         }
         ++compiles_;
         if (reply->pch_status() == "used") ++pch_warm_;
@@ -1176,8 +1242,9 @@ void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const Render
         cache_->Put(key, value, meta);
         artifact.set_ltoir(std::move(value.blob));
         artifact.set_origin(coop::v1::ORIGIN_COMPILED);
-        compiles_in_flight_.Complete(key, artifact);
-      });
+        compiles_in_flight_.Complete(key, artifact, flight);
+      },
+      flight);
 }
 
 void Service::RecordCompileTime(double ms) {
@@ -1188,7 +1255,7 @@ void Service::RecordCompileTime(double ms) {
 }
 
 void Service::Link(const coop::v1::LinkRequest& request, const std::string& request_id,
-                   LinkDone done, bool may_compile) {
+                   LinkDone done, bool may_compile, const RequestScope& caller) {
   ++requests_;
   auto invalid = [&](std::string message) {
     ++invalid_;
@@ -1328,39 +1395,63 @@ void Service::Link(const coop::v1::LinkRequest& request, const std::string& requ
     }
   }
 
+  // As Fetch does for compiles: leaving on cancellation, a link quota'd like a compile.
+  const bool quota = quotas_.enabled() && !caller.client.empty();
+  SingleFlight<LinkResponse>::JoinOptions join;
+  join.cancel = caller.cancel;
+  if (quota) join.lead_refusal = quotas_.TakeCompile(caller.client, ClientQuotas::Clock::now());
+  auto leads = std::make_shared<bool>(false);
+  std::shared_ptr<CancelToken> flight;
   auto joined = links_in_flight_.Join(
-      key, [done = std::move(done)](const absl::StatusOr<LinkResponse>& r) { done(r); });
+      key,
+      [this, leads, client = quota ? caller.client : std::string(),
+       done = std::move(done)](const absl::StatusOr<LinkResponse>& r) {
+        if (*leads && !client.empty() && r.ok() && r->origin() == coop::v1::ORIGIN_COMPILED) {
+          quotas_.ChargeBytes(client, r->cubin().size(), ClientQuotas::Clock::now());
+        }
+        done(r);
+      },
+      std::move(join), &flight);
+  if (quota && joined == SingleFlight<LinkResponse>::Joined::kWaiter) {
+    quotas_.ReturnCompile(caller.client);
+  }
   if (joined != SingleFlight<LinkResponse>::Joined::kLeader) return;
+  *leads = true;
   spdlog::info("[req {}] linking {} module(s) + {} artifact(s) for {} key {}", request_id,
                request.modules_size(), request.artifact_keys_size(), arch, key.substr(0, 16));
-  pool_->Submit(std::move(job_request), "link", StrCat("link for ", arch),
-                [this, key, arch, options, request_id](absl::StatusOr<wv1::Reply> reply) {
-                  if (!reply.ok()) {
-                    ++link_failures_;
-                    absl::Status s = reply.status();
-                    // The inputs came from the caller: a failing link is theirs to fix, and the
-                    // message carries nvJitLink's whole log.
-                    if (s.code() == absl::StatusCode::kInternal) {
-                      s = absl::InvalidArgumentError(StrCat("link: ", s.message()));
-                    }
-                    spdlog::info("[req {}] link failed: {}", request_id, std::string(s.message()));
-                    return links_in_flight_.Complete(key, s);
-                  }
-                  ++links_;
-                  LinkResponse response;
-                  response.set_cubin(reply->cubin());
-                  response.set_key(key);
-                  response.set_link_ms(reply->link_ms());
-                  for (const auto& o : options) response.add_options(o);
-                  CacheValue value;
-                  value.blob = response.cubin();
-                  response.clear_cubin();
-                  value.meta = response.SerializeAsString();
-                  response.set_cubin(value.blob);
-                  cache_->Put(key, value, EntryMeta{"link", "", arch, "", ""});
-                  response.set_origin(coop::v1::ORIGIN_COMPILED);
-                  links_in_flight_.Complete(key, response);
-                });
+  pool_->Submit(
+      std::move(job_request), "link", StrCat("link for ", arch),
+      [this, key, arch, options, request_id, flight](absl::StatusOr<wv1::Reply> reply) {
+        if (!reply.ok() && flight->cancelled()) {
+          return links_in_flight_.Complete(key, reply.status(), flight);
+        }
+        if (!reply.ok()) {
+          ++link_failures_;
+          absl::Status s = reply.status();
+          // The inputs came from the caller: a failing link is theirs to fix, and the
+          // message carries nvJitLink's whole log.
+          if (s.code() == absl::StatusCode::kInternal) {
+            s = absl::InvalidArgumentError(StrCat("link: ", s.message()));
+          }
+          spdlog::info("[req {}] link failed: {}", request_id, std::string(s.message()));
+          return links_in_flight_.Complete(key, s, flight);
+        }
+        ++links_;
+        LinkResponse response;
+        response.set_cubin(reply->cubin());
+        response.set_key(key);
+        response.set_link_ms(reply->link_ms());
+        for (const auto& o : options) response.add_options(o);
+        CacheValue value;
+        value.blob = response.cubin();
+        response.clear_cubin();
+        value.meta = response.SerializeAsString();
+        response.set_cubin(value.blob);
+        cache_->Put(key, value, EntryMeta{"link", "", arch, "", ""});
+        response.set_origin(coop::v1::ORIGIN_COMPILED);
+        links_in_flight_.Complete(key, response, flight);
+      },
+      flight);
 }
 
 namespace {
@@ -1383,7 +1474,7 @@ std::string UseContext(int i, const std::string& name) {
 }  // namespace
 
 void Service::Plan(const coop::v1::PlanRequest& request, const std::string& request_id,
-                   PlanDone done, bool may_compile) {
+                   PlanDone done, bool may_compile, const RequestScope& caller) {
   auto invalid = [&](const absl::Status& status) {
     ++invalid_;
     spdlog::info("[req {}] invalid plan request: {}", request_id, std::string(status.message()));
@@ -1517,7 +1608,7 @@ void Service::Plan(const coop::v1::PlanRequest& request, const std::string& requ
           }
           (*shared_finish)();
         },
-        may_compile);
+        may_compile, {}, {}, caller);
   }
 }
 
@@ -1677,6 +1768,10 @@ coop::v1::Stats Service::GetStats() {
   s.set_worker_restarts(pool.restarts);
   s.set_worker_crashes(pool.crashes);
   s.set_compile_timeouts(pool.timeouts);
+  s.set_requests_cancelled(compiles_in_flight_.left() + links_in_flight_.left());
+  s.set_compiles_cancelled(pool.cancelled);
+  s.set_quota_compile_refusals(quotas_.refused_compiles());
+  s.set_quota_bytes_refusals(quotas_.refused_bytes());
   s.set_queue_depth(pool.queue_depth);
   s.set_workers(static_cast<uint32_t>(pool.workers));
   s.set_workers_busy(static_cast<uint32_t>(pool.busy));
@@ -1720,6 +1815,7 @@ coop::v1::Stats Service::ResetStats() {
   }
   compiles_in_flight_.ZeroStats();
   links_in_flight_.ZeroStats();
+  quotas_.ZeroStats();
   cache_->ZeroStats();
   pool_->ZeroStats();
   spdlog::info("stats zeroed");

@@ -37,9 +37,11 @@
 #include "server/catalog/tuning.h"
 #include "server/engine/compiler.h"
 #include "server/engine/worker_pool.h"
+#include "server/service/client_quotas.h"
 #include "server/service/memory_reply.h"
 #include "server/service/request_memo.h"
 #include "server/toolchain/toolchain.h"
+#include "server/util/cancel_token.h"
 #include "server/util/single_flight.h"
 
 namespace coopd {
@@ -65,6 +67,8 @@ struct ServiceOptions {
   // A file that remembers the archs requests compiled for (one per line, most recent first), so
   // that the next start pre-warms them by default (ReadPrewarmHistory); empty: none.
   std::string prewarm_history;
+  // Per-client quotas on compiles and cache bytes (client_quotas.h); off by default.
+  ClientQuotaOptions quotas;
   // Its contents when the daemon started (ReadPrewarmHistory of it, read once by the daemon,
   // which also pre-warms them): where the service's updates of the file start from.
   std::vector<std::string> prewarm_history_archs;
@@ -74,6 +78,18 @@ struct ServiceOptions {
 // missing or unreadable. Lines that are not arch names ("sm_90", "sm_90a") are skipped.
 inline constexpr size_t kPrewarmHistoryArchs = 4;
 std::vector<std::string> ReadPrewarmHistory(const std::string& path);
+
+// Who a request is for, besides its role. The gRPC edge fills it in; a default one is never
+// cancelled and spends no quota.
+struct RequestScope {
+  // Cancelled when the caller stops waiting (it cancelled, or its deadline passed): the request
+  // then gets the token's status at once, leaves the compiles it joined, and a compile that no
+  // other request waits for is dropped from the queue or stopped (single_flight.h,
+  // worker_pool.h). Null: never.
+  std::shared_ptr<CancelToken> cancel;
+  // The client the quotas count against (ClientQuotas); empty: none.
+  std::string client;
+};
 
 class Service {
  public:
@@ -112,7 +128,7 @@ class Service {
   void Specialize(const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
                   const std::vector<int>& formats, const std::string& request_id, ArtifactDone done,
                   bool may_compile = true, const std::vector<coop::v1::HeldArtifact>& have = {},
-                  MemoProbe probe = {});
+                  MemoProbe probe = {}, const RequestScope& caller = {});
   // A memory hit as SpecializeFromMemory gives it: the encoded reply (memory_reply.h), whose
   // pieces are `head`, the LTO-IR (the blob of `ltoir`), `bitcode_framing` and the bitcode (the
   // blob of `bitcode`). `ltoir` and `bitcode` are the memory tier's shared values, null where
@@ -136,11 +152,11 @@ class Service {
                                                 const std::vector<coop::v1::HeldArtifact>& have,
                                                 MemoProbe* probe = nullptr);
   void Link(const coop::v1::LinkRequest& request, const std::string& request_id, LinkDone done,
-            bool may_compile = true);
+            bool may_compile = true, const RequestScope& caller = {});
   // Errors name the use or reservation ("plan: uses[2] \"scan\": ..."); a spec's error keeps
   // its code (a compile that times out is still DEADLINE_EXCEEDED).
   void Plan(const coop::v1::PlanRequest& request, const std::string& request_id, PlanDone done,
-            bool may_compile = true);
+            bool may_compile = true, const RequestScope& caller = {});
   coop::v1::Stats GetStats();
   // Stats as they were, then every counter zeroed.
   coop::v1::Stats ResetStats();
@@ -167,6 +183,8 @@ class Service {
   void Prewarm(const std::vector<std::string>& archs);
 
   const Toolchain& toolchain() const { return toolchain_; }
+  // Whether per-client quotas are on (the edge then names each caller's client in RequestScope).
+  bool quotas_enabled() const { return quotas_.enabled(); }
 
   // Hook for algorithm resolution (`algorithm: "auto"` resolved from a tuning table before the
   // key is computed): a string that changes whenever resolution may give another answer, e.g.
@@ -221,12 +239,15 @@ class Service {
   std::shared_ptr<const MemoryReply> BuildMemoryReply(
       const RequestMemo::Entry& entry, const std::shared_ptr<const CacheValue>& ltoir,
       const std::shared_ptr<const CacheValue>& bitcode) const;
-  // Serves `key` from the cache, else joins its compile in flight, else runs `start`, which must
-  // complete the flight (compiles_in_flight_) for `key`. Without `may_compile`, a miss is
-  // PERMISSION_DENIED.
+  // Serves `key` from the cache, else joins its compile in flight, else (when the caller's
+  // compile quota allows) runs `start` with the flight's token, which the compile must honour
+  // and hand to compiles_in_flight_.Complete for `key`. Without `may_compile`, a miss is
+  // PERMISSION_DENIED; over its quota, RESOURCE_EXHAUSTED. The caller's cancellation makes it
+  // leave the flight (single_flight.h).
+  using Start = std::function<void(const std::shared_ptr<CancelToken>& flight)>;
   void Fetch(const std::string& key, coop::v1::Format format, const std::string& description,
-             const std::string& request_id, bool may_compile, ArtifactDone done,
-             const std::function<void()>& start);
+             const std::string& request_id, bool may_compile, ArtifactDone done, const Start& start,
+             const RequestScope& caller);
   void FillClangJob(coop::worker::v1::CompileJob* job) const;
   // A primitive unit's compile job for either backend: source, options, PCH, arch, layouts.
   coop::worker::v1::Request PrimitiveJob(const std::vector<coop::v1::PrimitiveSpec>& specs,
@@ -246,28 +267,33 @@ class Service {
   // Delivers one link input per operator, in order (with its bitcode too when `bitcode`), or the
   // first error.
   void ResolveOperators(std::vector<PendingOperator> ops, bool bitcode,
-                        const std::string& request_id, bool may_compile, OperatorsDone done);
+                        const std::string& request_id, bool may_compile, OperatorsDone done,
+                        const RequestScope& caller);
   void StartOperatorCompile(const PendingOperator& op, const std::string& unit,
                             const std::vector<std::string>& options, const KeyComponents& key,
-                            const std::string& request_id);
+                            const std::string& request_id,
+                            const std::shared_ptr<CancelToken>& flight);
   // The rest of Specialize, once the operators' LTO-IR is at hand.
   void SpecializeResolved(const std::vector<coop::v1::PrimitiveSpec>& specs,
                           const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
                           const Formats& formats, const std::string& request_id, bool may_compile,
-                          ArtifactDone done, const std::string& memo_key = "",
+                          ArtifactDone done, const RequestScope& caller,
+                          const std::string& memo_key = "",
                           const std::vector<coop::v1::AlgorithmChoice>& choices = {});
   void StartCompile(const std::vector<coop::v1::PrimitiveSpec>& specs, const RenderedUnit& unit,
                     const std::vector<std::string>& options, const KeyComponents& key,
                     const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
-                    const std::string& request_id);
+                    const std::string& request_id, const std::shared_ptr<CancelToken>& flight);
   // Leads the bitcode key's flight: clang in one worker while `ltoir` delivers the reference
-  // artifact, then the layout check, the store, and the flight's completion.
+  // artifact (waiting as the flight, so abandoning the flight leaves the LTO-IR's too), then the
+  // layout check, the store, and the flight's completion.
   void StartBitcodeCompile(const std::vector<coop::v1::PrimitiveSpec>& specs,
                            const RenderedUnit& unit, const std::vector<std::string>& options,
                            const KeyComponents& key,
                            const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
                            const std::string& request_id,
-                           const std::function<void(ArtifactDone)>& ltoir);
+                           const std::function<void(ArtifactDone, const RequestScope&)>& ltoir,
+                           const std::shared_ptr<CancelToken>& flight);
   void RecordCompileTime(double ms);
   // The request memo's key for a request (request_memo.h): MemoEpoch(), then the request's bytes.
   std::string MemoKey(const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
@@ -301,6 +327,7 @@ class Service {
   SqliteCache* const disk_;
   WorkerPool* const pool_;
   const ServiceOptions options_;
+  ClientQuotas quotas_{options_.quotas};
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   SingleFlight<coop::v1::Artifact> compiles_in_flight_;
   SingleFlight<coop::v1::LinkResponse> links_in_flight_;

@@ -650,6 +650,29 @@ absl::Status Finish(const std::vector<std::string>& origins, DaemonConfig* confi
 
 const char* TypeName(SettingType type) {
   switch (type) {
+  t.push_back({.key = "limits.quota_compiles_per_minute",
+               .env = "COOPD_QUOTA_COMPILES_PER_MINUTE",
+               .flag = "--quota-compiles-per-minute",
+               .arg = "N",
+               .default_value = {"0"},
+               .help = "compiles and links one client may start per minute, 0..1000000, 0: no "
+                       "quota: RESOURCE_EXHAUSTED (cache hits and joined compiles are never "
+                       "refused). A client is its token's name, else as for "
+                       "limits.client_max_in_flight",
+               .codec = Limit<uint32_t>(
+                   [](DaemonConfig& c) -> uint32_t& { return c.quotas.compiles_per_minute; }, 0,
+                   1000000, 1)});
+  t.push_back({.key = "limits.quota_cache_mb_per_hour",
+               .env = "COOPD_QUOTA_CACHE_MB_PER_HOUR",
+               .flag = "--quota-cache-mb-per-hour",
+               .arg = "N",
+               .default_value = {"0"},
+               .help = "MiB of artifacts one client's compiles may insert into the cache per "
+                       "hour, 0..1048576, 0: no quota; over it, its next compile is "
+                       "RESOURCE_EXHAUSTED",
+               .codec = Limit<uint64_t>(
+                   [](DaemonConfig& c) -> uint64_t& { return c.quotas.cache_bytes_per_hour; }, 0,
+                   1048576, 1 << 20)});
     case SettingType::kString:
       return "a string";
     case SettingType::kInteger:

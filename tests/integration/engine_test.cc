@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <thread>
 
@@ -581,6 +582,124 @@ TEST(Engine, DefaultWorkerMemoryLimitIsSetAndServes) {
   EXPECT_NE(d.process.Log().find("memory limit 2048 MiB"), std::string::npos) << d.process.Log();
   auto a = d.process.MakeClient().Specialize(BlockReduceF32());
   EXPECT_TRUE(a.ok()) << a.error().message;
+}
+
+// Cancellation (issue 27, finding 12: four 30-second compiles sent with a 1 s deadline kept both
+// workers busy for 30 s each). The compile worker is stopped (SIGSTOP), so a compile it is given
+// never finishes by itself, whatever the machine's speed; coopd must stop it when its only
+// caller's deadline passes. Nothing is timed: the tests poll Stats with a generous bound.
+
+// Polls the daemon's Stats until `done(stats)` or 120 s; returns the last Stats.
+coop::Stats PollStats(const TestDaemon& d, const std::function<bool(const coop::Stats&)>& done) {
+  coop::Stats s = d.Stats();
+  for (int i = 0; i < 12000 && !done(s); ++i) {
+    std::this_thread::sleep_for(10ms);
+    s = d.Stats();
+  }
+  return s;
+}
+
+coop::Client ClientWithDeadline(const TestDaemon& d, std::chrono::milliseconds deadline) {
+  coop::ClientOptions options;
+  options.socket_path = d.process.socket_path();
+  options.autostart = false;
+  options.timeout = deadline;
+  return coop::Client(options);
+}
+
+TEST(Cancellation, ACompileWhoseOnlyCallerGaveUpIsStoppedAndItsWorkerFreed) {
+  Daemon d({"--workers", "1", "--compile-timeout", "600"});
+  ASSERT_TRUE(d.started);
+  const int worker = d.Stats().worker_status.at(0).pid;
+  StoppedWorkers stopped(d.process.pid());
+  ASSERT_EQ(stopped.size(), 1u);
+  auto a = ClientWithDeadline(d, 500ms).Specialize(BlockReduceF32());
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().code, coop::ErrorCode::kDeadlineExceeded) << a.error().message;
+  // The stopped worker was killed and replaced, not left busy until --compile-timeout.
+  coop::Stats s = PollStats(d, [&](const coop::Stats& s) {
+    return s.compiles_cancelled == 1 && s.workers_busy == 0 &&
+           s.worker_status.at(0).pid != worker && s.worker_status.at(0).pid > 0;
+  });
+  EXPECT_EQ(s.compiles_cancelled, 1u) << d.process.Log();
+  EXPECT_EQ(s.requests_cancelled, 1u);
+  EXPECT_EQ(s.workers_busy, 0u);
+  EXPECT_EQ(s.queue_depth, 0u);
+  EXPECT_NE(s.worker_status.at(0).pid, worker) << "the worker running it was killed";
+  EXPECT_EQ(s.worker_restarts, 1u);
+  EXPECT_EQ(s.compile_timeouts, 0u);
+  EXPECT_EQ(s.compile_failures, 0u) << "a cancelled compile is not a failure";
+  EXPECT_NE(d.process.Log().find("was cancelled"), std::string::npos) << d.process.Log();
+  stopped.Resume();
+  // The new worker serves the next request (another spec: nothing of the first was cached).
+  coop::Spec other = BlockReduceF32();
+  other.dtype = "int32";
+  auto b = d.Client().Specialize(other);
+  ASSERT_TRUE(b) << b.error().message;
+  EXPECT_EQ(b->origin, coop::Origin::kCompiled);
+  EXPECT_EQ(d.Stats().compiles, 1u);
+}
+
+TEST(Cancellation, ACompileAnotherCallerJoinedGoesOnWhenOneGivesUp) {
+  Daemon d({"--workers", "1", "--compile-timeout", "600"});
+  ASSERT_TRUE(d.started);
+  const int worker = d.Stats().worker_status.at(0).pid;
+  StoppedWorkers stopped(d.process.pid());
+  auto patient = std::async(std::launch::async,
+                            [&] { return d.process.MakeClient().Specialize(BlockReduceF32()); });
+  ASSERT_EQ(PollStats(d, [](const coop::Stats& s) { return s.workers_busy == 1; }).workers_busy,
+            1u);
+  auto impatient = ClientWithDeadline(d, 500ms).Specialize(BlockReduceF32());
+  ASSERT_FALSE(impatient);
+  EXPECT_EQ(impatient.error().code, coop::ErrorCode::kDeadlineExceeded);
+  coop::Stats s = PollStats(d, [](const coop::Stats& s) { return s.requests_cancelled == 1; });
+  EXPECT_EQ(s.requests_cancelled, 1u) << "the impatient request left the compile";
+  EXPECT_EQ(s.joined_requests, 1u);
+  EXPECT_EQ(s.compiles_cancelled, 0u) << "the patient caller still waits for it";
+  EXPECT_EQ(s.workers_busy, 1u);
+  EXPECT_EQ(s.worker_status.at(0).pid, worker);
+  stopped.Resume();
+  auto a = patient.get();
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_EQ(a->origin, coop::Origin::kCompiled);
+  s = d.Stats();
+  EXPECT_EQ(s.compiles, 1u);
+  EXPECT_EQ(s.worker_restarts, 0u);
+  EXPECT_EQ(s.compiles_cancelled, 0u);
+}
+
+TEST(Cancellation, AQueuedCompileWhoseCallerGaveUpIsNeverStarted) {
+  Daemon d({"--workers", "1", "--compile-timeout", "600"});
+  ASSERT_TRUE(d.started);
+  StoppedWorkers stopped(d.process.pid());
+  auto patient = std::async(std::launch::async,
+                            [&] { return d.process.MakeClient().Specialize(BlockReduceF32()); });
+  ASSERT_EQ(PollStats(d, [](const coop::Stats& s) { return s.workers_busy == 1; }).workers_busy,
+            1u);
+  coop::Spec queued = BlockReduceF32();
+  queued.dtype = "int32";
+  auto impatient = ClientWithDeadline(d, 500ms).Specialize(queued);
+  ASSERT_FALSE(impatient);
+  EXPECT_EQ(impatient.error().code, coop::ErrorCode::kDeadlineExceeded);
+  coop::Stats s = PollStats(
+      d, [](const coop::Stats& s) { return s.compiles_cancelled == 1 && s.queue_depth == 0; });
+  EXPECT_EQ(s.compiles_cancelled, 1u) << "dropped from the queue";
+  EXPECT_EQ(s.queue_depth, 0u);
+  EXPECT_EQ(s.workers_busy, 1u) << "the patient request's compile goes on";
+  EXPECT_EQ(s.worker_restarts, 0u) << "no worker was killed for a job none had taken";
+  stopped.Resume();
+  auto a = patient.get();
+  ASSERT_TRUE(a) << a.error().message;
+  // The dropped job never ran: once the worker is idle, one compile in all, one job done.
+  s = PollStats(d, [](const coop::Stats& s) { return s.workers_busy == 0; });
+  EXPECT_EQ(s.compiles, 1u);
+  EXPECT_EQ(s.compile_failures, 0u);
+  EXPECT_EQ(s.queue_depth, 0u);
+  EXPECT_EQ(s.worker_status.at(0).jobs, 1u);
+  // Asked again, the dropped spec compiles normally.
+  auto again = d.Client().Specialize(queued);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->origin, coop::Origin::kCompiled);
 }
 
 }  // namespace

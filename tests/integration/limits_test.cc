@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -257,6 +258,107 @@ TEST(ClientLimits, BadLimitSettingsNameTheFlagAndTheRange) {
     EXPECT_NE(RunCommand(argv, &out, &err), 0);
     EXPECT_NE(err.find(message), std::string::npos) << err;
   }
+}
+
+// Per-client quotas (issue 27, finding 13: one compile token with many distinct specs could
+// evict everyone's entries). Two compile tokens on the Unix socket (--tokens-unix), both
+// sending the same coopd-client name: the quota is the token's, which coopd vouches for. The
+// test finishes well inside the quota's minute (three compiles of one header set).
+TEST(ClientQuotas, TheCompileOverATokensQuotaIsRefusedWhileHitsAndOtherTokensAreServed) {
+  TempDir dir;
+  const std::string a_token = "quota-token-a-0123456789abcdef";
+  const std::string b_token = "quota-token-b-0123456789abcdef";
+  const std::string tokens = dir.path() + "/tokens", a_file = dir.path() + "/a",
+                    b_file = dir.path() + "/b";
+  for (const auto& [path, text] :
+       {std::pair<std::string, std::string>{
+            tokens, "compile ci-a " + a_token + "\ncompile ci-b " + b_token + "\n"},
+        {a_file, a_token + "\n"},
+        {b_file, b_token + "\n"}}) {
+    std::ofstream(path) << text;
+    ASSERT_EQ(chmod(path.c_str(), 0600), 0);
+  }
+  TestDaemon d(dir.path(), {"--workers", "1", "--tokens-file", tokens, "--tokens-unix",
+                            "--quota-compiles-per-minute", "2"});
+  ASSERT_TRUE(d.started);
+  auto client = [&](const std::string& token_file) {
+    coop::ClientOptions o;
+    o.socket_path = d.process.socket_path();
+    o.autostart = false;
+    o.token_file = token_file;
+    o.client_name = "same-name";
+    return coop::Client(o);
+  };
+  coop::Client a = client(a_file), b = client(b_file);
+  coop::Spec f32 = BlockReduceF32(), f64 = BlockReduceF32(), i32 = BlockReduceF32();
+  f64.dtype = "float64";
+  i32.dtype = "int32";
+  for (const coop::Spec* s : {&f32, &f64}) {
+    auto r = a.Specialize(*s);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->origin, coop::Origin::kCompiled);
+  }
+  auto third = a.Specialize(i32);
+  ASSERT_FALSE(third);
+  EXPECT_EQ(third.error().code, coop::ErrorCode::kResourceExhausted);
+  EXPECT_NE(third.error().message.find("client \"token:ci-a\" has started 2 compiles this minute, "
+                                       "its quota (--quota-compiles-per-minute 2"),
+            std::string::npos)
+      << third.error().message;
+  EXPECT_NE(third.error().message.find("the quota resets in "), std::string::npos)
+      << third.error().message;
+  // Hits cost nothing: never refused.
+  auto hit = a.Specialize(f32);
+  ASSERT_TRUE(hit) << hit.error().message;
+  EXPECT_NE(hit->origin, coop::Origin::kCompiled);
+  // Another token (same coopd-client name) has a quota of its own.
+  auto other = b.Specialize(i32);
+  ASSERT_TRUE(other) << other.error().message;
+  EXPECT_EQ(other->origin, coop::Origin::kCompiled);
+  // Now cached: the over-quota token gets it as a hit.
+  auto cached = a.Specialize(i32);
+  ASSERT_TRUE(cached) << cached.error().message;
+  auto stats = a.GetStats();  // with a token: --tokens-unix
+  ASSERT_TRUE(stats) << stats.error().message;
+  const coop::Stats& s = *stats;
+  EXPECT_EQ(s.quota_compile_refusals, 1u);
+  EXPECT_EQ(s.quota_bytes_refusals, 0u);
+  EXPECT_EQ(s.compiles, 3u);
+}
+
+TEST(ClientQuotas, ACompileOverTheCacheBytesQuotaIsRefused) {
+  // 1 MiB an hour: one block_reduce artifact (~200 KB of LTO-IR) fits, several do not; the
+  // client's next compile after it has gone past is refused.
+  TestDaemon d({"--workers", "1", "--quota-cache-mb-per-hour", "1"});
+  ASSERT_TRUE(d.started);
+  coop::Client c = NamedClient(d, "bulk");
+  const char* dtypes[] = {"float32", "float64", "int32",  "int64", "uint32",
+                          "uint64",  "int16",   "uint16", "int8",  "uint8"};
+  coop::Error refused;
+  uint64_t compiled = 0;
+  for (const char* dtype : dtypes) {
+    coop::Spec s = BlockReduceF32();
+    s.dtype = dtype;
+    auto r = c.Specialize(s);
+    if (!r) {
+      refused = r.error();
+      break;
+    }
+    ++compiled;
+  }
+  ASSERT_EQ(refused.code, coop::ErrorCode::kResourceExhausted)
+      << "no refusal after " << compiled << " compiles: " << refused.message;
+  EXPECT_GE(compiled, 1u);
+  EXPECT_NE(refused.message.find("client \"unix:bulk/"), std::string::npos) << refused.message;
+  EXPECT_NE(refused.message.find(" bytes into the cache this hour, its quota"), std::string::npos)
+      << refused.message;
+  EXPECT_NE(refused.message.find("--quota-cache-mb-per-hour 1"), std::string::npos)
+      << refused.message;
+  coop::Stats s = d.Stats();
+  EXPECT_EQ(s.quota_bytes_refusals, 1u);
+  EXPECT_EQ(s.compiles, compiled);
+  // Another client is unaffected.
+  ExpectStillServing(d);
 }
 
 }  // namespace

@@ -643,6 +643,15 @@ struct Stats {
   uint64_t client_rate_refusals = 0;
   uint64_t undecodable_requests = 0;
   uint64_t oversized_requests = 0;
+  // Requests whose caller cancelled (or whose deadline passed) while they waited for a compile,
+  // and compiles and links stopped because no caller waited any more (dropped from the queue,
+  // or their worker killed and restarted).
+  uint64_t requests_cancelled = 0;
+  uint64_t compiles_cancelled = 0;
+  // Compiles refused by the per-client quotas (--quota-compiles-per-minute,
+  // --quota-cache-mb-per-hour).
+  uint64_t quota_compile_refusals = 0;
+  uint64_t quota_bytes_refusals = 0;
   // The tuning tables algorithm "auto" reads (docs/tuning.md) and their combined digest.
   struct TuningTable {
     std::string arch, version, digest, source, device;
