@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 
 #include "server/util/escape.h"
 #include "server/util/sha256.h"
@@ -229,21 +230,16 @@ bool AccessControl::IsLocal(const grpc::ServerContextBase& context) {
   return peer.rfind("unix:", 0) == 0 || peer.rfind("fd:", 0) == 0;
 }
 
-absl::StatusOr<Caller> AccessControl::Admit(const grpc::ServerContextBase& context, Role need,
-                                            std::string_view rpc) const {
-  const bool local = IsLocal(context);
-  if (tokens_.empty() || (local && !tokens_on_unix_)) return Caller{};
-  const auto& metadata = context.client_metadata();
-  auto it = metadata.find(kAuthorizationKey);
-  std::string_view value;
-  if (it != metadata.end()) value = std::string_view(it->second.data(), it->second.size());
+absl::StatusOr<const TokenEntry*> AccessControl::Authenticate(std::string_view value,
+                                                              std::string_view rpc, bool local,
+                                                              const std::string& peer) const {
   constexpr std::string_view kScheme = "Bearer ";
   const bool bearer = value.size() > kScheme.size() &&
                       std::equal(kScheme.begin(), kScheme.end(), value.begin(),
                                  [](char a, char b) { return std::tolower(a) == std::tolower(b); });
   if (!bearer) {
     ++unauthenticated_;
-    spdlog::info("access: {} from {} refused: no bearer token", rpc, LogSafe(context.peer(), 200));
+    spdlog::info("access: {} from {} refused: no bearer token", rpc, LogSafe(peer, 200));
     return absl::UnauthenticatedError(
         StrCat(rpc, ": this coopd requires a bearer token on ", local ? "its Unix socket" : "TCP",
                " (metadata \"authorization: Bearer TOKEN\"; clients: ClientOptions::token_file, "
@@ -259,19 +255,80 @@ absl::StatusOr<Caller> AccessControl::Admit(const grpc::ServerContextBase& conte
   if (match == nullptr) {
     ++unauthenticated_;
     spdlog::info("access: {} from {} refused: the bearer token is not one of this coopd's", rpc,
-                 LogSafe(context.peer(), 200));
+                 LogSafe(peer, 200));
     return absl::UnauthenticatedError(
         StrCat(rpc, ": the bearer token is not valid for this coopd"));
   }
-  if (match->role < need) {
+  return match;
+}
+
+absl::StatusOr<Caller> AccessControl::Admit(const grpc::ServerContextBase& context, Role need,
+                                            std::string_view rpc) const {
+  const bool local = IsLocal(context);
+  if (tokens_.empty() || (local && !tokens_on_unix_)) return Caller{};
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find(kAuthorizationKey);
+  std::string_view value;
+  if (it != metadata.end()) value = std::string_view(it->second.data(), it->second.size());
+  auto match = Authenticate(value, rpc, local, context.peer());
+  if (!match.ok()) return match.status();
+  const TokenEntry& e = **match;
+  if (e.role < need) {
     ++denied_;
     spdlog::info("access: {} from {} (token \"{}\", role {}) refused: needs role {}", rpc,
-                 LogSafe(context.peer(), 200), match->name, RoleName(match->role), RoleName(need));
+                 LogSafe(context.peer(), 200), e.name, RoleName(e.role), RoleName(need));
     return absl::PermissionDeniedError(
-        StrCat(rpc, ": token \"", match->name, "\" has role ", RoleName(match->role), "; ", rpc,
+        StrCat(rpc, ": token \"", e.name, "\" has role ", RoleName(e.role), "; ", rpc,
                " needs role ", RoleName(need), need == Role::kAdmin ? "" : " or admin"));
   }
-  return Caller{match->role, match->name};
+  return Caller{e.role, e.name};
+}
+
+namespace {
+
+// AccessControl::HeaderCheck. Cheap (a SHA-256 and a comparison per token), so it runs on the
+// thread that read the headers (IsBlocking false) rather than on gRPC's thread pool.
+class TokenHeaderCheck final : public grpc::AuthMetadataProcessor {
+ public:
+  explicit TokenHeaderCheck(
+      std::function<absl::Status(std::string_view, std::string_view, const std::string&)> check)
+      : check_(std::move(check)) {}
+  bool IsBlocking() const override { return false; }
+  grpc::Status Process(const InputMetadata& metadata, grpc::AuthContext* context,
+                       OutputMetadata*, OutputMetadata*) override {
+    std::string_view value, path, rpc = "call";
+    if (auto it = metadata.find(kAuthorizationKey); it != metadata.end()) {
+      value = std::string_view(it->second.data(), it->second.size());
+    }
+    // The method: ":path" is "/coop.v1.Coop/Specialize". gRPC's health and reflection services
+    // stay open without a token (docs/security.md); everything else is coopd's.
+    if (auto it = metadata.find(":path"); it != metadata.end()) {
+      path = std::string_view(it->second.data(), it->second.size());
+      rpc = path.substr(path.rfind('/') + 1);
+    }
+    if (path.rfind("/grpc.health.v1.Health/", 0) == 0 || path.rfind("/grpc.reflection.", 0) == 0) {
+      return grpc::Status::OK;
+    }
+    // The AuthContext holds the TLS peer's certificate, not its address.
+    (void)context;
+    absl::Status s = check_(value, rpc, "a TCP peer (before its request)");
+    if (s.ok()) return grpc::Status::OK;
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, std::string(s.message()));
+  }
+
+ private:
+  const std::function<absl::Status(std::string_view, std::string_view, const std::string&)>
+      check_;
+};
+
+}  // namespace
+
+std::shared_ptr<grpc::AuthMetadataProcessor> AccessControl::HeaderCheck() const {
+  if (tokens_.empty()) return nullptr;
+  return std::make_shared<TokenHeaderCheck>(
+      [this](std::string_view value, std::string_view rpc, const std::string& peer) {
+        return Authenticate(value, rpc, /*local=*/false, peer).status();
+      });
 }
 
 }  // namespace coopd

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/security/auth_metadata_processor.h>
 
 #include <array>
 #include <atomic>
@@ -83,6 +84,17 @@ class AccessControl {
   absl::StatusOr<Caller> Admit(const grpc::ServerContextBase& context, Role need,
                                std::string_view rpc) const;
 
+  // A check of bearer tokens on a call's headers, run by gRPC before it reads the call's
+  // request, for the TCP listeners' credentials (ServerCredentials::SetAuthMetadataProcessor).
+  // A call without a token of this coopd's is answered UNAUTHENTICATED (counted as
+  // unauthenticated()) and its request is never received: a stranger's 600 MiB body costs no
+  // memory. A call that passes is checked again by Admit, which decides its role: gRPC shares an
+  // AuthContext among a connection's calls, so the check cannot hand a per-call role to the
+  // handler. gRPC 1.51 runs processors on secure (TLS) credentials only: plaintext TCP
+  // (--insecure) is checked by Admit alone, after the request arrived. Null without tokens.
+  // Must not outlive this AccessControl.
+  std::shared_ptr<grpc::AuthMetadataProcessor> HeaderCheck() const;
+
   bool enforced() const { return !tokens_.empty(); }
   uint64_t unauthenticated() const { return unauthenticated_.load(); }
   uint64_t denied() const { return denied_.load(); }
@@ -93,6 +105,12 @@ class AccessControl {
   static bool IsLocal(const grpc::ServerContextBase& context);
 
  private:
+  // The entry of the token in `authorization` (the header's value), or UNAUTHENTICATED
+  // (counted, logged with `rpc` and `peer`) naming `rpc` and where the token was required.
+  absl::StatusOr<const TokenEntry*> Authenticate(std::string_view authorization,
+                                                 std::string_view rpc, bool local,
+                                                 const std::string& peer) const;
+
   std::vector<TokenEntry> tokens_;
   bool tokens_on_unix_ = false;
   mutable std::atomic<uint64_t> unauthenticated_{0}, denied_{0};

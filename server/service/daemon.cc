@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <mutex>
 
 #include "absl/strings/numbers.h"
 #include "coop/paths.h"
@@ -32,6 +34,7 @@
 #include "server/rpc/access.h"
 #include "server/rpc/grpc_service.h"
 #include "server/rpc/inherited_listener.h"
+#include "server/rpc/self_probe.h"
 #include "server/service/log_format.h"
 #include "server/service/settings.h"
 #include "server/util/escape.h"
@@ -43,7 +46,12 @@ namespace {
 // The name of coopd's gRPC service, for health checks (proto/coop/v1/coop.proto).
 constexpr char kCoopServiceName[] = "coop.v1.Coop";
 
-// An fd holding an exclusive flock on "<socket>.lock" for the daemon's lifetime.
+// Self-probe rounds that must fail in a row before coopd exits (server.self_probe_s).
+constexpr int kSelfProbeFailures = 3;
+
+// An fd holding an exclusive flock on "<socket>.lock" for the daemon's lifetime. The file is
+// opened O_NOFOLLOW and must be a regular file of coopd's user (coop::OpenOwnFile) before it is
+// truncated: a link planted there is refused, never followed.
 class SocketLock {
  public:
   ~SocketLock() {
@@ -162,6 +170,27 @@ absl::StatusOr<SandboxPolicy> WorkerSandbox(SandboxMode mode, const Toolchain& t
 }
 
 namespace {
+
+// Raises the soft limit on open descriptors to the hard one: every connection costs one, and
+// gRPC 1.51 stops accepting on a listener for good when accept4 fails with EMFILE (issue 27). A
+// cap on connections that gRPC 1.51 lacks (no grpc.max_allowed_incoming_connections) is the
+// descriptor limit; the self-probe notices a listener that stopped anyway.
+void RaiseDescriptorLimit() {
+  struct rlimit rl {};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+  const rlim_t soft = rl.rlim_cur;
+  if (rl.rlim_cur != rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+      spdlog::warn("descriptors: cannot raise the soft limit {} to the hard limit {}: {}", soft,
+                   rl.rlim_max, std::strerror(errno));
+      return;
+    }
+  }
+  spdlog::info("descriptors: limit {} (soft {} raised to the hard limit){}", rl.rlim_cur, soft,
+               rl.rlim_cur < 4096 ? "; each connection holds one: raise LimitNOFILE (ulimit -Hn)"
+                                  : "");
+}
 
 // A setting's value and where it came from (a flag or a COOPD_* variable), for errors.
 struct Setting {
@@ -358,6 +387,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   // thread starts.
   setenv("COOPD_LOG_FORMAT", config.log_format.c_str(), 1);
   if (!config.config_file.empty()) spdlog::info("config file: {}", config.config_file);
+  RaiseDescriptorLimit();
 
   // Block SIGINT/SIGTERM before any thread starts, so every thread inherits the mask and only
   // the sigwait below receives them.
@@ -407,6 +437,9 @@ absl::Status RunDaemon(const DaemonConfig& config) {
     auto creds = TlsServerCredentials(config.tls_cert, config.tls_key, config.tls_client_ca);
     if (!creds.ok()) return creds.status();
     tcp_credentials = std::move(*creds);
+    // Tokens are checked on the headers, before gRPC reads a request (AccessControl::HeaderCheck;
+    // gRPC 1.51 runs processors on TLS credentials only).
+    if (access.enforced()) tcp_credentials->SetAuthMetadataProcessor(access.HeaderCheck());
   }
 
   if (config.tuning_tables != nullptr) tuning::SetActiveTables(config.tuning_tables);
@@ -547,6 +580,18 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   // gRPC's limit is the protocol's, 4 GiB (docs/security.md).
   builder.SetMaxReceiveMessageSize(-1);
   builder.SetMaxSendMessageSize(256 << 20);
+  // What one peer may hold (docs/security.md, "Network peers"). gRPC 1.51 takes these per
+  // server, so they apply to the Unix socket too: calls in flight per connection (a client
+  // queues the rest), the time a connection may take to finish its handshake, and a memory quota
+  // for connections' buffers.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, static_cast<int>(config.max_streams));
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                             static_cast<int>(config.handshake_timeout.count()));
+  grpc::ResourceQuota quota("coopd");
+  if (config.grpc_memory_bytes > 0) {
+    quota.Resize(config.grpc_memory_bytes);
+    builder.SetResourceQuota(quota);
+  }
   const mode_t old_umask = umask(0177);  // the socket is created 0600
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   umask(old_umask);
@@ -632,6 +677,51 @@ absl::Status RunDaemon(const DaemonConfig& config) {
       cl.max_in_flight == 0 ? std::string("unlimited") : std::to_string(cl.max_in_flight),
       cl.rate > 0 ? StrCat(cl.rate, " requests/s (burst ", cl.burst, ")")
                   : std::string("no rate limit"));
+  // The self-probe (server/rpc/self_probe.h): a listener that stopped accepting makes coopd
+  // exit (status 1, "self-probe: ...") so that its supervisor restarts it.
+  std::mutex probe_mu;
+  std::string probe_failure;  // guarded by probe_mu
+  std::unique_ptr<SelfProbe> self_probe;
+  if (config.self_probe.count() > 0) {
+    std::vector<ProbeTarget> targets;
+    const std::string unix_path = activated ? inherited->path : config.socket_path;
+    if (!unix_path.empty()) {
+      targets.push_back({StrCat("unix:", unix_path), StrCat("unix:", unix_path),
+                         grpc::InsecureChannelCredentials(), false});
+    }
+    const auto tcp_probe = tls ? SelfProbeTlsCredentials() : grpc::InsecureChannelCredentials();
+    // A port that requires client certificates is not probed: coopd's own certificate need not
+    // be one the client CA signed, and a failed handshake looks like a dead listener.
+    const bool probe_tcp = !tls || config.tls_client_ca.empty();
+    if (!probe_tcp && !config.listen.empty()) {
+      spdlog::info("self-probe: TCP listeners not probed (they require client certificates)");
+    }
+    for (size_t i = 0; probe_tcp && i < config.listen.size(); ++i) {
+      // A wildcard address is probed on loopback.
+      std::string host = config.listen[i].substr(0, config.listen[i].rfind(':'));
+      if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
+      if (host == "[::]") host = "[::1]";
+      const std::string target = StrCat(host, ":", tcp_ports[i]);
+      targets.push_back({StrCat("tcp ", target), target, tcp_probe, true});
+    }
+    self_probe = std::make_unique<SelfProbe>(
+        std::move(targets), config.self_probe, std::chrono::seconds(5), kSelfProbeFailures,
+        [&probe_mu, &probe_failure](const std::string& why) {
+          {
+            std::lock_guard<std::mutex> lock(probe_mu);
+            probe_failure = why;
+          }
+          spdlog::error(
+              "self-probe: a listener has not answered {} times in a row ({}); exiting so that "
+              "the supervisor restarts coopd",
+              kSelfProbeFailures, why);
+          kill(getpid(), SIGTERM);
+        });
+    self_probe->Start();
+    spdlog::info("self-probe: every {:.3g} s (server.self_probe_s){}",
+                 config.self_probe.count() / 1000.0,
+                 std::getenv("WATCHDOG_USEC") != nullptr ? ", notifying systemd's watchdog" : "");
+  }
   spdlog::info("ready: listening on {} (cache {})", listen_name, cache_path);
   NotifyReady(StrCat("serving on ", listen_name));
   std::vector<std::string> prewarm = config.prewarm_archs;
@@ -669,6 +759,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   // seconds whatever it was doing. gRPC's Shutdown(deadline) alone would also wait for idle
   // connections to go away, which a connected but quiet client never does.
   NotifyStopping();
+  if (self_probe) self_probe->Stop();
   // Health checks say NOT_SERVING from now on, for load balancers and probes.
   server->GetHealthCheckService()->Shutdown();
   if (inherited_listener) inherited_listener->Stop();
@@ -699,6 +790,12 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   pool.Shutdown();
   if (!activated) unlink(config.socket_path.c_str());
   spdlog::info("stopped");
+  std::lock_guard<std::mutex> probe_lock(probe_mu);
+  if (!probe_failure.empty()) {
+    return absl::UnavailableError(
+        StrCat("self-probe: a listener stopped answering (", probe_failure,
+               "); exited so that the supervisor restarts coopd"));
+  }
   return absl::OkStatus();
 }
 

@@ -85,6 +85,19 @@ struct DaemonConfig {
   // Per-client quotas on compiles and cache bytes (--quota-compiles-per-minute,
   // --quota-cache-mb-per-hour; service/client_quotas.h); off by default.
   ClientQuotaOptions quotas;
+  // What one network peer may hold (docs/security.md, "Network peers"): calls in flight on one
+  // connection (limits.max_streams, every listener), the memory gRPC may give connections'
+  // buffers before it shrinks their windows and closes connections (limits.grpc_memory_mb,
+  // every listener; 0: no quota), and how long a connection may take to finish its TLS and
+  // HTTP/2 handshake (server.handshake_timeout_s).
+  uint32_t max_streams = 0;
+  uint64_t grpc_memory_bytes = 0;
+  std::chrono::milliseconds handshake_timeout{0};
+  // server.self_probe_s: how often coopd calls its own listeners (health check on the Unix
+  // socket, a gRPC call on each TCP port) and tells systemd's watchdog it is alive; after
+  // 3 failures in a row it exits with status 1 so that its supervisor restarts it
+  // (0: no probe).
+  std::chrono::milliseconds self_probe{0};
   std::string config_file;  // the config file that was read (for the start-up log), or empty
 };
 

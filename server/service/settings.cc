@@ -295,6 +295,23 @@ std::vector<SettingSpec> MakeTable() {
                .help = "on SIGTERM/SIGINT, seconds the requests in flight may take before their "
                        "compiles are cancelled",
                .codec = Seconds(&DaemonConfig::shutdown_grace, /*zero_ok=*/true)});
+  t.push_back({.key = "server.handshake_timeout_s",
+               .env = "COOPD_HANDSHAKE_TIMEOUT",
+               .flag = "--handshake-timeout",
+               .arg = "SECONDS",
+               .default_value = {"10"},
+               .help = "a connection that has not finished its TLS and HTTP/2 handshake after "
+                       "this many seconds is closed (docs/security.md)",
+               .codec = Seconds(&DaemonConfig::handshake_timeout, /*zero_ok=*/false)});
+  t.push_back({.key = "server.self_probe_s",
+               .env = "COOPD_SELF_PROBE",
+               .flag = "--self-probe",
+               .arg = "SECONDS",
+               .default_value = {"5"},
+               .help = "every this many seconds coopd calls its own listeners and, while they "
+                       "answer, notifies systemd's watchdog; after 3 failures in a row it exits "
+                       "with status 1 so that its supervisor restarts it; 0: no probe",
+               .codec = Seconds(&DaemonConfig::self_probe, /*zero_ok=*/true)});
   t.push_back({.key = "listen.addresses",
                .env = "COOPD_LISTEN",
                .flag = "--listen",
@@ -529,6 +546,25 @@ std::vector<SettingSpec> MakeTable() {
                .codec = Limit<size_t>(
                    [](DaemonConfig& c) -> size_t& { return c.rpc_limits.max_message_bytes; }, 1,
                    4095, 1 << 20)});
+  t.push_back({.key = "limits.max_streams",
+               .env = "COOPD_MAX_STREAMS",
+               .flag = "--max-streams",
+               .arg = "N",
+               .default_value = {"256"},
+               .help = "calls one connection may have in flight, 1..65536 (HTTP/2 "
+                       "MAX_CONCURRENT_STREAMS: a client queues the rest)",
+               .codec = Limit<uint32_t>([](DaemonConfig& c) -> uint32_t& { return c.max_streams; },
+                                        1, 65536, 1)});
+  t.push_back({.key = "limits.grpc_memory_mb",
+               .env = "COOPD_GRPC_MEMORY_MB",
+               .flag = "--grpc-memory-mb",
+               .arg = "N",
+               .default_value = {"256"},
+               .help = "memory quota in MiB for gRPC's connection buffers, 0..1048576, 0: no "
+                       "quota; under pressure gRPC shrinks windows and closes connections",
+               .codec = Limit<uint64_t>(
+                   [](DaemonConfig& c) -> uint64_t& { return c.grpc_memory_bytes; }, 0,
+                   1048576, 1 << 20)});
   t.push_back({.key = "limits.max_op_source_kb",
                .env = "COOPD_MAX_OP_SOURCE_KB",
                .flag = "--max-op-source-kb",

@@ -364,7 +364,13 @@ std::vector<TruthRow> LoadLayoutTruth(const std::string& binary) {
 
 grpc::Status RawCall(const std::string& socket, const std::string& method, const std::string& body,
                      const std::vector<std::pair<std::string, std::string>>& metadata) {
-  auto channel = grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
+  return RawCall(grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()), method,
+                 body, metadata);
+}
+
+grpc::Status RawCall(const std::shared_ptr<grpc::Channel>& channel, const std::string& method,
+                     const std::string& body,
+                     const std::vector<std::pair<std::string, std::string>>& metadata) {
   grpc::GenericStub stub(channel);
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));

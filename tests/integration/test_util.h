@@ -128,6 +128,10 @@ std::vector<TruthRow> LoadLayoutTruth(const std::string& binary);
 // its status (60 s deadline).
 grpc::Status RawCall(const std::string& socket, const std::string& method, const std::string& body,
                      const std::vector<std::pair<std::string, std::string>>& metadata = {});
+// The same on any channel (a TCP port with TLS).
+grpc::Status RawCall(const std::shared_ptr<grpc::Channel>& channel, const std::string& method,
+                     const std::string& body,
+                     const std::vector<std::pair<std::string, std::string>>& metadata = {});
 
 // The process ids of `parent`'s children (coopd's compile workers).
 std::vector<pid_t> Children(pid_t parent);
