@@ -15,6 +15,7 @@ processes such a worker started (clang and its children), then prints:
 Exit status: 0 when every call seen is allowed, 1 when one is missing, 2 when the run failed.
 
   deploy/derive-syscall-allowlist.py [--build DIR] [--filter GTEST_FILTER] [--keep DIR]
+  deploy/derive-syscall-allowlist.py --traces DIR   (the report again, from a --keep run)
 
 Needs strace (Debian: strace) and a built tree (coopd, coopd_integration_tests). With --keep the
 per-process traces stay in DIR for reading.
@@ -33,7 +34,7 @@ DEFAULT_FILTER = ("Specialize*:Bitcode*:Engine*:UserOp*:Sandbox*:*Link*:Plan*:Va
 
 CALL = re.compile(r"^(?:\d+\.\d+ )?([a-z0-9_]+)\(")
 RESUMED = re.compile(r"^(?:\d+\.\d+ )?<\.\.\. ([a-z0-9_]+) resumed>")
-RESULT = re.compile(r"= (-?\d+|\?)(?: ([A-Z0-9]+))?")
+RESULT = re.compile(r"\)\s+= (-?\w+|\?)(?: ([A-Z][A-Z0-9_]*))?")
 
 
 def allowlist():
@@ -60,7 +61,7 @@ def parse(path):
                 continue
             if "<unfinished ...>" in line:
                 continue  # counted on its resumed line
-            r = RESULT.search(line[line.rfind(")"):] if ")" in line else line)
+            r = RESULT.search(line)
             err = r.group(2) if r and r.group(1) == "-1" else None
             calls.append((m.group(1), err, line))
     return calls
@@ -78,7 +79,10 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--filter", default=DEFAULT_FILTER)
     ap.add_argument("--keep", help="keep the traces in this directory")
+    ap.add_argument("--traces", help="read the traces a --keep run left here; run nothing")
     args = ap.parse_args()
+    if args.traces:
+        return report(args.traces)
     if shutil.which("strace") is None:
         print("derive-syscall-allowlist: strace not found (apt-get install strace)",
               file=sys.stderr)
@@ -93,7 +97,14 @@ def main():
     summary = [l for l in run.stdout.splitlines() if l.startswith("[  PASSED") or
                l.startswith("[  FAILED")]
     print("\n".join(summary) or run.stdout[-2000:])
+    status = report(out)
+    if not args.keep:
+        shutil.rmtree(out, ignore_errors=True)
+    return status
 
+
+def report(out):
+    """Prints what the confined processes traced in `out` called; the exit status."""
     traces = {}
     for name in os.listdir(out):
         if name.startswith("trace."):
@@ -136,8 +147,6 @@ def main():
     tried = sorted(n for n in seen if n in refused)
     print("not on the allowlist: " + (", ".join(missing) or "none"))
     print("refused calls tried: " + (", ".join(tried) or "none"))
-    if not args.keep:
-        shutil.rmtree(out, ignore_errors=True)
     if not confined:
         print("derive-syscall-allowlist: no confined worker was traced", file=sys.stderr)
         return 2
