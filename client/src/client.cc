@@ -335,29 +335,45 @@ std::string FindCoopdBinary(const std::string& configured) {
 // Starts `binary --socket socket` detached (its own session, reparented to init, output
 // appended to coopd.log beside the socket). Several processes may do this at once: coopd's
 // lock on <socket>.lock lets exactly one of the daemons serve, the others exit at once.
-bool SpawnDaemon(const std::string& binary, const std::string& socket) {
-  const std::string dir = socket.find('/') == std::string::npos
-                              ? std::string(".")
-                              : socket.substr(0, socket.rfind('/'));
-  mkdir(dir.c_str(), 0700);  // coopd creates it too; the log needs it first
+// The socket's directory is created (0700) and checked first, and the log opened here with
+// O_NOFOLLOW and checked (coop::OpenOwnFile): a directory or log another user planted is refused
+// (*error says why) and nothing is started or written.
+bool SpawnDaemon(const std::string& binary, const std::string& socket, std::string* error) {
+  const std::string dir = coop::SocketDir(socket);
+  // coopd creates it too; the log needs it first.
+  for (size_t at = dir.find('/', 1); at != std::string::npos; at = dir.find('/', at + 1)) {
+    mkdir(dir.substr(0, at).c_str(), 0700);
+  }
+  mkdir(dir.c_str(), 0700);
+  coop::DirRule rule;
+  rule.owner = static_cast<long>(geteuid());
+  rule.who = "you";
+  rule.fix = "remove it, or give a socket in a directory of your own (COOPD_SOCKET)";
+  if (std::string why = coop::UnsafeDirReason(dir, rule); !why.empty()) {
+    *error = why;
+    return false;
+  }
   const std::string log = dir + "/coopd.log";
+  const int out = coop::OpenOwnFile(log, O_WRONLY | O_APPEND, error);
+  if (out < 0) return false;
   std::vector<std::string> args = {binary, "--socket", socket};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t child = fork();
-  if (child < 0) return false;
+  if (child < 0) {
+    close(out);
+    *error = std::string("fork: ") + std::strerror(errno);
+    return false;
+  }
   if (child == 0) {
     // Only async-signal-safe calls from here to exec.
     setsid();
     if (fork() != 0) _exit(0);
     int in = open("/dev/null", O_RDONLY);
-    int out = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
     if (in >= 0) dup2(in, 0);
-    if (out >= 0) {
-      dup2(out, 1);
-      dup2(out, 2);
-    }
+    dup2(out, 1);
+    dup2(out, 2);
     // Nothing else of the client's: a daemon holding, say, the write end of a pipe its
     // starter reads would keep that reader waiting for as long as the daemon runs.
     if (syscall(SYS_close_range, 3u, ~0u, 0u) != 0) {
@@ -366,13 +382,15 @@ bool SpawnDaemon(const std::string& binary, const std::string& socket) {
     execv(argv[0], argv.data());
     _exit(127);
   }
+  close(out);
   int status = 0;
   waitpid(child, &status, 0);
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 // The contents of a file named by ClientOptions `field` (env `env`); with `secret`, refused when
-// others may read or write it.
+// others may read or write it, its group may write it, or another user than this one or root
+// owns it (coop::UnsafeSecretReason).
 std::optional<std::string> ReadOptionFile(const std::string& path, const char* field,
                                           const char* env, bool secret, std::string* error) {
   const std::string what =
@@ -386,11 +404,10 @@ std::optional<std::string> ReadOptionFile(const std::string& path, const char* f
   std::string text;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (1 << 20)) {
     *error = what + ": not a regular file of at most 1 MiB";
-  } else if (secret && (st.st_mode & 0007) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    *error = what + ": others may access it (mode " + mode +
-             "), and it holds a secret: chmod 600 (or 640 for a group)";
+  } else if (std::string why = secret ? coop::UnsafeSecretReason(st.st_mode, st.st_uid, "a secret")
+                                      : std::string();
+             !why.empty()) {
+    *error = what + ": " + why;
   } else {
     char buf[4096];
     ssize_t n;
@@ -432,6 +449,8 @@ struct Client::Impl {
   // that every call returns instead of calling.
   std::string authorization;
   std::optional<Error> setup_error;
+  // ClientOptions::socket_owner (COOPD_SOCKET_OWNER) as a uid; -1: none.
+  long socket_owner_uid = -1;
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::Coop::Stub> stub;
   std::mutex autostart_mu;
@@ -519,6 +538,7 @@ struct Client::Impl {
   template <class CallFn>
   std::optional<Error> Call(const CallFn& call) {
     if (setup_error) return setup_error;
+    if (auto e = CheckSocket()) return e;
     const auto deadline = std::chrono::system_clock::now() + options.timeout;
     bool started = false;
     std::string note;
@@ -542,7 +562,24 @@ struct Client::Impl {
       }
       if (std::chrono::system_clock::now() + std::chrono::milliseconds(50) >= deadline) return e;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      // The daemon started since: check the socket it made before connecting to it.
+      if (auto bad = CheckSocket()) return bad;
     }
+  }
+
+  // On the Unix socket, an error when the socket or its directory is not this user's
+  // (coop::UnsafeSocketReason): checked before every call, so that gRPC's connect, which comes
+  // next, reaches the socket checked (its directory lets no one else replace it). The token is
+  // never sent to a socket another user owns.
+  std::optional<Error> CheckSocket() const {
+    if (!options.target.empty()) return std::nullopt;
+    std::string why = coop::UnsafeSocketReason(options.socket_path, static_cast<long>(geteuid()),
+                                               socket_owner_uid);
+    if (why.empty()) return std::nullopt;
+    Error e;
+    e.code = ErrorCode::kFailedPrecondition;
+    e.message = std::move(why) + " (docs/security.md, \"Other local users\")";
+    return e;
   }
 
   // What the client talks to, for messages.
@@ -557,6 +594,7 @@ struct Client::Impl {
     FromEnv(&options.tls_ca_file, "COOPD_TLS_CA");
     FromEnv(&options.tls_cert_file, "COOPD_TLS_CERT");
     FromEnv(&options.tls_key_file, "COOPD_TLS_KEY");
+    FromEnv(&options.socket_owner, "COOPD_SOCKET_OWNER");
     std::string error;
     auto fail = [this](std::string message) {
       Error e;
@@ -565,6 +603,8 @@ struct Client::Impl {
       setup_error = std::move(e);
       return grpc::InsecureChannelCredentials();
     };
+    socket_owner_uid = coop::ParseOwner(options.socket_owner, &error);
+    if (!error.empty()) return fail(error);
     if (!options.token_file.empty()) {
       auto text =
           ReadOptionFile(options.token_file, "token_file", "COOPD_TOKEN_FILE", true, &error);
@@ -620,8 +660,9 @@ struct Client::Impl {
       return "(auto-start: no coopd binary in COOPD_BIN, next to the client library or program, or "
              "on PATH)";
     }
-    if (!SpawnDaemon(binary, options.socket_path)) {
-      return "(auto-start: could not start " + binary + ")";
+    std::string error;
+    if (!SpawnDaemon(binary, options.socket_path, &error)) {
+      return "(auto-start: could not start " + binary + (error.empty() ? "" : ": " + error) + ")";
     }
     return "";
   }
@@ -905,6 +946,10 @@ Stats FromProto(const v1::Stats& resp) {
   out.client_rate_refusals = resp.client_rate_refusals();
   out.undecodable_requests = resp.undecodable_requests();
   out.oversized_requests = resp.oversized_requests();
+  out.requests_cancelled = resp.requests_cancelled();
+  out.compiles_cancelled = resp.compiles_cancelled();
+  out.quota_compile_refusals = resp.quota_compile_refusals();
+  out.quota_bytes_refusals = resp.quota_bytes_refusals();
   for (const auto& t : resp.tuning_tables()) {
     out.tuning_tables.push_back(
         {t.arch(), t.version(), t.digest(), t.source(), t.device(), t.cells(), t.placeholder()});
@@ -946,10 +991,6 @@ Result<Explanation> Client::Explain(const Spec& spec, Formats format) {
   if (auto e = CheckFamilyOptions(spec, "spec")) return *e;
   v1::SpecializeRequest req;
   *req.mutable_spec() = ToProto(spec);
-  out.requests_cancelled = resp.requests_cancelled();
-  out.compiles_cancelled = resp.compiles_cancelled();
-  out.quota_compile_refusals = resp.quota_compile_refusals();
-  out.quota_bytes_refusals = resp.quota_bytes_refusals();
   SetFormats(format, &req);
   req.set_client(impl_->options.client_name);
   v1::ExplainResponse resp;
@@ -1138,6 +1179,7 @@ std::optional<int> DecodeHealthStatus(const std::string& in) {
 
 Result<HealthStatus> Client::Health(const std::string& service) {
   if (impl_->setup_error) return *impl_->setup_error;
+  if (auto e = impl_->CheckSocket()) return *e;
   grpc::GenericStub stub(impl_->channel);
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + impl_->options.timeout);

@@ -1,10 +1,13 @@
 #include "server/cache/remote_config.h"
 
+#include <openssl/crypto.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 
 #include "absl/strings/numbers.h"
+#include "server/util/config_file.h"
 #include "server/util/strings.h"
 
 namespace coopd {
@@ -179,12 +182,13 @@ absl::StatusOr<RemoteCacheConfig> ParseRemoteCacheUrl(const std::string& url,
     if (!c.password.empty()) {
       return bad("a password in the URL and a password file together; give one of them");
     }
-    std::ifstream in(password_file);
-    if (!in) {
-      return absl::InvalidArgumentError(StrCat(source, ": cannot read password file \"",
-                                               password_file, "\": ", std::strerror(errno)));
-    }
-    std::getline(in, c.password);
+    // A secret: refused when others may read it or anyone but coopd's user (or root) could
+    // rewrite it (ReadConfigFile).
+    auto text = ReadConfigFile(password_file, StrCat(source, ": cannot read password file"),
+                               /*secret=*/true);
+    if (!text.ok()) return absl::InvalidArgumentError(text.status().message());
+    c.password = text->substr(0, text->find('\n'));
+    OPENSSL_cleanse(text->data(), text->size());
     if (!c.password.empty() && c.password.back() == '\r') c.password.pop_back();
     if (c.password.empty()) {
       return absl::InvalidArgumentError(

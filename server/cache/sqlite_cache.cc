@@ -1,9 +1,14 @@
 #include "server/cache/sqlite_cache.h"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
@@ -284,14 +289,54 @@ void SqliteCache::BeginShutdown() {
   sqlite3_interrupt(writer_db_);
 }
 
+namespace {
+
+// Clears the group and other bits of `path` (a directory or a file, never a link: lstat, then
+// chmod of what was checked) when coopd's user owns it, saying so; warns when another user
+// owns it.
+void Tighten(const std::string& path, mode_t private_mode) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) return;
+  if (st.st_uid != geteuid()) {
+    spdlog::warn("cache: {} is owned by uid {}, not coopd's user ({}); it should be coopd's alone",
+                 path, st.st_uid, geteuid());
+    return;
+  }
+  if ((st.st_mode & 077) == 0) return;
+  if (chmod(path.c_str(), private_mode) == 0) {
+    spdlog::info("cache: {} was mode {:04o}, open to other users; made it {:04o}", path,
+                 st.st_mode & 07777, private_mode);
+  } else {
+    spdlog::warn("cache: {} is mode {:04o}, open to other users, and cannot be made {:04o}: {}",
+                 path, st.st_mode & 07777, private_mode, std::strerror(errno));
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<SqliteCache>> SqliteCache::Open(const SqliteCacheOptions& options) {
   std::error_code ec;
+  const bool existed = std::filesystem::exists(options.dir, ec);
   std::filesystem::create_directories(options.dir, ec);
   if (ec) {
     return absl::FailedPreconditionError(
         StrCat("cache: cannot create cache directory ", options.dir, ": ", ec.message()));
   }
+  // The cache holds every caller's artifacts, private operators included: its directory is
+  // coopd's user's alone (0700) and its files 0600. SQLite gives -wal and -shm the mode of the
+  // database, so the database is made 0600 (created here, empty, which SQLite takes for a new
+  // database) before SQLite opens it; files of older coopds (0644) are tightened.
   const std::string path = (std::filesystem::path(options.dir) / "cache.db").string();
+  if (!existed) {
+    chmod(options.dir.c_str(), 0700);
+  } else {
+    Tighten(options.dir, 0700);
+  }
+  if (const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      fd >= 0) {
+    close(fd);
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) Tighten(path + suffix, 0600);
   auto writer = OpenConnection(path, /*create=*/true, options.busy_timeout);
   if (!writer.ok()) return writer.status();
   std::unique_ptr<SqliteCache> cache(new SqliteCache(std::move(*writer), path, options));

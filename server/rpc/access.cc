@@ -130,41 +130,6 @@ absl::StatusOr<std::vector<TokenEntry>> ParseTokens(std::string_view text,
   return out;
 }
 
-absl::StatusOr<std::string> ReadConfigFile(const std::string& path, const std::string& flag,
-                                           bool secret) {
-  const std::string what = StrCat(flag, " ", QuoteValue(path, 200));
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return absl::FailedPreconditionError(StrCat(what, ": cannot open: ", std::strerror(errno)));
-  }
-  struct stat st {};
-  std::string text;
-  absl::Status status;
-  if (fstat(fd, &st) != 0) {
-    status = absl::FailedPreconditionError(StrCat(what, ": cannot stat: ", std::strerror(errno)));
-  } else if (!S_ISREG(st.st_mode)) {
-    status = absl::FailedPreconditionError(StrCat(what, ": not a regular file"));
-  } else if (secret && (st.st_mode & 0007) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    status = absl::FailedPreconditionError(
-        StrCat(what, ": others may access it (mode ", mode,
-               "), and it holds secrets: chmod 600 (or 640 for a group) and start again"));
-  } else if (st.st_size > (1 << 20)) {
-    status = absl::FailedPreconditionError(StrCat(what, ": larger than 1 MiB"));
-  } else {
-    char buf[4096];
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof(buf))) > 0) text.append(buf, static_cast<size_t>(n));
-    if (n < 0) {
-      status = absl::FailedPreconditionError(StrCat(what, ": cannot read: ", std::strerror(errno)));
-    }
-  }
-  close(fd);
-  if (!status.ok()) return status;
-  return text;
-}
-
 absl::StatusOr<std::vector<TokenEntry>> LoadTokensFile(const std::string& path,
                                                        const std::string& flag) {
   auto text = ReadConfigFile(path, flag, /*secret=*/true);

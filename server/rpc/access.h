@@ -31,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "server/util/config_file.h"
 
 namespace coopd {
 
@@ -52,10 +53,7 @@ struct TokenEntry {
 absl::StatusOr<std::vector<TokenEntry>> ParseTokens(std::string_view text,
                                                     const std::string& source);
 
-// The contents of a regular file of at most 1 MiB; with `secret`, also refused when others (not
-// the owner or the group) may read or write it. FAILED_PRECONDITION naming `flag` and the file.
-absl::StatusOr<std::string> ReadConfigFile(const std::string& path, const std::string& flag,
-                                           bool secret);
+// ReadConfigFile (server/util/config_file.h) reads the tokens file and the TLS files.
 
 // Reads (ReadConfigFile, secret) and parses a tokens file.
 absl::StatusOr<std::vector<TokenEntry>> LoadTokensFile(const std::string& path,

@@ -59,10 +59,11 @@ class SocketLock {
   }
   absl::Status Acquire(const std::string& socket_path) {
     const std::string path = socket_path + ".lock";
-    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd_ < 0) {
-      return absl::FailedPreconditionError(
-          StrCat("cannot open lock file ", path, ": ", std::strerror(errno)));
+    std::string error;
+    fd_ = coop::OpenOwnFile(path, O_RDWR, &error);
+    if (fd_ < 0) return absl::FailedPreconditionError(StrCat("lock file ", error));
+    if (fchmod(fd_, 0600) != 0) {
+      spdlog::warn("cannot make {} private (0600): {}", path, std::strerror(errno));
     }
     if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       char buf[32] = {0};
@@ -411,6 +412,15 @@ absl::Status RunDaemon(const DaemonConfig& config) {
     if (!socket_dir.empty()) {
       const bool existed = std::filesystem::exists(socket_dir);
       if (absl::Status s = MakePrivateDir(socket_dir); !s.ok()) return s;
+      // Another user's directory, or one others may write, could swap the socket, or plant
+      // links as its lock and log: refused (lstat: a link is refused too) before anything in it
+      // is touched (docs/security.md, "Other local users").
+      coop::DirRule rule;
+      rule.owner = static_cast<long>(geteuid());
+      rule.writable_group = config.socket_gid;
+      if (std::string why = coop::UnsafeDirReason(socket_dir, rule); !why.empty()) {
+        return absl::FailedPreconditionError(why);
+      }
       if (absl::Status s = ShareSocketDir(socket_dir, !existed, config); !s.ok()) return s;
     }
     if (absl::Status s = lock.Acquire(config.socket_path); !s.ok()) return s;
@@ -454,7 +464,10 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   tc_options.clang = config.clang;
   {
     std::error_code ec;
+    const bool existed = std::filesystem::exists(config.cache_dir, ec);
     std::filesystem::create_directories(config.cache_dir, ec);
+    // The cache directory is coopd's user's alone (SqliteCache::Open tightens an old one).
+    if (!ec && !existed) chmod(config.cache_dir.c_str(), 0700);
     if (!ec) tc_options.manifest_path = config.cache_dir + "/headers.manifest";
   }
   const auto probe_start = std::chrono::steady_clock::now();

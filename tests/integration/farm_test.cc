@@ -444,6 +444,9 @@ TEST(Farm, AclAuthWithAPasswordFileWorksAndAWrongPasswordFailsOpenWithoutLeaking
   TempDir files;
   std::ofstream(files.path() + "/good") << "right-pass\n";
   std::ofstream(files.path() + "/bad") << "wrong-pass-x9\n";
+  // Secrets: others may not read them (ReadConfigFile).
+  ASSERT_EQ(chmod((files.path() + "/good").c_str(), 0600), 0);
+  ASSERT_EQ(chmod((files.path() + "/bad").c_str(), 0600), 0);
   const std::string url = "redis://builder@" + redis.server.Address() + "/auth";
   {
     TestDaemon d({"--workers", "1", "--remote-cache", url, "--remote-cache-password-file",

@@ -679,6 +679,13 @@ const char* HealthStatusName(HealthStatus status);
 
 struct ClientOptions {
   std::string socket_path;  // empty: coop::DefaultSocketPath()
+  // Before every call on the socket (and before auto-start) the client checks that the socket
+  // and its directory are its own (docs/security.md, "Other local users"): the socket owned by
+  // this process's effective uid (or root), its directory owned by that uid (or root) and
+  // writable by no one else. Otherwise the call fails with kFailedPrecondition and nothing is
+  // sent. A coopd shared on purpose (--socket-group) runs as another user: name that user here
+  // (a user name or a uid) to accept its socket. Empty: $COOPD_SOCKET_OWNER, else none.
+  std::string socket_owner;
   // Per-call deadline. A first compile takes about a second; a cold daemon a few.
   std::chrono::milliseconds timeout{std::chrono::minutes(3)};
   // Shown in coopd's logs; with the pid, it names this client for coopd's per-client limits
@@ -698,7 +705,8 @@ struct ClientOptions {
   std::string target;
   // Access control (docs/security.md). A file holding a bearer token for coopd's
   // --tokens-file (its first line that is neither empty nor a # comment), sent with every call,
-  // on `target` and on the socket alike. Others may not read the file (mode 0600 or 0640).
+  // on `target` and on the socket alike. Others may not read the file (mode 0600 or 0640); no
+  // one but its owner may write it, and its owner is this process's effective user or root.
   // Empty: $COOPD_TOKEN_FILE, else no token.
   std::string token_file;
   // TLS for `target` connections, PEM files: the CA that signed coopd's certificate (empty:

@@ -20,7 +20,8 @@ import grpc
 from google.protobuf import json_format
 
 from coopd._errors import CoopdError
-from coopd._paths import default_socket_path
+from coopd._paths import (default_socket_path, open_own_file, parse_owner, unsafe_dir_reason,
+                          unsafe_socket_reason)
 from coopd._proto.coop.v1 import coop_pb2, coop_pb2_grpc
 
 __all__ = ["Spec", "UserOperator", "Entry", "Part", "Artifact", "LinkResult", "Client", "PlanUse",
@@ -386,16 +387,25 @@ class LinkResult:
 
 
 def _read_option_file(path: str, what: str, secret: bool) -> bytes:
-    """The bytes of a file an option names; with ``secret``, refused when others may access it
-    (the daemon's rule for its own secrets)."""
+    """The bytes of a file an option names; with ``secret``, refused when others may access it,
+    its group may write it, or another user than this one or root owns it (the daemon's rule for
+    its own secrets)."""
     try:
-        st = os.stat(path)
-        if secret and st.st_mode & 0o007:
-            raise CoopdError(grpc.StatusCode.INVALID_ARGUMENT,
-                             f"{what} {path!r}: others may access it (mode "
-                             f"{st.st_mode & 0o7777:04o}), and it holds a secret: chmod 600 "
-                             "(or 640 for a group)", False)
         with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
+            mode = f"{st.st_mode & 0o7777:04o}"
+            why = None
+            if secret and st.st_mode & 0o007:
+                why = (f"others may access it (mode {mode}), and it holds a secret: chmod 600 "
+                       "(or 640 for a group)")
+            elif secret and st.st_mode & 0o020:
+                why = f"mode {mode} lets its group write it; chmod 640 (or 600)"
+            elif secret and st.st_uid not in (os.geteuid(), 0):
+                why = (f"owned by uid {st.st_uid}, who may rewrite it; it must be owned by this "
+                       f"user ({os.geteuid()}) or root: chown it")
+            if why:
+                raise CoopdError(grpc.StatusCode.INVALID_ARGUMENT, f"{what} {path!r}: {why}",
+                                 False)
             return f.read()
     except OSError as e:
         raise CoopdError(grpc.StatusCode.INVALID_ARGUMENT,
@@ -438,8 +448,15 @@ class Client:
             metadata of up to 64 MiB.
         token_file: a file holding a bearer token for coopd's ``--tokens-file`` (its first line
             that is neither empty nor a ``#`` comment), sent with every call, on the target and
-            on the socket alike; others may not read it (mode 0600 or 0640). Default
+            on the socket alike; others may not read it (mode 0600 or 0640), no one but its
+            owner may write it, and its owner is this user or root. Default
             ``$COOPD_TOKEN_FILE``.
+        socket_owner: before every call on the socket (and before auto-start) the client checks
+            that the socket is owned by this process's effective uid (or root) and that its
+            directory is owned by that uid (or root) and writable by no one else; otherwise the call raises
+            :class:`CoopdError` (FAILED_PRECONDITION) and nothing is sent. A coopd shared on
+            purpose (``--socket-group``) runs as another user: name that user here (a name or a
+            uid). Default ``$COOPD_SOCKET_OWNER``.
         tls_ca, tls_cert, tls_key: TLS for ``target`` connections, PEM files: the CA that
             signed coopd's certificate (None: the system's roots), and this client's
             certificate and key for a coopd that requires them (``--tls-client-ca``). TLS is on
@@ -460,8 +477,12 @@ class Client:
                  full_errors: bool = False, token_file: Optional[str] = None,
                  tls_ca: Optional[str] = None, tls_cert: Optional[str] = None,
                  tls_key: Optional[str] = None, artifact_cache_entries: int = 256,
-                 artifact_cache_bytes: int = 64 << 20) -> None:
+                 artifact_cache_bytes: int = 64 << 20, socket_owner: Optional[str] = None) -> None:
         self.socket = socket or default_socket_path()
+        try:
+            self._socket_owner = parse_owner(socket_owner or os.environ.get("COOPD_SOCKET_OWNER"))
+        except ValueError as e:
+            raise CoopdError(grpc.StatusCode.INVALID_ARGUMENT, str(e), False) from None
         self._artifacts = _ArtifactCache(artifact_cache_entries, artifact_cache_bytes)
         target = target or os.environ.get("COOPD_TARGET") or None
         self.target = target
@@ -622,6 +643,7 @@ class Client:
         started = False
         why_not = ""
         while True:
+            self._check_socket()
             remaining = deadline - time.monotonic()
             try:
                 return getattr(self._stub, method)(
@@ -642,6 +664,17 @@ class Client:
             time.sleep(delay)
             delay = min(delay * 2, 0.5 if started and self._autostarted else 2.0)
 
+    def _check_socket(self) -> None:
+        """On the Unix socket, raises FAILED_PRECONDITION when the socket or its directory is not
+        this user's (unsafe_socket_reason): checked before every call, so that gRPC's connect,
+        which comes next, reaches the socket checked. The token never goes to another user."""
+        if self.target:
+            return
+        why = unsafe_socket_reason(self.socket, os.geteuid(), self._socket_owner)
+        if why:
+            raise CoopdError(grpc.StatusCode.FAILED_PRECONDITION,
+                             f'{why} (docs/security.md, "Other local users")', False)
+
     def _autostart(self) -> str:
         """Starts coopd if allowed; "" when started (now or earlier), else why not."""
         if not self.autostart:
@@ -658,13 +691,24 @@ class Client:
                 return "(auto-start: no coopd binary in COOPD_BIN or on PATH)"
             directory = os.path.dirname(self.socket) or "."
             os.makedirs(directory, mode=0o700, exist_ok=True)
-            log = os.path.join(directory, "coopd.log")
+            # A directory or log another user planted is refused: nothing is started or written.
+            why = unsafe_dir_reason(directory, owner=os.geteuid(), fix="remove it, or give a "
+                                    "socket in a directory of your own (COOPD_SOCKET)")
+            if why:
+                return f"(auto-start: {why})"
+            try:
+                log = open_own_file(os.path.join(directory, "coopd.log"),
+                                    os.O_WRONLY | os.O_APPEND)
+            except OSError as e:
+                return f"(auto-start: {e.strerror})"
             # sh backgrounds the daemon and exits: coopd is reparented to init, in a session of
             # its own, and never left a zombie of this process.
-            subprocess.run(["/bin/sh", "-c", '"$@" >>"$COOPD_AUTOSTART_LOG" 2>&1 </dev/null &',
-                            "sh", binary, "--socket", self.socket],
-                           env={**os.environ, "COOPD_AUTOSTART_LOG": log},
-                           start_new_session=True, check=True)
+            try:
+                subprocess.run(["/bin/sh", "-c", '"$@" </dev/null &', "sh", binary, "--socket",
+                                self.socket], stdout=log, stderr=log, start_new_session=True,
+                               check=True)
+            finally:
+                os.close(log)
             self._autostarted = True
             return ""
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -26,8 +27,11 @@ import cutlass.cute as cute
 from cutlass._mlir import ir
 from cutlass._mlir.dialects import llvm
 
+import grpc
+
 import coopd
 from coopd import _families
+from coopd._paths import private_dir
 from coopd.cute import _dtypes
 
 __all__ = ["Primitive", "make", "set_client", "get_client", "default_arch", "smem_size",
@@ -61,21 +65,54 @@ def default_arch() -> str:
 
 
 def bitcode_dir() -> str:
-    """Where the bitcode files live: ``$COOPD_CUTE_DIR``, else ``<tmp>/coopd-cute-<uid>``.
-    Files are named by their content, so processes share them and never rewrite one."""
-    d = os.environ.get("COOPD_CUTE_DIR") or os.path.join(tempfile.gettempdir(),
-                                                          f"coopd-cute-{os.getuid()}")
-    os.makedirs(d, exist_ok=True)
-    return d
+    """Where the bitcode files live: ``$COOPD_CUTE_DIR``, else ``$XDG_CACHE_HOME/coopd/cute``,
+    else ``~/.cache/coopd/cute``, else ``<tmp>/coopd-cute-<uid>``. Files are named by their
+    content, so processes share them. The directory is this user's alone: created 0700, and an
+    existing one must be a real directory owned by this user that no one else may write, or
+    :class:`coopd.CoopdError` (FAILED_PRECONDITION) says why (docs/security.md, "Other local
+    users")."""
+    d = os.environ.get("COOPD_CUTE_DIR")
+    if not d:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        home = os.environ.get("HOME")
+        if xdg:
+            d = os.path.join(xdg, "coopd", "cute")
+        elif home:
+            d = os.path.join(home, ".cache", "coopd", "cute")
+        else:
+            d = os.path.join(tempfile.gettempdir(), f"coopd-cute-{os.getuid()}")
+    try:
+        return private_dir(d, "COOPD_CUTE_DIR")
+    except OSError as e:
+        raise coopd.CoopdError(grpc.StatusCode.FAILED_PRECONDITION, f"coopd.cute: {e.strerror}",
+                               False) from None
 
 
 def _bitcode_file(data: bytes, stem: str) -> str:
+    """A file holding ``data``, named by its digest. A file already there is used only when it
+    holds exactly ``data`` (read back and compared, through an O_NOFOLLOW open of a regular file
+    of this user's); otherwise it is replaced. Written atomically: a temporary file in the same
+    directory, renamed over the name."""
     path = os.path.join(bitcode_dir(), f"{stem}-{hashlib.sha256(data).hexdigest()[:16]}.bc")
-    if not os.path.exists(path):
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        fd = -1
+    if fd >= 0:
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if (stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()
+                    and st.st_size == len(data) and f.read() == data):
+                return path
+    tmp_fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+    try:
+        with os.fdopen(tmp_fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)  # atomic: a reader sees the whole file or none
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
     return path
 
 
