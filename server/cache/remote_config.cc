@@ -2,12 +2,14 @@
 
 #include <openssl/crypto.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 
 #include "absl/strings/numbers.h"
 #include "server/util/config_file.h"
+#include "server/util/escape.h"
 #include "server/util/strings.h"
 
 namespace coopd {
@@ -44,9 +46,26 @@ std::string RemoteCacheConfig::Redacted() const {
 absl::StatusOr<RemoteCacheConfig> ParseRemoteCacheUrl(const std::string& url,
                                                       const std::string& source,
                                                       const std::string& password_file_flag) {
-  // Never echo the URL itself: it may hold a password.
+  // Never echo the URL itself: it may hold a password. Nor a part of it that may be one: what
+  // stands between "://" and the URL's last '@'. A password with an unescaped '?', '/' or '#'
+  // ends the authority early, and the "host" or "option" the parser then complains about is
+  // half a password; such a part is named, not quoted.
   auto bad = [&](const std::string& what) {
     return absl::InvalidArgumentError(StrCat(source, ": ", what, "; the forms are ", kForms));
+  };
+  const size_t creds_begin = url.find("://") == std::string::npos ? 0 : url.find("://") + 3;
+  const size_t creds_end = url.rfind('@') == std::string::npos || url.rfind('@') < creds_begin
+                               ? creds_begin
+                               : url.rfind('@');
+  auto show = [&](const std::string& part) {
+    // Text that also stands after the credentials (the host, the prefix, the options) is public
+    // whatever else it matches.
+    if (creds_end == creds_begin || url.find(part, creds_end) != std::string::npos) {
+      return QuoteValue(part);
+    }
+    return std::string(
+        "(not shown: it may be part of a password; percent-encode '?', '/', '#' and '@' in "
+        "one)");
   };
   RemoteCacheConfig c;
   std::string rest;
@@ -59,8 +78,9 @@ absl::StatusOr<RemoteCacheConfig> ParseRemoteCacheUrl(const std::string& url,
     const size_t colon = url.find("://");
     return bad(colon == std::string::npos
                    ? std::string("not a URL (no scheme)")
-                   : StrCat("scheme must be redis or redis-cluster, got \"", url.substr(0, colon),
-                            "\" (rediss:// TLS is not supported by hiredis 0.14: put stunnel in "
+                   : StrCat("scheme must be redis or redis-cluster, got ",
+                            QuoteValue(url.substr(0, colon)),
+                            " (rediss:// TLS is not supported by hiredis 0.14: put stunnel in "
                             "front of Redis, docs/farm.md)"));
   }
   std::string query;
@@ -87,8 +107,7 @@ absl::StatusOr<RemoteCacheConfig> ParseRemoteCacheUrl(const std::string& url,
       if (prefix.size() > 128) return bad("PREFIX must be at most 128 characters");
       for (char ch : prefix) {
         if (!PrefixCharOk(ch)) {
-          return bad(StrCat("PREFIX \"", prefix,
-                            "\" may hold only letters, digits and - _ . : (got '", ch, "')"));
+          return bad(StrCat("PREFIX ", show(prefix), " may hold only letters, digits and - _ . :"));
         }
       }
       c.prefix = prefix;
@@ -109,7 +128,7 @@ absl::StatusOr<RemoteCacheConfig> ParseRemoteCacheUrl(const std::string& url,
     int port = 0;
     if (host.empty() || colon == std::string::npos ||
         !absl::SimpleAtoi(hp.substr(colon + 1), &port) || port < 1 || port > 65535) {
-      return bad(StrCat("\"", hp, "\" must be HOST:PORT with a port 1..65535"));
+      return bad(StrCat(show(hp), " must be HOST:PORT with a port 1..65535"));
     }
     node.host = host;
     node.port = port;
@@ -134,7 +153,7 @@ absl::StatusOr<RemoteCacheConfig> ParseRemoteCacheUrl(const std::string& url,
     auto number = [&](int64_t lo, int64_t hi, int64_t* out) -> absl::Status {
       if (!absl::SimpleAtoi(v, out) || *out < lo || *out > hi) {
         return bad(
-            StrCat("option ", k, " must be a whole number ", lo, "..", hi, ", got \"", v, "\""));
+            StrCat("option ", k, " must be a whole number ", lo, "..", hi, ", got ", show(v)));
       }
       return absl::OkStatus();
     };
@@ -158,7 +177,7 @@ absl::StatusOr<RemoteCacheConfig> ParseRemoteCacheUrl(const std::string& url,
       } else if (v == "async") {
         c.write = RemoteWritePolicy::kAsync;
       } else {
-        s = bad(StrCat("option write must be sync or async, got \"", v, "\""));
+        s = bad(StrCat("option write must be sync or async, got ", show(v)));
       }
     } else if (k == "read_only") {
       if (v == "1" || v == "true") {
@@ -166,7 +185,7 @@ absl::StatusOr<RemoteCacheConfig> ParseRemoteCacheUrl(const std::string& url,
       } else if (v == "0" || v == "false") {
         c.read_only = false;
       } else {
-        s = bad(StrCat("option read_only must be 0, 1, true or false, got \"", v, "\""));
+        s = bad(StrCat("option read_only must be 0, 1, true or false, got ", show(v)));
       }
     } else if (k == "password_file") {
       if (!password_file.empty() && password_file != v) {
@@ -174,7 +193,7 @@ absl::StatusOr<RemoteCacheConfig> ParseRemoteCacheUrl(const std::string& url,
       }
       password_file = v;
     } else {
-      s = bad(StrCat("unknown option \"", k, "\" (options: ", kOptions, ")"));
+      s = bad(StrCat("unknown option ", show(k), " (options: ", kOptions, ")"));
     }
     if (!s.ok()) return s;
   }
@@ -191,8 +210,8 @@ absl::StatusOr<RemoteCacheConfig> ParseRemoteCacheUrl(const std::string& url,
     OPENSSL_cleanse(text->data(), text->size());
     if (!c.password.empty() && c.password.back() == '\r') c.password.pop_back();
     if (c.password.empty()) {
-      return absl::InvalidArgumentError(
-          StrCat(source, ": password file \"", password_file, "\" has an empty first line"));
+      return absl::InvalidArgumentError(StrCat(
+          source, ": password file ", QuoteValue(password_file, 256), " has an empty first line"));
     }
   }
   if (!c.user.empty() && c.password.empty()) {

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "server/catalog/render.h"
 #include "server/catalog/spec.h"
 #include "server/engine/framing.h"
+#include "server/service/settings.h"
 #include "tests/fuzz/fuzz_toolchain.h"
 
 namespace fs = std::filesystem;
@@ -349,6 +351,61 @@ int main(int argc, char** argv) {
   link_calls.Op(10).U64(30000).Str("my-jit").Byte(0);
   link_calls.Op(11).Byte(14);
   Seed(dir, &n, "link", link_calls.bytes());
+
+  // settings: a config file, NUL, flags one per line, NUL, a Redis URL (settings_fuzz.cc).
+  {
+    const fs::path dir = SeedDir(root, "settings");
+    size_t n = 0;
+    std::ifstream sample(root / ".." / ".." / "deploy" / "coopd.toml", std::ios::binary);
+    const std::string sample_toml((std::istreambuf_iterator<char>(sample)),
+                                  std::istreambuf_iterator<char>());
+    const std::string nul(1, '\0');
+    const std::vector<std::string> urls = {
+        "redis://127.0.0.1:6379",
+        "redis://app:s3cret@cache.example:6379/coopd?ttl=3600&pool=8&write=async",
+        "redis-cluster://:pw@10.0.0.1:7000,10.0.0.2:7001,[::1]:7002/p?lease_wait_ms=0",
+        "redis://ci@h:1?password_file=/nonexistent&timeout_ms=50&connect_timeout_ms=50",
+        "redis://app:s3cr?et@h:6379"};
+    Seed(dir, &n, "sample", sample_toml + nul + nul + urls[0]);
+    Seed(dir, &n, "flags",
+         nul + "--workers\n2\n--socket\n/tmp/x.sock\n--listen\n127.0.0.1:0\n--sandbox\nrequire" +
+             nul + urls[1]);
+    Seed(dir, &n, "remote", "[remote]\nurl = \"" + urls[2] + "\"\n" + nul + nul + urls[3]);
+    Seed(dir, &n, "print", nul + "--print-config\n--cache-dir\n/tmp/c" + nul + urls[4]);
+    std::set<std::string> words;
+    for (const auto& spec : coopd::Settings()) {
+      words.insert(spec.key);
+      words.insert(spec.key.substr(spec.key.find('.') + 1));
+      words.insert("[" + spec.key.substr(0, spec.key.find('.')) + "]");
+      words.insert(spec.flag);
+      words.insert(spec.env);
+    }
+    for (const char* w : {"redis://",
+                          "redis-cluster://",
+                          "rediss://",
+                          "ttl=",
+                          "pool=",
+                          "write=",
+                          "read_only=",
+                          "timeout_ms=",
+                          "connect_timeout_ms=",
+                          "lease_ttl_ms=",
+                          "lease_wait_ms=",
+                          "password_file=",
+                          "@",
+                          "://",
+                          "[::1]",
+                          " = ",
+                          "\"\"\"",
+                          "true",
+                          "false",
+                          "--config",
+                          "--print-config",
+                          "--help"}) {
+      words.insert(w);
+    }
+    WriteDict(root / "settings.dict", words);
+  }
   std::printf("make_corpus: wrote the corpora and dictionaries under %s\n", root.c_str());
   return 0;
 }

@@ -85,6 +85,25 @@ TEST(RemoteConfig, BadUrlsNameTheSourceThePartAndTheFormsButNeverThePassword) {
   }
 }
 
+// A password with an unescaped '?' ends the authority early: the parser then sees
+// half the password as the host, or the rest of it as an option, and must not quote either.
+TEST(RemoteConfig, AnUnescapedDelimiterInThePasswordIsNotQuotedInTheError) {
+  for (const char* url : {"redis://app:s3cr?et-pass@h:6379", "redis://app:s3cr?et=pass@h:6379",
+                          "redis://app:s3cr?pool=et-pass@h:6379", "redis://h:1?tll=s3cr@et-pass"}) {
+    auto r = ParseRemoteCacheUrl(url, "--remote-cache");
+    ASSERT_FALSE(r.ok()) << url;
+    const std::string m(r.status().message());
+    for (const char* part : {"app:", "s3cr", "et-pass", "et=pass"}) {
+      EXPECT_EQ(m.find(part), std::string::npos) << url << " -> " << m;
+    }
+    EXPECT_NE(m.find("percent-encode"), std::string::npos) << url << " -> " << m;
+  }
+  // Parts after the credentials are still quoted.
+  auto r = ParseRemoteCacheUrl("redis://u:hunter2@h:1?tll=5", "--remote-cache");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("unknown option \"tll\""), std::string::npos);
+}
+
 TEST(RemoteConfig, ThePasswordComesFromAFileAndNotTwice) {
   char path[] = "/tmp/coopd-pw-XXXXXX";
   int fd = mkstemp(path);
