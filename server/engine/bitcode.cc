@@ -26,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char kLegacyWorkspacePrefix[] = "coopd-clang-";  // $TMPDIR/coopd-clang-<pid>
-constexpr char kPchHeader[] = "coop_pch.cuh";  // in pch/: includes the prelude
+constexpr char kPchHeader[] = "coop_pch.cuh";              // in pch/: includes the prelude
 constexpr char kUnit[] = "coop_unit.cu";  // the name clang's messages and the IR carry
 constexpr char kPchOut[] = "pch-out";     // in a worker's scratch: a PCH it built
 

@@ -259,8 +259,8 @@ class TokenHeaderCheck final : public grpc::AuthMetadataProcessor {
       std::function<absl::Status(std::string_view, std::string_view, const std::string&)> check)
       : check_(std::move(check)) {}
   bool IsBlocking() const override { return false; }
-  grpc::Status Process(const InputMetadata& metadata, grpc::AuthContext* context,
-                       OutputMetadata*, OutputMetadata*) override {
+  grpc::Status Process(const InputMetadata& metadata, grpc::AuthContext* context, OutputMetadata*,
+                       OutputMetadata*) override {
     std::string_view value, path, rpc = "call";
     if (auto it = metadata.find(kAuthorizationKey); it != metadata.end()) {
       value = std::string_view(it->second.data(), it->second.size());
@@ -282,8 +282,7 @@ class TokenHeaderCheck final : public grpc::AuthMetadataProcessor {
   }
 
  private:
-  const std::function<absl::Status(std::string_view, std::string_view, const std::string&)>
-      check_;
+  const std::function<absl::Status(std::string_view, std::string_view, const std::string&)> check_;
 };
 
 }  // namespace

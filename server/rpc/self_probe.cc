@@ -29,7 +29,9 @@ SelfProbe::SelfProbe(std::vector<ProbeTarget> targets, std::chrono::milliseconds
       max_failures_(max_failures),
       on_dead_(std::move(on_dead)) {}
 
-SelfProbe::~SelfProbe() { Stop(); }
+SelfProbe::~SelfProbe() {
+  Stop();
+}
 
 std::string SelfProbe::ProbeOnce(const ProbeTarget& t, std::chrono::milliseconds deadline) {
   // A connection of its own: a channel shares its subchannels (and so a connection that was

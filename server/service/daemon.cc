@@ -113,6 +113,14 @@ absl::StatusOr<SandboxPolicy> WorkerSandbox(SandboxMode mode, const Toolchain& t
     fs::path r = fs::canonical(p, ec);
     return ec ? p : r.string();
   };
+  // Each root by its real path, resolved here: a Landlock rule never follows a root that is a
+  // symlink (engine/sandbox.h). Where the compiles name it through links (/lib, /usr/local/cuda,
+  // /usr/bin/clang++-22), that name comes too, for the private root to recreate the links.
+  auto add = [&](std::vector<std::string>* list, const std::string& p) {
+    const std::string r = real(p);
+    list->push_back(r);
+    if (r != p) list->push_back(p);
+  };
   // The headers a compile may include.
   add(&policy.read, tc.cccl_include);
   add(&policy.read, tc.cuda_include);
@@ -122,14 +130,6 @@ absl::StatusOr<SandboxPolicy> WorkerSandbox(SandboxMode mode, const Toolchain& t
     add(&policy.read, fs::path(tc.nvrtc_library).parent_path().string());
   }
   // Shared libraries (and the loader's cache), the host's C/C++ headers that clang's CUDA
-  // Each root by its real path, resolved here: a Landlock rule never follows a root that is a
-  // symlink (engine/sandbox.h). Where the compiles name it through links (/lib, /usr/local/cuda,
-  // /usr/bin/clang++-22), that name comes too, for the private root to recreate the links.
-  auto add = [&](std::vector<std::string>* list, const std::string& p) {
-    const std::string r = real(p);
-    list->push_back(r);
-    if (r != p) list->push_back(p);
-  };
   // wrappers include, /dev/null for clang's stdin.
   for (const char* p : {"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/include",
                         "/etc/ld.so.cache", "/dev/null"}) {
@@ -188,9 +188,9 @@ void RaiseDescriptorLimit() {
       return;
     }
   }
-  spdlog::info("descriptors: limit {} (soft {} raised to the hard limit){}", rl.rlim_cur, soft,
-               rl.rlim_cur < 4096 ? "; each connection holds one: raise LimitNOFILE (ulimit -Hn)"
-                                  : "");
+  spdlog::info(
+      "descriptors: limit {} (soft {} raised to the hard limit){}", rl.rlim_cur, soft,
+      rl.rlim_cur < 4096 ? "; each connection holds one: raise LimitNOFILE (ulimit -Hn)" : "");
 }
 
 // A setting's value and where it came from (a flag or a COOPD_* variable), for errors.
@@ -319,12 +319,6 @@ std::string TokenSummary(const std::vector<TokenEntry>& tokens) {
 }
 
 }  // namespace
-
-std::string DefaultCacheDir() {
-  if (const char* v = std::getenv("XDG_CACHE_HOME"); v && *v) return std::string(v) + "/coopd";
-  if (const char* v = std::getenv("HOME"); v && *v) return std::string(v) + "/.cache/coopd";
-  return "/tmp/coopd-" + std::to_string(getuid()) + "/cache";
-}
 
 absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* exit_now) {
   *exit_now = false;
@@ -481,6 +475,10 @@ absl::Status RunDaemon(const DaemonConfig& config) {
       toolchain->headers_total,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - probe_start)
           .count());
+  // Everything coopd writes to temporary storage goes into one private directory of its own
+  // (engine/private_dir.h): the clang workspace and each worker's directory.
+  auto temp_dir = DaemonTempDir::Create();
+  if (!temp_dir.ok()) return temp_dir.status();
   // The bitcode backend is optional: without clang, bitcode requests get FAILED_PRECONDITION.
   std::unique_ptr<ClangWorkspace> clang_workspace;
   if (toolchain->clang.available()) {
@@ -521,10 +519,6 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   RemoteCache* remote_tier = nullptr;
   if (config.remote) {
     auto remote = std::make_unique<RemoteCache>(config.remote_cache);
-  // Everything coopd writes to temporary storage goes into one private directory of its own
-  // (engine/private_dir.h): the clang workspace and each worker's directory.
-  auto temp_dir = DaemonTempDir::Create();
-  if (!temp_dir.ok()) return temp_dir.status();
     remote_tier = remote.get();
     // Fail open from the start: a Redis that is down now is a tier that is down, not an error.
     absl::Status ping = remote->Ping();
@@ -544,6 +538,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   pool_options.workers = config.workers;
   pool_options.timeout = config.compile_timeout;
   pool_options.memory_limit_bytes = config.worker_memory_bytes;
+  pool_options.temp_parent = (*temp_dir)->path();
   if (config.pch) pool_options.warm_source = kPreludeUnit;  // automatic pre-warm
   WorkerPool pool(pool_options);
   if (absl::Status s = pool.Start(); !s.ok()) return s;
@@ -559,6 +554,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   if (clang_workspace) options.clang_workspace = clang_workspace->path();
   options.remote = remote_tier;
   options.limits = config.request_limits;
+  options.quotas = config.quotas;
   // The archs this cache last compiled for, read once: the service keeps the list up to date in
   // the file, and the pre-warm below starts from it.
   std::vector<std::string> history;
@@ -584,7 +580,6 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   }
   std::vector<int> tcp_ports(config.listen.size(), 0);
   for (size_t i = 0; i < config.listen.size(); ++i) {
-  pool_options.temp_parent = (*temp_dir)->path();
     builder.AddListeningPort(config.listen[i], tcp_credentials, &tcp_ports[i]);
   }
   builder.RegisterService(&grpc_service);
@@ -612,7 +607,6 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   std::vector<coop::v1::Listener> listeners;
   if (!activated) {
     chmod(config.socket_path.c_str(), 0600);
-  options.quotas = config.quotas;
     coop::v1::Listener unix_listener;
     unix_listener.set_address("unix:" + config.socket_path);
     unix_listener.set_tokens(access.enforced() && config.tokens_unix);
@@ -690,6 +684,15 @@ absl::Status RunDaemon(const DaemonConfig& config) {
       cl.max_in_flight == 0 ? std::string("unlimited") : std::to_string(cl.max_in_flight),
       cl.rate > 0 ? StrCat(cl.rate, " requests/s (burst ", cl.burst, ")")
                   : std::string("no rate limit"));
+  if (config.quotas.compiles_per_minute > 0 || config.quotas.cache_bytes_per_hour > 0) {
+    spdlog::info("quotas per client: {} compiles per minute, {} MiB into the cache per hour",
+                 config.quotas.compiles_per_minute == 0
+                     ? std::string("unlimited")
+                     : std::to_string(config.quotas.compiles_per_minute),
+                 config.quotas.cache_bytes_per_hour == 0
+                     ? std::string("unlimited")
+                     : std::to_string(config.quotas.cache_bytes_per_hour >> 20));
+  }
   // The self-probe (server/rpc/self_probe.h): a listener that stopped accepting makes coopd
   // exit (status 1, "self-probe: ...") so that its supervisor restarts it.
   std::mutex probe_mu;
@@ -788,15 +791,6 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   }
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   server->Wait();
-  if (config.quotas.compiles_per_minute > 0 || config.quotas.cache_bytes_per_hour > 0) {
-    spdlog::info("quotas per client: {} compiles per minute, {} MiB into the cache per hour",
-                 config.quotas.compiles_per_minute == 0
-                     ? std::string("unlimited")
-                     : std::to_string(config.quotas.compiles_per_minute),
-                 config.quotas.cache_bytes_per_hour == 0
-                     ? std::string("unlimited")
-                     : std::to_string(config.quotas.cache_bytes_per_hour >> 20));
-  }
   metrics.reset();
   executor.Drain();
   maintenance.Drain();
@@ -805,9 +799,9 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   spdlog::info("stopped");
   std::lock_guard<std::mutex> probe_lock(probe_mu);
   if (!probe_failure.empty()) {
-    return absl::UnavailableError(
-        StrCat("self-probe: a listener stopped answering (", probe_failure,
-               "); exited so that the supervisor restarts coopd"));
+    return absl::UnavailableError(StrCat("self-probe: a listener stopped answering (",
+                                         probe_failure,
+                                         "); exited so that the supervisor restarts coopd"));
   }
   return absl::OkStatus();
 }

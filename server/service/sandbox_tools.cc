@@ -162,12 +162,16 @@ int RunSandboxExec(int argc, char** argv) {
   if (!policy.ok()) return ExecFail(std::string(policy.status().message()));
   if (config.sandbox != SandboxMode::kOff) {
     // PROG is executed as clang is: itself and its program interpreter.
-    policy->exec.push_back(prog);
-    if (std::string interp = ProgramInterpreter(prog); !interp.empty()) {
+    // Each by its real path (a Landlock rule never follows a link) and by the name given, for
+    // the private root to recreate the links to it (/bin/sh -> dash, /bin -> usr/bin).
+    auto add_exec = [&](const std::string& p) {
       std::error_code ec;
-      fs::path real = fs::canonical(interp, ec);
-      policy->exec.push_back(ec ? interp : real.string());
-    }
+      const fs::path real = fs::canonical(p, ec);
+      policy->exec.push_back(ec ? p : real.string());
+      if (!ec && real.string() != p) policy->exec.push_back(p);
+    };
+    add_exec(prog);
+    if (std::string interp = ProgramInterpreter(prog); !interp.empty()) add_exec(interp);
     for (const std::string& p : extra_read) policy->read.push_back(p);
   }
   const std::string temp = MakeTempDir();

@@ -23,6 +23,15 @@
 #include "server/util/strings.h"
 
 namespace coopd {
+
+// A settings default (cache.dir), here rather than in daemon.cc so that the settings table
+// builds without the daemon (tests/fuzz's settings target).
+std::string DefaultCacheDir() {
+  if (const char* v = std::getenv("XDG_CACHE_HOME"); v && *v) return std::string(v) + "/coopd";
+  if (const char* v = std::getenv("HOME"); v && *v) return std::string(v) + "/.cache/coopd";
+  return "/tmp/coopd-" + std::to_string(getuid()) + "/cache";
+}
+
 namespace {
 
 // ---- TOML values ----------------------------------------------------------------------------
@@ -555,16 +564,16 @@ std::vector<SettingSpec> MakeTable() {
                        "MAX_CONCURRENT_STREAMS: a client queues the rest)",
                .codec = Limit<uint32_t>([](DaemonConfig& c) -> uint32_t& { return c.max_streams; },
                                         1, 65536, 1)});
-  t.push_back({.key = "limits.grpc_memory_mb",
-               .env = "COOPD_GRPC_MEMORY_MB",
-               .flag = "--grpc-memory-mb",
-               .arg = "N",
-               .default_value = {"256"},
-               .help = "memory quota in MiB for gRPC's connection buffers, 0..1048576, 0: no "
-                       "quota; under pressure gRPC shrinks windows and closes connections",
-               .codec = Limit<uint64_t>(
-                   [](DaemonConfig& c) -> uint64_t& { return c.grpc_memory_bytes; }, 0,
-                   1048576, 1 << 20)});
+  t.push_back(
+      {.key = "limits.grpc_memory_mb",
+       .env = "COOPD_GRPC_MEMORY_MB",
+       .flag = "--grpc-memory-mb",
+       .arg = "N",
+       .default_value = {"256"},
+       .help = "memory quota in MiB for gRPC's connection buffers, 0..1048576, 0: no "
+               "quota; under pressure gRPC shrinks windows and closes connections",
+       .codec = Limit<uint64_t>([](DaemonConfig& c) -> uint64_t& { return c.grpc_memory_bytes; }, 0,
+                                1048576, 1 << 20)});
   t.push_back({.key = "limits.max_op_source_kb",
                .env = "COOPD_MAX_OP_SOURCE_KB",
                .flag = "--max-op-source-kb",
@@ -641,6 +650,29 @@ std::vector<SettingSpec> MakeTable() {
                .codec = Limit<uint32_t>(
                    [](DaemonConfig& c) -> uint32_t& { return c.rpc_limits.clients.burst; }, 1,
                    1000000, 1)});
+  t.push_back({.key = "limits.quota_compiles_per_minute",
+               .env = "COOPD_QUOTA_COMPILES_PER_MINUTE",
+               .flag = "--quota-compiles-per-minute",
+               .arg = "N",
+               .default_value = {"0"},
+               .help = "compiles and links one client may start per minute, 0..1000000, 0: no "
+                       "quota: RESOURCE_EXHAUSTED (cache hits and joined compiles are never "
+                       "refused). A client is its token's name, else as for "
+                       "limits.client_max_in_flight",
+               .codec = Limit<uint32_t>(
+                   [](DaemonConfig& c) -> uint32_t& { return c.quotas.compiles_per_minute; }, 0,
+                   1000000, 1)});
+  t.push_back({.key = "limits.quota_cache_mb_per_hour",
+               .env = "COOPD_QUOTA_CACHE_MB_PER_HOUR",
+               .flag = "--quota-cache-mb-per-hour",
+               .arg = "N",
+               .default_value = {"0"},
+               .help = "MiB of artifacts one client's compiles may insert into the cache per "
+                       "hour, 0..1048576, 0: no quota; over it, its next compile is "
+                       "RESOURCE_EXHAUSTED",
+               .codec = Limit<uint64_t>(
+                   [](DaemonConfig& c) -> uint64_t& { return c.quotas.cache_bytes_per_hour; }, 0,
+                   1048576, 1 << 20)});
   t.push_back({.key = "log.level",
                .env = "COOPD_LOG_LEVEL",
                .flag = "--log-level",
@@ -686,29 +718,6 @@ absl::Status Finish(const std::vector<std::string>& origins, DaemonConfig* confi
 
 const char* TypeName(SettingType type) {
   switch (type) {
-  t.push_back({.key = "limits.quota_compiles_per_minute",
-               .env = "COOPD_QUOTA_COMPILES_PER_MINUTE",
-               .flag = "--quota-compiles-per-minute",
-               .arg = "N",
-               .default_value = {"0"},
-               .help = "compiles and links one client may start per minute, 0..1000000, 0: no "
-                       "quota: RESOURCE_EXHAUSTED (cache hits and joined compiles are never "
-                       "refused). A client is its token's name, else as for "
-                       "limits.client_max_in_flight",
-               .codec = Limit<uint32_t>(
-                   [](DaemonConfig& c) -> uint32_t& { return c.quotas.compiles_per_minute; }, 0,
-                   1000000, 1)});
-  t.push_back({.key = "limits.quota_cache_mb_per_hour",
-               .env = "COOPD_QUOTA_CACHE_MB_PER_HOUR",
-               .flag = "--quota-cache-mb-per-hour",
-               .arg = "N",
-               .default_value = {"0"},
-               .help = "MiB of artifacts one client's compiles may insert into the cache per "
-                       "hour, 0..1048576, 0: no quota; over it, its next compile is "
-                       "RESOURCE_EXHAUSTED",
-               .codec = Limit<uint64_t>(
-                   [](DaemonConfig& c) -> uint64_t& { return c.quotas.cache_bytes_per_hour; }, 0,
-                   1048576, 1 << 20)});
     case SettingType::kString:
       return "a string";
     case SettingType::kInteger:

@@ -17,8 +17,8 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <future>
 #include <memory>
@@ -159,9 +159,8 @@ std::vector<grpc::Status> TwoLargeBodies(const TlsAndToken& pki, int port,
   const std::string body(mib * kMiB, '\x01');
   std::vector<std::future<grpc::Status>> calls;
   for (int i = 0; i < 2; ++i) {
-    calls.push_back(std::async(std::launch::async, [&] {
-      return RawCall(TlsChannel(pki, port), method, body);
-    }));
+    calls.push_back(std::async(std::launch::async,
+                               [&] { return RawCall(TlsChannel(pki, port), method, body); }));
   }
   std::vector<grpc::Status> out;
   for (auto& c : calls) out.push_back(c.get());
@@ -318,8 +317,8 @@ TEST(NetworkAbuse, AListenerWedgedByRunningOutOfDescriptorsIsRestartedBySelfProb
   // Soft and hard limit 1024, so that raising the soft limit does not help: gRPC 1.51 stops
   // accepting on a listener for good once accept4 fails with EMFILE.
   auto start = [&] {
-    auto d = std::make_unique<CoopdProcess>(dir.path() + "/coopd.sock", dir.path() + "/cache",
-                                            args);
+    auto d =
+        std::make_unique<CoopdProcess>(dir.path() + "/coopd.sock", dir.path() + "/cache", args);
     d->wrapper = {"/usr/bin/prlimit", "--nofile=1024:1024", "--"};
     std::string error;
     EXPECT_TRUE(d->Start(&error) && d->WaitReady(120s, &error)) << error;

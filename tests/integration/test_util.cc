@@ -392,12 +392,6 @@ grpc::Status RawCall(const std::shared_ptr<grpc::Channel>& channel, const std::s
   return status;
 }
 
-std::vector<pid_t> Children(pid_t parent) {
-  std::vector<pid_t> out;
-  DIR* proc = opendir("/proc");
-  if (proc == nullptr) return out;
-  while (dirent* e = readdir(proc)) {
-    const pid_t pid = static_cast<pid_t>(atoi(e->d_name));
 std::string WorkerTmpdir(pid_t worker) {
   std::ifstream in("/proc/" + std::to_string(worker) + "/cmdline", std::ios::binary);
   std::string arg;
@@ -409,6 +403,12 @@ std::string WorkerTmpdir(pid_t worker) {
   return "";
 }
 
+std::vector<pid_t> Children(pid_t parent) {
+  std::vector<pid_t> out;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return out;
+  while (dirent* e = readdir(proc)) {
+    const pid_t pid = static_cast<pid_t>(atoi(e->d_name));
     if (pid <= 0) continue;
     std::ifstream stat("/proc/" + std::string(e->d_name) + "/stat");
     std::string line;

@@ -136,14 +136,14 @@ grpc::Status RawCall(const std::shared_ptr<grpc::Channel>& channel, const std::s
 // The process ids of `parent`'s children (coopd's compile workers).
 std::vector<pid_t> Children(pid_t parent);
 
-// Stops coopd's compile workers (SIGSTOP) until destruction, so the compiles they are given stay
-// in flight for as long as a test needs, whatever the machine's speed.
-class StoppedWorkers {
- public:
 // A compile worker's own temporary directory (its TMPDIR): the --worker-temp the daemon gave it,
 // from /proc/<pid>/cmdline; "" when unknown.
 std::string WorkerTmpdir(pid_t worker);
 
+// Stops coopd's compile workers (SIGSTOP) until destruction, so the compiles they are given stay
+// in flight for as long as a test needs, whatever the machine's speed.
+class StoppedWorkers {
+ public:
   explicit StoppedWorkers(pid_t coopd) : pids_(Children(coopd)) {
     for (pid_t p : pids_) kill(p, SIGSTOP);
   }

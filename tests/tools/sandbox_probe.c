@@ -1,8 +1,9 @@
 // sandbox_probe: tries what a compromised compiler would try, and prints one line per attempt:
 //   "NAME: refused (errno EACCES: Permission denied)"  or  "NAME: ALLOWED (...)".
 // An attempt is "refused" when the call failed with EPERM, EACCES or ENOSYS (what Landlock and
-// the seccomp filter answer); any other outcome, success or an error from deeper in the kernel
-// (EBADF, ENOENT, EINVAL: the call got past both), is "ALLOWED".
+// the seccomp filter answer) or, for paths, ENOENT or EROFS (what the worker's private root
+// answers: the path is not there, or read-only); any other outcome, success or an error from
+// deeper in the kernel (EBADF, EINVAL: the call got past them), is "ALLOWED".
 //
 // Exit status: 0 when every attempt was refused, 1 when at least one was allowed, 2 on a usage
 // error. Run it under `coopd sandbox-exec -- sandbox_probe` (tests/integration/
@@ -35,7 +36,12 @@ static int g_allowed = 0;
 
 // Reports an attempt: `rc` is the call's result, `err` its errno when rc < 0.
 static void Report(const char* name, long rc, int err) {
-  if (rc < 0 && (err == EPERM || err == EACCES || err == ENOSYS)) {
+  // ENOENT and EROFS: the private root (engine/private_root.h) shows no such path, or only a
+  // read-only one, which refuses as surely as Landlock's EACCES.
+  const int on_path = strncmp(name, "read-", 5) == 0 || strncmp(name, "create-", 7) == 0 ||
+                      strncmp(name, "exec-", 5) == 0;
+  if (rc < 0 && (err == EPERM || err == EACCES || err == ENOSYS ||
+                 (on_path && (err == ENOENT || err == EROFS)))) {
     printf("%s: refused (errno %s: %s)\n", name, strerrorname_np(err), strerror(err));
   } else if (rc < 0) {
     printf("%s: ALLOWED (reached the kernel: errno %s: %s)\n", name, strerrorname_np(err),
