@@ -205,13 +205,20 @@ absl::StatusOr<RemoteCacheConfig> ParseRemoteCacheUrl(const std::string& url,
     // rewrite it (ReadConfigFile).
     auto text = ReadConfigFile(password_file, StrCat(source, ": cannot read password file"),
                                /*secret=*/true);
+    // A file the URL names stands where a password may be (a '?' in it): named, not quoted.
+    const std::string shown =
+        password_file == password_file_flag ? QuoteValue(password_file, 256) : show(password_file);
+    if (!text.ok() && shown != QuoteValue(password_file, 256)) {
+      return absl::InvalidArgumentError(StrCat(source, ": cannot read the password file ", shown,
+                                               ": check its path, owner and mode"));
+    }
     if (!text.ok()) return absl::InvalidArgumentError(text.status().message());
     c.password = text->substr(0, text->find('\n'));
     OPENSSL_cleanse(text->data(), text->size());
     if (!c.password.empty() && c.password.back() == '\r') c.password.pop_back();
     if (c.password.empty()) {
-      return absl::InvalidArgumentError(StrCat(
-          source, ": password file ", QuoteValue(password_file, 256), " has an empty first line"));
+      return absl::InvalidArgumentError(
+          StrCat(source, ": password file ", shown, " has an empty first line"));
     }
   }
   if (!c.user.empty() && c.password.empty()) {
