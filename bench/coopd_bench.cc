@@ -26,9 +26,11 @@
 //      the compiles per N;
 //   G. a frontend's fresh process, from start to a linked cubin (bench/frontend_e2e): through
 //      coopd (a hit, then nvJitLink in the process, or coopd's Link RPC) vs NVRTC + nvJitLink
-//      in the process.
+//      in the process;
+//   K. a compile whose only caller gave up: from its DEADLINE_EXCEEDED to the worker running it
+//      gone, next to the same compile run to its end.
 //
-// usage: coopd_bench [--rounds N] [--sections ABCEFTSG] [--warm-specs N] [--flight 1,8,32,128]
+// usage: coopd_bench [--rounds N] [--sections ABCEFTSGK] [--warm-specs N] [--flight 1,8,32,128]
 //                    [--flight-workers N] [--json FILE]
 //        (binaries are found next to this one in the build tree; D, the storage of B's
 //        artifacts, comes with B)
@@ -473,6 +475,77 @@ void FrontendEndToEnd(int rounds, coopd_bench::Report* report) {
   }
 }
 
+// K: a compile whose only caller gave up (issue 27 item 6). Each round starts a daemon with one
+// worker and sends a new spec with a short deadline: the worker is cold, so the compile (which
+// first builds the worker's PCH) is still running when the deadline passes. Measured: from the
+// caller's DEADLINE_EXCEEDED, and from the deadline itself, to the worker process being gone
+// (killed and reaped by coopd), next to the same compile run to its end on the replacement worker
+// (the baseline). Nothing here is a test: tests/integration/engine_test.cc (Cancellation.*)
+// checks the behaviour by counters.
+bool ProcessGone(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return true;
+  const size_t paren = text.rfind(')');
+  return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z';
+}
+
+void CancelLatency(int rounds, coopd_bench::Report* report) {
+  constexpr auto kDeadline = 300ms;
+  std::vector<double> from_error, from_deadline, full_compile;
+  for (int r = 0; r < rounds; ++r) {
+    Daemon d({"--workers", "1", "--compile-timeout", "600"});
+    coop::Stats before = d.Stats();
+    if (before.worker_status.empty() || before.worker_status[0].pid <= 0) Die("no worker");
+    const int worker = before.worker_status[0].pid;
+    const coop::Spec spec = DistinctSpecs(1, 700 + r)[0];
+    coop::ClientOptions options;
+    options.socket_path = d.process.socket_path();
+    options.autostart = false;
+    options.timeout = kDeadline;
+    coop::Client impatient(options);
+    const auto sent = Clock::now();
+    auto a = impatient.Specialize(spec);
+    const auto error = Clock::now();
+    if (a) Die("the compile finished inside the deadline: use a slower spec or a shorter deadline");
+    if (a.error().code != coop::ErrorCode::kDeadlineExceeded) Die(a.error().message);
+    while (!ProcessGone(worker)) {
+      if (Clock::now() - error > 60s)
+        Die("the worker of a cancelled compile still runs after 60 s");
+      std::this_thread::sleep_for(200us);
+    }
+    const auto gone = Clock::now();
+    from_error.push_back(Ms(gone - error));
+    from_deadline.push_back(Ms(gone - (sent + kDeadline)));
+    // The same spec to its end on the replacement worker (cold too: it builds its PCH first).
+    auto client = d.process.MakeClient();
+    const auto t0 = Clock::now();
+    MustSpecialize(client, spec);
+    full_compile.push_back(Ms(Clock::now() - t0));
+    if (d.Stats().compiles_cancelled != 1) Die("the first compile was not counted as cancelled");
+  }
+  const double base = Median(full_compile);
+  std::printf(
+      "\nK. a compile whose only caller gave up (%lld ms deadline; median ms; ratio vs the same "
+      "compile run to its end)\n",
+      static_cast<long long>(kDeadline.count()));
+  std::printf("  %-48s %9.0f  1.00\n", "the compile run to its end (cold worker)", base);
+  std::printf("  %-48s %9.1f  %.3f  (max %.1f)\n", "caller's DEADLINE_EXCEEDED -> worker gone",
+              Median(from_error), Median(from_error) / base,
+              *std::max_element(from_error.begin(), from_error.end()));
+  std::printf("  %-48s %9.1f  %.3f  (max %.1f)\n", "deadline passed -> worker gone",
+              Median(from_deadline), Median(from_deadline) / base,
+              *std::max_element(from_deadline.begin(), from_deadline.end()));
+  auto& f = report->Add("cancel", "A compile whose only caller gave up", "ms",
+                        "the compile run to its end (cold worker)");
+  f.note =
+      "one worker, a new spec sent with a 300 ms deadline while the cold worker compiles; "
+      "the worker counts as gone once /proc shows it reaped or a zombie";
+  f.At("the compile run to its end (cold worker)").samples = full_compile;
+  f.At("caller's DEADLINE_EXCEEDED -> worker gone").samples = from_error;
+  f.At("deadline passed -> worker gone").samples = from_deadline;
+}
+
 std::vector<int> ParseCounts(const std::string& list) {
   std::vector<int> out;
   std::stringstream in(list);
@@ -495,7 +568,7 @@ int main(int argc, char** argv) {
   int flight_workers = 2, warm_specs = 3;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (i + 1 >= argc) Die("usage: coopd_bench [--rounds N] [--sections ABCEFTSG] ...");
+    if (i + 1 >= argc) Die("usage: coopd_bench [--rounds N] [--sections ABCEFTSGK] ...");
     if (a == "--rounds") {
       rounds = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--sections") {
@@ -668,6 +741,7 @@ int main(int argc, char** argv) {
   if (wanted('T')) TimeToArtifact(rounds, warm_specs, &report);
   if (wanted('S')) SingleFlight(rounds, flight, flight_workers, &report);
   if (wanted('G')) FrontendEndToEnd(rounds, &report);
+  if (wanted('K')) CancelLatency(rounds, &report);
   if (!json_path.empty() && !report.Write(json_path, coopd_bench::JoinArgs(argc, argv))) return 1;
   return 0;
 }

@@ -16,7 +16,7 @@
 #              directory); with --only, the other sections' reports already there are rendered
 #              again as they are
 #   --only     comma-separated sections to (re)run: hit, artifact, flight, process, frontend,
-#              scaling (default: all)
+#              cancel, scaling (default: all)
 #   --full-fill  scaling fills the 100,000-entry cache with real-sized payloads (13 GB, about 6.5
 #              more minutes here) instead of 8 KiB ones (about 1 GB): start-up and a hit depend
 #              on the number of rows, and the measured spec is the real one either way
@@ -53,7 +53,7 @@ abs() { if [[ -z $1 || $1 == /* ]]; then echo "$1"; else echo "$caller/$1"; fi; 
 [[ $build == build ]] || build=$(abs "$build")
 out=$(abs "$out") results=$(abs "$results")
 cd "$root"
-all_sections="hit artifact flight process frontend scaling"
+all_sections="hit artifact flight process frontend scaling cancel"
 for s in ${only//,/ }; do
   [[ " $all_sections " == *" $s "* ]] || {
     echo "bench/run.sh: --only: unknown section \"$s\"; allowed: ${all_sections// /, }" >&2
@@ -151,6 +151,8 @@ section process "Whole process (coopctl, ccache, /bin/true) and footprint" \
   bench/footprint.sh --build "$build" --json "$results/process.json" $q
 section frontend "End to end in a frontend: a fresh process to a linked cubin" \
   "$bin/coopd_bench" --sections G --rounds $e2e_rounds --json "$results/frontend.json"
+section cancel "A compile whose only caller gave up" \
+  "$bin/coopd_bench" --sections K --rounds $rounds --json "$results/cancel.json"
 section scaling "Scaling: start-up and hits by cache size" \
   "$bin/cache_bench" --sections AB --entries $sizes --rounds $scale_rounds --hits $hits \
   --small-fill-above $small_above --json "$results/scaling.json"
