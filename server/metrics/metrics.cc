@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "prometheus/metric_family.h"
 #include "prometheus/text_serializer.h"
+#include "server/util/escape.h"
 #include "server/util/strings.h"
 
 namespace coopd {
@@ -210,9 +211,9 @@ absl::Status CheckMetricsAddress(const std::string& address, const std::string& 
   int port = -1;
   if (colon == std::string::npos || colon == 0 ||
       !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
-    return absl::InvalidArgumentError(StrCat(
-        source, ": must be HOST:PORT (e.g. 127.0.0.1:9464, [::1]:9464, 0.0.0.0:9464), got \"",
-        address, "\""));
+    return absl::InvalidArgumentError(
+        StrCat(source, ": must be HOST:PORT (e.g. 127.0.0.1:9464, [::1]:9464, 0.0.0.0:9464), got ",
+               QuoteValue(address)));
   }
   return absl::OkStatus();
 }

@@ -13,7 +13,6 @@
 
 // toml++ without exceptions: parse errors come back as values (its parse_result).
 #define TOML_EXCEPTIONS 0
-#include <toml++/toml.h>
 
 #include "absl/strings/numbers.h"
 #include "coop/paths.h"
@@ -21,6 +20,7 @@
 #include "server/toolchain/toolchain.h"
 #include "server/util/escape.h"
 #include "server/util/strings.h"
+#include "server/util/toml.h"
 
 namespace coopd {
 
@@ -230,17 +230,23 @@ absl::Status CheckHostPort(const std::string& address, const std::string& source
   return absl::OkStatus();
 }
 
-// The URL with the password of its user part (redis://USER:PASSWORD@...) replaced by ***.
+// The URL with its password replaced by ***. What may be a password is everything between "://"
+// and the URL's last '@' (the farm tier's parser takes the credentials up to the last '@', and a
+// password may hold an unescaped '@', ':', '/' or '?'): the user name before the first ':' is
+// kept when it is plainly one (none of / ? # @ in it), the rest of that span becomes ***. Found
+// by the settings fuzz target: the old rule cut at the first '@' and printed the rest.
 std::string RedactUrl(const std::string& url) {
   const size_t scheme = url.find("://");
   if (scheme == std::string::npos) return url;
   const size_t start = scheme + 3;
-  const size_t at = url.find('@', start);
-  const size_t slash = url.find('/', start);
-  if (at == std::string::npos || (slash != std::string::npos && slash < at)) return url;
-  const size_t colon = url.find(':', start);
-  if (colon == std::string::npos || colon > at) return url;
-  return StrCat(url.substr(0, colon + 1), "***", url.substr(at));
+  const size_t at = url.rfind('@');
+  if (at == std::string::npos || at < start) return url;
+  const std::string creds = url.substr(start, at - start);
+  const size_t colon = creds.find(':');
+  const std::string user = creds.substr(0, colon);
+  const bool plain_user = user.find_first_of("/?#@") == std::string::npos;
+  if (colon == std::string::npos && plain_user) return url;  // a user name, no password
+  return StrCat(url.substr(0, start), plain_user ? user + ":***" : "***", url.substr(at));
 }
 
 std::string DefaultSocket() {
@@ -761,9 +767,11 @@ absl::Status ReadConfigFile(const std::string& path, std::map<std::string, FileV
   toml::parse_result parsed = toml::parse_file(path);
   if (!parsed) {
     const auto& e = parsed.error();
-    return absl::InvalidArgumentError(StrCat(path, ":", e.source().begin.line, ":",
+    // toml++ quotes what it saw raw (a newline, a control byte): escaped, so the error stays one
+    // line (found by the settings fuzz target).
+    return absl::InvalidArgumentError(StrCat(EscapeText(path), ":", e.source().begin.line, ":",
                                              e.source().begin.column, ": ",
-                                             std::string(e.description())));
+                                             EscapeText(e.description())));
   }
   const auto& table = Settings();
   std::map<std::string, const SettingSpec*> by_key;

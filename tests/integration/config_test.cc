@@ -233,6 +233,73 @@ TEST(Config, AWrongTypeOrValueNamesFileLineTheKeyAndWhatItMustBe) {
       << r.err;
 }
 
+// Found by the settings fuzz target (issue 27 item 10): toml++ quotes the character it saw raw,
+// a value given to --metrics was quoted raw, and toml++ 3.3 reached __builtin_unreachable() on a
+// non-ASCII character where it classifies whitespace (server/util/toml.h).
+TEST(Config, ErrorsAboutTheInputStayOneEscapedLine) {
+  TempDir home;
+  const std::string file = home.path() + "/coopd.toml";
+  WriteFile(file, "[compile]\npch = t\n");
+  Outcome r = Coopd(home, {}, {"--config", file, "--print-config"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(":2:8: Error while parsing boolean: expected 'true', saw 't\\n'"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+
+  r = Coopd(home, {}, {"--metrics", "127.0.0.1:x\x01\x1b[2J", "--print-config"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--metrics: must be HOST:PORT (e.g. 127.0.0.1:9464, [::1]:9464, "
+                       "0.0.0.0:9464), got \"127.0.0.1:x\\x01\\x1b[2J\""),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << "no raw escape byte reaches the terminal";
+
+  // U+00A7 first on the line after a line-ending backslash in a multi-line string: an ordinary
+  // value (toml++ 3.3 asked its whitespace table, which ended in undefined behaviour).
+  WriteFile(file, "s = \"\"\"\\\n\xc2\xa7\"\"\"\n");
+  r = Coopd(home, {}, {"--config", file, "--print-config"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(":1: unknown key \"s\""), std::string::npos) << r.err;
+}
+
+// --print-config hides what the farm tier's parser may take for a password: everything between
+// "://" and the URL's last '@' (a password may hold '/', '@' or '?'; the settings fuzz target
+// found the first '@' and a '/' before it each let the rest of a password through).
+TEST(Config, PrintConfigHidesEveryPartOfAPasswordThatHoldsDelimiters) {
+  TempDir home;
+  for (const std::string password : {"pa/ss", "p@ss@w", "pa?s/s"}) {
+    Outcome r = Coopd(home, {"COOPD_REMOTE_CACHE=redis://alice:" + password + "@127.0.0.1:1"},
+                      {"--print-config"});
+    EXPECT_EQ(r.out.find(password), std::string::npos) << r.out;
+    EXPECT_EQ(r.err.find(password), std::string::npos) << r.err;
+    if (r.status == 0) {
+      EXPECT_NE(r.out.find("\"redis://alice:***@127.0.0.1:1"), std::string::npos) << r.out;
+    }
+  }
+}
+
+// A percent-encoded password is hidden as written and as decoded, from the flag as from the
+// environment, and a URL refused at start (a database for a cluster) does not quote it either.
+TEST(Config, APercentEncodedPasswordIsNeverPrintedNorQuotedInAnError) {
+  TempDir home;
+  Outcome r = Coopd(home, {}, {"--remote-cache", "redis://:p%3Fss@127.0.0.1:1/3", "--print-config"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"redis://:***@127.0.0.1:1/3\""), std::string::npos) << r.out;
+  for (const char* secret : {"p%3Fss", "p?ss"}) {
+    EXPECT_EQ(r.out.find(secret), std::string::npos) << r.out;
+    EXPECT_EQ(r.err.find(secret), std::string::npos) << r.err;
+  }
+  r = Coopd(home, {"COOPD_REMOTE_CACHE=redis-cluster://:p%3Fss@127.0.0.1:1/3"}, {"--print-config"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("COOPD_REMOTE_CACHE: redis-cluster:// has database 0 only"),
+            std::string::npos)
+      << r.err;
+  for (const char* secret : {"p%3Fss", "p?ss"}) {
+    EXPECT_EQ(r.err.find(secret), std::string::npos) << r.err;
+  }
+}
+
 TEST(Config, PrintConfigIsValidTomlThatRoundTripsAndPrintsNoSecret) {
   TempDir home;
   Outcome r = Coopd(home,
