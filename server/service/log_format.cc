@@ -1,10 +1,15 @@
 #include "server/service/log_format.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "server/util/escape.h"
 
@@ -108,12 +113,80 @@ std::unique_ptr<spdlog::formatter> JsonLogFormatter::clone() const {
   return std::make_unique<JsonLogFormatter>();
 }
 
+int JournalPriority(spdlog::level::level_enum level) {
+  switch (level) {
+    case spdlog::level::trace:
+    case spdlog::level::debug:
+      return 7;
+    case spdlog::level::info:
+      return 6;
+    case spdlog::level::warn:
+      return 4;
+    case spdlog::level::err:
+      return 3;
+    case spdlog::level::critical:
+      return 2;
+    default:
+      return 6;
+  }
+}
+
+bool IsJournalStream(int fd, const char* journal_stream) {
+  if (journal_stream == nullptr) return false;
+  // "DEVICE:INODE", both decimal, nothing else.
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long dev = std::strtoull(journal_stream, &end, 10);
+  if (errno != 0 || end == journal_stream || *end != ':') return false;
+  const char* ino_start = end + 1;
+  const unsigned long long ino = std::strtoull(ino_start, &end, 10);
+  if (errno != 0 || end == ino_start || *end != '\0') return false;
+  if (*journal_stream == '-' || *ino_start == '-') return false;  // strtoull takes "-1"
+  struct stat st;
+  if (fstat(fd, &st) != 0) return false;
+  return static_cast<unsigned long long>(st.st_dev) == dev &&
+         static_cast<unsigned long long>(st.st_ino) == ino;
+}
+
+JournalPriorityFormatter::JournalPriorityFormatter(std::unique_ptr<spdlog::formatter> inner)
+    : inner_(std::move(inner)) {}
+
+void JournalPriorityFormatter::format(const spdlog::details::log_msg& msg,
+                                      spdlog::memory_buf_t& dest) {
+  char prefix[8];
+  std::snprintf(prefix, sizeof(prefix), "<%d>", JournalPriority(msg.level));
+  Append(dest, prefix);
+  // A colour range (%^...%$) is an offset into dest, so it stays right behind the prefix.
+  inner_->format(msg, dest);
+}
+
+std::unique_ptr<spdlog::formatter> JournalPriorityFormatter::clone() const {
+  return std::make_unique<JournalPriorityFormatter>(inner_->clone());
+}
+
+std::string JournalPrefix(int fd, spdlog::level::level_enum level) {
+  if (!IsJournalStream(fd, std::getenv("JOURNAL_STREAM"))) return "";
+  return "<" + std::to_string(JournalPriority(level)) + ">";
+}
+
+namespace {
+
+// The default logger writes to standard output (spdlog's stdout colour sink).
+void Install(std::unique_ptr<spdlog::formatter> formatter) {
+  if (IsJournalStream(STDOUT_FILENO, std::getenv("JOURNAL_STREAM"))) {
+    formatter = std::make_unique<JournalPriorityFormatter>(std::move(formatter));
+  }
+  spdlog::set_formatter(std::move(formatter));
+}
+
+}  // namespace
+
 void InstallJsonLogFormat() {
-  spdlog::set_formatter(std::make_unique<JsonLogFormatter>());
+  Install(std::make_unique<JsonLogFormatter>());
 }
 
 void InstallSafeLogFormat(const std::string& pattern) {
-  spdlog::set_formatter(std::make_unique<SafeLogFormatter>(pattern));
+  Install(std::make_unique<SafeLogFormatter>(pattern));
 }
 
 }  // namespace coopd

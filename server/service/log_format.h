@@ -10,6 +10,11 @@
 // JSON format (JsonLogFormatter: one object per line, for log shippers) lifts it into the
 // object's request_id field.
 //
+// Under systemd, with standard output connected to the journal (JOURNAL_STREAM names its device
+// and inode), each line starts with its syslog priority, "<N>" (JournalPriorityFormatter), which
+// journald reads as the line's priority and strips: `journalctl -p warning` then shows coopd's
+// warnings and errors. Anywhere else (a terminal, coopd.log, a pipe) lines carry no prefix.
+//
 // Thread-safe as spdlog formatters are (each sink holds its own clone).
 #pragma once
 
@@ -52,9 +57,34 @@ class JsonLogFormatter final : public spdlog::formatter {
 // Splits "[req ID] rest" into ID and rest; false for a message without the tag.
 bool SplitRequestTag(std::string_view message, std::string_view* id, std::string_view* rest);
 
-// Installs SafeLogFormatter with `pattern` on the default logger's sinks.
+// The syslog priority journald gives a line of `level`: trace and debug 7 (debug), info 6,
+// warn 4 (warning), err 3, critical 2 (crit); off (never logged) 6.
+int JournalPriority(spdlog::level::level_enum level);
+
+// Whether `fd` is the stream systemd connected to the journal: `journal_stream` (the value of
+// $JOURNAL_STREAM, "DEVICE:INODE" in decimal) names fd's device and inode. False for null, a
+// malformed value or another file.
+bool IsJournalStream(int fd, const char* journal_stream);
+
+// `inner`'s line with "<N>" before it, N = JournalPriority(the message's level).
+class JournalPriorityFormatter final : public spdlog::formatter {
+ public:
+  explicit JournalPriorityFormatter(std::unique_ptr<spdlog::formatter> inner);
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override;
+  std::unique_ptr<spdlog::formatter> clone() const override;
+
+ private:
+  std::unique_ptr<spdlog::formatter> inner_;
+};
+
+// "<N>" for a line of `level` written straight to `fd` (not through spdlog: coopd's last words
+// at start-up) when fd is the journal's stream (IsJournalStream with $JOURNAL_STREAM), else "".
+std::string JournalPrefix(int fd, spdlog::level::level_enum level);
+
+// Installs SafeLogFormatter with `pattern` on the default logger's sinks (which write to
+// standard output), inside a JournalPriorityFormatter when standard output is the journal's.
 void InstallSafeLogFormat(const std::string& pattern);
-// Installs JsonLogFormatter on the default logger's sinks.
+// Installs JsonLogFormatter on the default logger's sinks, likewise.
 void InstallJsonLogFormat();
 
 }  // namespace coopd
