@@ -145,6 +145,13 @@ pip_ensure "grpcio health, reflection and prometheus_client" "import grpc_health
 grpc_reflection.v1alpha.proto_reflection_descriptor_database, prometheus_client.parser" \
   "the operations tests will fail" grpcio-health-checking==1.85.1 grpcio-reflection==1.85.1 \
   prometheus_client==0.26.0
+# The Python package's build backend and type checker: setuptools 77.0.3 or newer for its SPDX
+# license metadata (the wheel test builds with --no-build-isolation), mypy for the type check
+# (tests/python/test_packaging.py).
+pip_ensure "setuptools >= 77.0.3 and mypy 2.4.1" "import importlib.metadata as m; \
+assert tuple(int(p) for p in m.version('setuptools').split('.')[:3]) >= (77, 0, 3); \
+assert m.version('mypy') == '2.4.1'" "the Python package's wheel and type-check tests will fail" \
+  setuptools==80.9.0 mypy==2.4.1
 protoc_venv="$(cd "$(dirname "$0")/.." && pwd)/.deps/protoc-venv"
 if [[ ! -x $protoc_venv/bin/python ]] || ! "$protoc_venv/bin/python" -c "import grpc_tools" 2>/dev/null; then
   echo "install-deps: creating $protoc_venv with grpcio-tools==1.62.3" >&2

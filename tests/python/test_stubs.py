@@ -1,15 +1,22 @@
-"""The checked-in stubs (client/python/coopd/_proto) match proto/coop/v1/coop.proto.
+"""The checked-in stubs (client/python/coopd/_proto) match proto/coop/v1/coop.proto, and the
+package builds into a wheel that pip installs.
 
-Regenerates them with the pinned grpcio-tools (deploy/install-deps.sh puts it in
+Regenerates the stubs with the pinned grpcio-tools (deploy/install-deps.sh puts it in
 .deps/protoc-venv) and compares byte for byte: editing the .proto without running
-client/python/generate_stubs.py fails here.
+client/python/generate_stubs.py fails here. The wheel carries the repository's LICENSE and
+names its license as an SPDX expression.
 """
 
+import email.message
+import email.parser
 import filecmp
 import os
+import re
 import shutil
 import subprocess
+import sys
 import tempfile
+import zipfile
 
 import pytest
 
@@ -32,7 +39,12 @@ def test_checked_in_stubs_match_the_proto():
                 f"{VENV_PYTHON} client/python/generate_stubs.py")
 
 
-def test_pip_installs_the_package(tmp_path):
+def _wheel_metadata(wheel: zipfile.ZipFile) -> email.message.Message:
+    [name] = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+    return email.parser.BytesParser().parsebytes(wheel.read(name))
+
+
+def test_pip_builds_a_wheel_with_the_license_and_installs_it(tmp_path):
     venv = tmp_path / "venv"
     # Without the PYTHONPATH the tests run under, so the import finds the installed copy.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -41,9 +53,30 @@ def test_pip_installs_the_package(tmp_path):
     source = tmp_path / "src"
     shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("build", "*.egg-info",
                                                                    "__pycache__"))
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
-           "--no-build-isolation", "--disable-pip-version-check", str(source)]
-    subprocess.run(pip, check=True, env=env)
+    # The wheel, built offline by this interpreter's setuptools (pyproject.toml's build
+    # requirement, which deploy/install-deps.sh installs; the venv has an older one of its own).
+    quiet = ["--quiet", "--no-deps", "--no-build-isolation", "--disable-pip-version-check"]
+    subprocess.run([sys.executable, "-m", "pip", "wheel", *quiet, "--wheel-dir",
+                    str(tmp_path / "dist"), str(source)], check=True, env=env)
+    [wheel_path] = (tmp_path / "dist").glob("coopd-*.whl")
+    with zipfile.ZipFile(wheel_path) as wheel:
+        metadata = _wheel_metadata(wheel)
+        licenses = [n for n in wheel.namelist() if n.endswith(".dist-info/licenses/LICENSE")]
+        assert licenses, f"no LICENSE in {wheel_path.name}: {wheel.namelist()}"
+        with open(os.path.join(ROOT, "LICENSE"), "rb") as f:
+            assert wheel.read(licenses[0]) == f.read(), "the wheel's LICENSE is not the repository's"
+    assert metadata["License-Expression"] == "Apache-2.0", metadata.items()
+    assert metadata.get_all("License-File") == ["LICENSE"]
+    assert metadata["License"] is None, "the deprecated License field is written as well"
+    classifiers = metadata.get_all("Classifier") or []
+    assert "Typing :: Typed" in classifiers and not any(c.startswith("License ::")
+                                                        for c in classifiers), classifiers
+    # The description is the README, which PyPI shows without the repository around it: no
+    # relative links (they would point nowhere).
+    relative = re.findall(r"\]\((?!https?://|#)([^)]*)\)", metadata.get_payload())
+    assert not relative, f"the README has links that break once published: {relative}"
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", *quiet, str(wheel_path)],
+                   check=True, env=env)
     code = ("import coopd, os; import coopd._proto.coop.v1.coop_pb2 as p; "
             "print(os.path.dirname(coopd.__file__)); print(p.PrimitiveSpec(family='x').family); "
             "print(os.path.exists(os.path.join(os.path.dirname(coopd.__file__), 'py.typed')))")

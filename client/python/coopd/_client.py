@@ -54,7 +54,7 @@ _ABIS = {"": coop_pb2.CALLING_CONVENTION_UNSPECIFIED, "c": coop_pb2.CALLING_CONV
 _FORMATS = {"ltoir": coop_pb2.FORMAT_LTOIR, "bitcode": coop_pb2.FORMAT_BITCODE}
 
 
-def _formats(formats: Union[str, Sequence[str]]) -> List[int]:
+def _formats(formats: Union[str, Sequence[str]]) -> List[coop_pb2.Format]:
     names = [formats] if isinstance(formats, str) else list(formats)
     for name in names:
         if name not in _FORMATS:
@@ -113,6 +113,11 @@ def _fill(held: coop_pb2.Artifact, reply: coop_pb2.Artifact) -> bool:
     return True
 
 
+# A request's key in _ArtifactCache: its deterministic serialization. Named outside the class,
+# whose `bytes` property would otherwise stand for the builtin in its own signatures.
+_RequestKey = bytes
+
+
 class _ArtifactCache:
     """The artifacts a Client received, by request (its deterministic bytes without ``client``
     and ``have``), for digest-only replies. At most ``max_entries`` artifacts and ``max_bytes``
@@ -123,7 +128,7 @@ class _ArtifactCache:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
         self._lock = threading.Lock()
-        self._entries: "OrderedDict[bytes, coop_pb2.Artifact]" = OrderedDict()
+        self._entries: "OrderedDict[_RequestKey, coop_pb2.Artifact]" = OrderedDict()
         self._bytes = 0
 
     @property
@@ -141,21 +146,21 @@ class _ArtifactCache:
             return self._bytes
 
     @staticmethod
-    def key(req: Any) -> bytes:
+    def key(req: Any) -> _RequestKey:
         bare = type(req)()
         bare.CopyFrom(req)
         bare.ClearField("client")
         bare.ClearField("have")
         return bare.SerializeToString(deterministic=True)
 
-    def find(self, key: bytes) -> Optional[coop_pb2.Artifact]:
+    def find(self, key: _RequestKey) -> Optional[coop_pb2.Artifact]:
         with self._lock:
             held = self._entries.get(key)
             if held is not None:
                 self._entries.move_to_end(key)
             return held
 
-    def store(self, key: bytes, artifact: coop_pb2.Artifact) -> None:
+    def store(self, key: _RequestKey, artifact: coop_pb2.Artifact) -> None:
         if not self.enabled or artifact.bytes_omitted or not artifact.formats:
             return
         for f in artifact.formats:
@@ -496,8 +501,8 @@ class Client:
         self.backoff = backoff
         self.client_name = client_name
         self.full_errors = full_errors
-        options = [("grpc.max_receive_message_length", 256 << 20),
-                   ("grpc.max_send_message_length", 64 << 20)]
+        options: List[Tuple[str, Any]] = [("grpc.max_receive_message_length", 256 << 20),
+                                          ("grpc.max_send_message_length", 64 << 20)]
         if target:
             options.append(("grpc.lb_policy_name", "round_robin"))
         if full_errors:
@@ -588,9 +593,9 @@ class Client:
                                    client=self.client_name)
         for i, data in enumerate(ltoir):
             req.modules.add(kind=coop_pb2.LinkModule.KIND_LTOIR, name=f"module{i}.ltoir", data=data)
-        for i, data in enumerate(ptx):
+        for i, text in enumerate(ptx):
             req.modules.add(kind=coop_pb2.LinkModule.KIND_PTX, name=f"module{i}.ptx",
-                            data=data.encode() if isinstance(data, str) else data)
+                            data=text.encode() if isinstance(text, str) else text)
         req.artifact_keys.extend(a.key if isinstance(a, Artifact) else a for a in artifacts)
         r = self._call("Link", req)
         return LinkResult(r.cubin, r.key, _ORIGINS.get(r.origin, "unspecified"), r.link_ms,

@@ -24,13 +24,18 @@ libNVVM links the bitcode and inlines the entry.
 Artifacts are fetched once per spec and process; coopd caches them across processes.
 :func:`smem_size` totals the dynamic shared memory several primitives need.
 
-Importing this module imports CuTe DSL (``import coopd`` alone does not).
+Importing this module imports CuTe DSL (``import coopd`` alone does not); without it, the import
+fails with an ImportError that names the ``cute`` extra.
 """
 
-from coopd.cute import block, warp
-from coopd.cute._dtypes import resolve as resolve_dtype
-from coopd.cute._primitive import (Entry, Primitive, bitcode_dir, default_arch, get_client,
-                                   make, set_client, smem_size)
+from coopd._extras import require_extra
+
+require_extra("coopd.cute", "cute", ("numpy", "cutlass", "cutlass.cute"))
+
+from coopd.cute import block, warp  # noqa: E402
+from coopd.cute._dtypes import resolve as resolve_dtype  # noqa: E402
+from coopd.cute._primitive import (Entry, Primitive, bitcode_dir, default_arch,  # noqa: E402
+                                   get_client, make, set_client, smem_size)
 
 __all__ = ["Entry", "Primitive", "bitcode_dir", "block", "default_arch", "get_client", "make",
            "resolve_dtype", "set_client", "smem_size", "warp"]

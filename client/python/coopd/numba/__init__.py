@@ -29,10 +29,15 @@ kernel's code, what it reads, every linked LTO-IR, the options, the arch and the
 (:mod:`coopd.numba._cache`, :func:`cache_key`); :func:`precompile` fills that cache without a
 GPU.
 
-Importing this module imports numba-cuda (``import coopd`` alone does not).
+Importing this module imports numba-cuda (``import coopd`` alone does not); without it, the
+import fails with an ImportError that names the ``numba`` extra.
 """
 
-import numpy as _np
+from coopd._extras import require_extra
+
+require_extra("coopd.numba", "numba", ("numpy", "numba_cuda", "numba.cuda"))
+
+import numpy as _np  # noqa: E402
 
 # numba-cuda 0.30 refers to np.row_stack, which NumPy 2.5 removed.
 if not hasattr(_np, "row_stack"):

@@ -41,7 +41,7 @@ import types as pytypes
 import uuid
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 from numba import cuda
@@ -229,6 +229,7 @@ class _Walker:
         parts = []
         for name in sorted(targetoptions):
             value = targetoptions[name]
+            text: Union[str, List[str]]
             if name == "link":
                 text = sorted(self.link_input(v, where) for v in (value or ()))
             elif name == "extensions":
@@ -490,8 +491,11 @@ def _classes() -> Tuple[type, type]:
     if _cache_classes is not None:
         return _cache_classes
     dispatcher_mod, codegen = nb["dispatcher"], nb["codegen"]
+    # numba-cuda's classes, found at run time (Any to a type checker).
+    cache_impl_base: Any = dispatcher_mod.CUDACacheImpl
+    cache_base: Any = dispatcher_mod.CUDACache
 
-    class LinkedKernelCacheImpl(dispatcher_mod.CUDACacheImpl):
+    class LinkedKernelCacheImpl(cache_impl_base):
         """Stores a kernel as numba-cuda does, except for its code library: the linked cubins
         (one per compute capability it was linked for) and the LLVM IR, without link inputs or
         the unlinked PTX."""
@@ -515,7 +519,7 @@ def _classes() -> Tuple[type, type]:
             state["codelibrary"] = codegen.CUDACodeLibrary._rebuild(**payload["codelibrary"])
             return dispatcher_mod._Kernel._rebuild(**state)
 
-    class LinkedKernelCache(dispatcher_mod.CUDACache):
+    class LinkedKernelCache(cache_base):
         """numba-cuda's CUDACache (locator, source stamp, launch-config handling, dispatcher
         stats) with coopd.numba's key, payload and files."""
 

@@ -35,8 +35,15 @@ class Param:
     dtype: Optional[DType] = None
     writes: bool = False  # "array": the entry writes through it
 
+    @property
+    def value_type(self) -> DType:
+        """The dtype of a "ref" or "scalar" parameter (_primitive.py gives them one)."""
+        if self.dtype is None:
+            raise TypeError(f"{self.name}: a {self.kind} parameter without a value type")
+        return self.dtype
+
     def declared_type(self) -> types.Type:
-        return self.dtype.numba if self.kind == "scalar" else types.voidptr
+        return self.value_type.numba if self.kind == "scalar" else types.voidptr
 
     def check(self, where: str, arg: types.Type, warp_threads: int) -> None:
         """Raises TypingError unless ``arg`` can be passed for this parameter."""
@@ -49,7 +56,7 @@ class Param:
         """The LLVM value the entry takes for ``value`` of type ``arg``."""
         voidptr = context.get_value_type(types.voidptr)
         if self.kind == "scalar":
-            return context.cast(builder, value, arg, self.dtype.numba)
+            return context.cast(builder, value, arg, self.value_type.numba)
         if isinstance(arg, types.Array):
             ary = context.make_array(arg)(context, builder, value)
             ptr = builder.bitcast(ary.data, voidptr)
@@ -62,7 +69,7 @@ class Param:
             return builder.bitcast(value, voidptr)  # a record value is a pointer to its bytes
         # "ref" of a number: the entry reads it through a pointer to a stack slot.
         slot = cgutils.alloca_once_value(builder, context.cast(builder, value, arg,
-                                                               self.dtype.numba))
+                                                               self.value_type.numba))
         return builder.bitcast(slot, voidptr)
 
 
@@ -120,19 +127,20 @@ def _check_array(p: Param, where: str, arg: types.Type, warp_threads: int) -> No
 
 
 def _check_ref(p: Param, where: str, arg: types.Type, warp_threads: int) -> None:
-    if p.dtype.is_user:
-        if isinstance(arg, types.Record) and arg.size == p.dtype.size:
+    dtype = p.value_type
+    if dtype.is_user:
+        if isinstance(arg, types.Record) and arg.size == dtype.size:
             return
-        if isinstance(arg, types.Array) and p.dtype.accepts_array_of(arg.dtype):
+        if isinstance(arg, types.Array) and dtype.accepts_array_of(arg.dtype):
             return
-        raise errors.TypingError(f"{where} takes a record of {p.dtype.size} bytes (e.g. "
+        raise errors.TypingError(f"{where} takes a record of {dtype.size} bytes (e.g. "
                                  f"items[0]); got {_describe(arg)}")
     if not isinstance(arg, (types.Number, types.Boolean)):
-        raise errors.TypingError(f"{where} takes a number (passed as {p.dtype.numba}); got "
+        raise errors.TypingError(f"{where} takes a number (passed as {dtype.numba}); got "
                                  f"{_describe(arg)}")
 
 
 def _check_scalar(p: Param, where: str, arg: types.Type, warp_threads: int) -> None:
     if not isinstance(arg, (types.Number, types.Boolean)):
-        raise errors.TypingError(f"{where} takes a number ({p.dtype.numba}); got "
+        raise errors.TypingError(f"{where} takes a number ({p.value_type.numba}); got "
                                  f"{_describe(arg)}")
