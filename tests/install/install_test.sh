@@ -2,7 +2,8 @@
 # Installs coopd's build into a temporary prefix (cmake --install), builds the consumers in
 # tests/install/consumer outside the tree against it, once with find_package(coop) and once
 # with pkg-config (coop.pc, coop_c.pc), and has each ask the installed coopd, running on a
-# temporary socket, for a real specialization.
+# temporary socket, for a real specialization. libcoop_c is installed as libcoop_c.so.VERSION
+# with SONAME libcoop_c.so.MAJOR, and the C consumers need it by that name.
 #   install_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -35,9 +36,26 @@ done
 for f in share/coopd/systemd/system/coopd.service share/coopd/systemd/system/coopd.socket \
          share/coopd/systemd/user/coopd.service share/coopd/systemd/user/coopd.socket \
          share/coopd/coopd.env share/coopd/coopd.toml share/coopd/logrotate/coopd \
-         share/doc/coopd/operators.md; do
+         share/doc/coopd/operators.md share/doc/coopd/LICENSE; do
   [[ -e $prefix/$f ]] || fail "not installed: $f"
 done
+cmp -s "$src/LICENSE" "$prefix/share/doc/coopd/LICENSE" ||
+  fail "the installed LICENSE is not the repository's"
+# libcoop_c.so.VERSION, a link libcoop_c.so.MAJOR (its SONAME) to it and the development link
+# libcoop_c.so to that; VERSION is the package's (coopConfigVersion.cmake).
+version=$(sed -n 's/^set(PACKAGE_VERSION "\([0-9.]*\)")$/\1/p' \
+  "$libdir/cmake/coop/coopConfigVersion.cmake")
+[[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
+  fail "no package version in coopConfigVersion.cmake: '$version'"
+soname=libcoop_c.so.${version%%.*}
+[[ -f $libdir/libcoop_c.so.$version && ! -L $libdir/libcoop_c.so.$version ]] ||
+  fail "libcoop_c.so.$version is not installed as a file"
+[[ $(readlink "$libdir/$soname") == "libcoop_c.so.$version" ]] ||
+  fail "$soname does not link to libcoop_c.so.$version: $(ls -l "$libdir"/libcoop_c.so*)"
+[[ $(readlink "$libdir/libcoop_c.so") == "$soname" ]] ||
+  fail "libcoop_c.so does not link to $soname: $(ls -l "$libdir"/libcoop_c.so*)"
+got=$(readelf -d "$libdir/libcoop_c.so.$version" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[[ $got == "$soname" ]] || fail "libcoop_c.so.$version has SONAME '$got', not $soname"
 grep -q '^ExecStart=/.*/coopd$' "$prefix/share/coopd/systemd/system/coopd.service" ||
   fail "the installed system unit's ExecStart does not name coopd by an absolute path"
 echo "install_test: installed into $prefix"
@@ -52,7 +70,11 @@ c++ -std=c++17 -o "$tmp/consumer_cpp_pc" "$src/tests/install/consumer/consumer.c
   $(pkg-config --cflags --libs coop) || fail "c++ with pkg-config coop"
 cc -std=c99 -o "$tmp/consumer_c_pc" "$src/tests/install/consumer/consumer.c" \
   $(pkg-config --cflags --libs coop_c) -Wl,-rpath,"$libdir" || fail "cc with pkg-config coop_c"
-echo "install_test: consumers built (find_package and pkg-config)"
+for c in consumer/consumer_c consumer_c_pc; do
+  needed=$(readelf -d "$tmp/$c" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+  grep -qxF "$soname" <<<"$needed" || fail "$c does not need $soname: $needed"
+done
+echo "install_test: consumers built (find_package and pkg-config), the C ones need $soname"
 
 socket=$tmp/run/coopd.sock
 "$prefix/bin/coopd" --socket "$socket" --cache-dir "$tmp/cache" --workers 1 >"$tmp/coopd.log" 2>&1 &

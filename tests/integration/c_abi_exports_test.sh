@@ -3,7 +3,7 @@
 #
 # libcoop_c.so exports exactly the functions coop/coop_c.h declares (every one of them, nothing
 # else: the C++ client and protobuf code inside stay local), and the C test binary, built
-# against the library alone, needs no library but it and libc.
+# against the library alone, needs no library but it (by its versioned SONAME) and libc.
 set -euo pipefail
 lib=$1 header=$2 binary=$3
 fail=0
@@ -27,10 +27,15 @@ if [[ -n $missing ]]; then
   fail=1
 fi
 
+soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+if ! [[ $soname =~ ^libcoop_c\.so\.[0-9]+$ ]]; then
+  echo "$(basename "$lib") has no versioned SONAME libcoop_c.so.N: '$soname'" >&2
+  fail=1
+fi
 needed=$(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort)
-others=$(echo "$needed" | grep -vxE 'libcoop_c\.so|libc\.so\.6' || true)
-if ! echo "$needed" | grep -qx 'libcoop_c.so'; then
-  echo "$(basename "$binary") does not link libcoop_c.so: $needed" >&2
+others=$(echo "$needed" | grep -vxF -e "$soname" -e libc.so.6 || true)
+if [[ -z $soname ]] || ! echo "$needed" | grep -qxF "$soname"; then
+  echo "$(basename "$binary") does not link libcoop_c.so by its SONAME ($soname): $needed" >&2
   fail=1
 fi
 if [[ -n $others ]]; then
