@@ -10,7 +10,8 @@
 # The one edit to the installed services: ExecStart names the coopd installed here (the units
 # name the configured prefix's). A drop-in adds what an operator's coopd.env would: Redis, and
 # debug logging so that several journal priorities appear. Checked through the socket unit:
-# socket activation; LTO-IR and bitcode compiles (NVRTC in the workers, clang forked by them);
+# socket activation; LTO-IR and bitcode compiles (NVRTC in the workers, clang forked by them)
+# and a link to a cubin (nvJitLink);
 # each worker in a user and mount namespace of its own, in its private root, under its own
 # seccomp filter stacked on the unit's, with its memory limit; the cache directory surviving a
 # restart; Redis over TCP; the watchdog fed; priorities in the journal; a clean stop. Then the
@@ -231,6 +232,15 @@ confined() {
   done
 }
 confined "$(prop coopd.service MainPID)"
+
+# Link: nvJitLink turns a kernel (PTX) and the cached artifact into a cubin, in a worker.
+printf '.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n' \
+  >"$t/kernel.ptx"
+key=$(sed -n 's/^key: *//p' <<<"$out")
+[[ ${#key} == 64 ]] || fail "no key in the reply: $out"
+out=$(ctl link --arch sm_90 --ptx "$t/kernel.ptx" --artifact "$key" --out "$t/kernel.cubin") ||
+  fail "link failed: $out"
+[[ -s $t/kernel.cubin ]] || fail "link wrote no cubin: $out"
 
 # clang, forked by a worker, makes bitcode.
 if command -v clang++-22 >/dev/null; then
