@@ -48,7 +48,7 @@ t=$(mktemp -d "$build/systemd-unit-test.XXXXXX")
 chmod 0755 "$t"  # the user coopd runs the installed coopd from here
 cg=$cgroot$(awk -F: '$1 == "0" { print $3 }' /proc/self/cgroup)
 cg=${cg%/}/coopd-systemd-test-$$
-upid= sd= redis_pid=
+upid='' sd='' redis_pid=''
 cleanup() {
   [[ -n $sd ]] && kill -KILL "$sd" 2>/dev/null || true  # PID 1 of the namespace: all go
   [[ -n $upid ]] && wait "$upid" 2>/dev/null || true
@@ -339,7 +339,7 @@ umain=$(in_ns pgrep -u "$user_uid" -x coopd) || fail "no coopd runs as the user"
 confined "$umain"
 cache_stat=$(in_ns stat -c '%U %a' /home/coopd-test-user/.cache/coopd)
 [[ $cache_stat == "coopd-test-user 700" ]] ||
-  fail "~/.cache/coopd is '$cache_stat', not 'coopd-test-user 700'"
+  fail "the user's .cache/coopd is '$cache_stat', not 'coopd-test-user 700'"
 in_ns test -s /home/coopd-test-user/.cache/coopd/cache.db || fail "no cache database in ~/.cache/coopd"
 sctl stop coopd-test-user-manager.service || fail "stopping the user manager"
 
