@@ -181,7 +181,7 @@ void FarmTier(int rounds) {
       local_flight_wall, one_wall;
   uint64_t flight_compiles = 0, local_flight_compiles = 0;
   for (int r = 0; r < rounds; ++r) {
-    const std::string url = "redis://" + redis.Address() + "/bench" + std::to_string(r);
+    const std::string url = "redis://" + redis.Address() + "?prefix=bench" + std::to_string(r);
     std::vector<coop::Spec> specs = DistinctSpecs(9, 600 + r);
     {
       // Writer: compiles every spec once (the first builds its PCH, not measured), then hits
@@ -328,7 +328,7 @@ void TimeToArtifact(int rounds, int warm_specs, coopd_bench::Report* report) {
       // A generous bound on Redis commands: on a loaded machine the default 200 ms could turn
       // a slow SET into a missing entry (the tier fails open), and the reader's hit into a compile.
       const std::string url =
-          "redis://" + redis->Address() + "/tta" + std::to_string(r) + "?timeout_ms=2000";
+          "redis://" + redis->Address() + "?prefix=tta" + std::to_string(r) + "&timeout_ms=2000";
       for (auto* a : {&writer_args, &reader_args}) a->insert(a->end(), {"--remote-cache", url});
     }
     Daemon writer(writer_args);

@@ -27,7 +27,7 @@ URL = re.compile(r"^redis(-cluster)?://([^@/]*@)?([^/?]+)(/[^?]*)?(\?.*)?$")
 def remote_hosts(url, problems, where):
     m = URL.match(url or "")
     if not m:
-        problems.append(f"{where}: COOPD_REMOTE_CACHE {url!r} is not redis://HOST:PORT[/PREFIX] "
+        problems.append(f"{where}: COOPD_REMOTE_CACHE {url!r} is not redis://HOST[:PORT][/DB] "
                         "or redis-cluster://HOST:PORT,...")
         return []
     hosts = []

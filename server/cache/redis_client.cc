@@ -151,6 +151,17 @@ Ctx RedisClient::Connect(Node* node, absl::Status* error) {
       return Ctx(nullptr, FreeContext);
     }
   }
+  if (config_.database != 0) {
+    // The URL's /DB (redis-py's form); Redis's text ("ERR DB index is out of range") says why.
+    const std::string db = StrCat(config_.database);
+    Reply r(static_cast<redisReply*>(redisCommand(c.get(), "SELECT %s", db.c_str())));
+    if (r == nullptr || r->type == REDIS_REPLY_ERROR) {
+      *error = absl::FailedPreconditionError(
+          StrCat("redis ", node->name, ": SELECT ", db,
+                 " (the URL's database) failed: ", r != nullptr ? r->str : c->errstr));
+      return Ctx(nullptr, FreeContext);
+    }
+  }
   return c;
 }
 

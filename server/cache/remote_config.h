@@ -1,11 +1,19 @@
-// remote_config.h: the farm tier's configuration, parsed from one URL.
+// remote_config.h: the farm tier's configuration, parsed from one URL, read the way redis-py
+// reads its URLs (so the URL an operator already has for Redis works here too):
 //
-//   redis://[USER:PASSWORD@]HOST:PORT[/PREFIX][?OPTION=VALUE&...]
-//   redis://[:PASSWORD@]HOST:PORT[/PREFIX][?...]             (password only, no ACL user)
-//   redis://USER@HOST:PORT[/PREFIX]?password_file=FILE       (ACL user, password from a file)
-//   redis-cluster://[USER:PASSWORD@]HOST:PORT,HOST:PORT[/PREFIX][?...]
+//   redis://[[USER]:PASSWORD@]HOST[:PORT][/DB][?OPTION=VALUE&...]
+//   redis://USER@HOST[:PORT][/DB]?password_file=FILE          (ACL user, password from a file)
+//   redis-cluster://[[USER]:PASSWORD@]HOST[:PORT],HOST[:PORT][/0][?...]
 //
-// Options (all optional): ttl (seconds, 0 = entries never expire; default 604800, 7 days),
+// PORT defaults to 6379; DB is the database number SELECTed after AUTH (default 0; Redis
+// Cluster has database 0 only, so redis-cluster:// takes no other). USER, PASSWORD, DB and
+// the options' names and values are percent-decoded (`p%3Fss` is the password "p?ss"); '/',
+// '?', '#' and '@' in a password must be percent-encoded, as in any URL. rediss:// (TLS) is
+// refused with a message saying how to terminate TLS in front of Redis: hiredis 0.14 has no TLS.
+//
+// Options (all optional): prefix (the key namespace, letters, digits and - _ . :, 1..128
+// characters; default "coopd"), db (the database, as the path gives it; both must agree),
+// ttl (seconds, 0 = entries never expire; default 604800, 7 days),
 // pool (connections per Redis node, 1..256; default 4), write (sync | async; default sync),
 // read_only (0 | 1; default 0), timeout_ms (every command, 1..60000; default 200),
 // connect_timeout_ms (1..60000; default 200), lease_ttl_ms (100..600000; default 10000),
@@ -13,9 +21,13 @@
 // 0 turns the distributed single-flight off), password_file (a file whose first line is the
 // password, so it never appears on a command line or in the environment).
 //
+// Before the database number, the path was the key prefix: a path that is not a number is
+// refused with a message naming ?prefix= instead.
+//
 // Errors are INVALID_ARGUMENT, prefixed by `source` (the flag or variable the URL came from),
 // naming the part that is wrong and the accepted forms. The password never appears in an
-// error or in Redacted().
+// error or in Redacted(): errors quote the URL's text as written, and
+// nothing that stands where credentials may stand.
 #pragma once
 
 #include <chrono>
@@ -44,6 +56,7 @@ struct RemoteCacheConfig {
   std::string user;              // ACL user ("" = the default user)
   std::string password;          // "" = no AUTH
   std::string prefix = "coopd";  // key namespace: "<prefix>:{<key>}:e"
+  int database = 0;              // SELECTed on each connection when not 0 (standalone only)
   std::chrono::seconds ttl{604800};
   int pool_size = 4;
   RemoteWritePolicy write = RemoteWritePolicy::kSync;
@@ -53,7 +66,8 @@ struct RemoteCacheConfig {
   std::chrono::milliseconds lease_ttl{10000};
   std::chrono::milliseconds lease_wait{60000};
 
-  // The URL with the password replaced by "***", for logs and stats.
+  // The URL in its canonical form, options left out, with the password replaced by "***", for
+  // logs and stats: redis://[USER[:***]@]HOST:PORT/DB?prefix=PREFIX.
   std::string Redacted() const;
 };
 

@@ -362,8 +362,8 @@ int main(int argc, char** argv) {
     const std::string nul(1, '\0');
     const std::vector<std::string> urls = {
         "redis://127.0.0.1:6379",
-        "redis://app:s3cret@cache.example:6379/coopd?ttl=3600&pool=8&write=async",
-        "redis-cluster://:pw@10.0.0.1:7000,10.0.0.2:7001,[::1]:7002/p?lease_wait_ms=0",
+        "redis://app:s3c%3Fret@cache.example/3?prefix=coopd&ttl=3600&pool=8&write=async",
+        "redis-cluster://:pw@10.0.0.1:7000,10.0.0.2,[::1]:7002?prefix=p&lease_wait_ms=0",
         "redis://ci@h:1?password_file=/nonexistent&timeout_ms=50&connect_timeout_ms=50",
         "redis://app:s3cr?et@h:6379"};
     Seed(dir, &n, "sample", sample_toml + nul + nul + urls[0]);
@@ -392,6 +392,10 @@ int main(int argc, char** argv) {
                           "lease_ttl_ms=",
                           "lease_wait_ms=",
                           "password_file=",
+                          "prefix=",
+                          "db=",
+                          "%3F",
+                          "%40",
                           "@",
                           "://",
                           "[::1]",

@@ -283,7 +283,8 @@ TEST(Config, PrintConfigHidesEveryPartOfAPasswordThatHoldsDelimiters) {
 // environment, and a URL refused at start (a database for a cluster) does not quote it either.
 TEST(Config, APercentEncodedPasswordIsNeverPrintedNorQuotedInAnError) {
   TempDir home;
-  Outcome r = Coopd(home, {}, {"--remote-cache", "redis://:p%3Fss@127.0.0.1:1/3", "--print-config"});
+  Outcome r =
+      Coopd(home, {}, {"--remote-cache", "redis://:p%3Fss@127.0.0.1:1/3", "--print-config"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("\"redis://:***@127.0.0.1:1/3\""), std::string::npos) << r.out;
   for (const char* secret : {"p%3Fss", "p?ss"}) {
@@ -303,13 +304,13 @@ TEST(Config, APercentEncodedPasswordIsNeverPrintedNorQuotedInAnError) {
 TEST(Config, PrintConfigIsValidTomlThatRoundTripsAndPrintsNoSecret) {
   TempDir home;
   Outcome r = Coopd(home,
-                    {"COOPD_REMOTE_CACHE=redis://alice:hunter2@127.0.0.1:1/team?ttl=60",
+                    {"COOPD_REMOTE_CACHE=redis://alice:hunter2@127.0.0.1:1/3?prefix=team&ttl=60",
                      "COOPD_PREWARM=sm_80,sm_90"},
                     {"--shutdown-grace", "2.5", "--print-config"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out.find("hunter2"), std::string::npos) << r.out;
   auto first = ParsePrinted(r.out);
-  EXPECT_EQ(first["remote.url"].value, "\"redis://alice:***@127.0.0.1:1/team?ttl=60\"");
+  EXPECT_EQ(first["remote.url"].value, "\"redis://alice:***@127.0.0.1:1/3?prefix=team&ttl=60\"");
   EXPECT_EQ(first["remote.url"].source.rfind("COOPD_REMOTE_CACHE", 0), 0u);
   EXPECT_EQ(first["server.shutdown_grace_s"].value, "2.5");
   EXPECT_EQ(first["compile.prewarm"].value, "[\"sm_80\", \"sm_90\"]");

@@ -45,7 +45,8 @@ struct Redis {
     EXPECT_TRUE(started) << error;
   }
   std::string Url(const std::string& prefix, const std::string& options = "") const {
-    return "redis://" + server.Address() + "/" + prefix + TestUrlOptions(options);
+    return "redis://" + server.Address() + "?prefix=" + prefix + "&" +
+           TestUrlOptions(options).substr(1);
   }
   std::vector<std::string> Keys(const std::string& pattern) const {
     std::vector<std::string> out;
@@ -447,7 +448,7 @@ TEST(Farm, AclAuthWithAPasswordFileWorksAndAWrongPasswordFailsOpenWithoutLeaking
   // Secrets: others may not read them (ReadConfigFile).
   ASSERT_EQ(chmod((files.path() + "/good").c_str(), 0600), 0);
   ASSERT_EQ(chmod((files.path() + "/bad").c_str(), 0600), 0);
-  const std::string url = "redis://builder@" + redis.server.Address() + "/auth";
+  const std::string url = "redis://builder@" + redis.server.Address() + "?prefix=auth";
   {
     TestDaemon d({"--workers", "1", "--remote-cache", url, "--remote-cache-password-file",
                   files.path() + "/good"});
@@ -457,11 +458,11 @@ TEST(Farm, AclAuthWithAPasswordFileWorksAndAWrongPasswordFailsOpenWithoutLeaking
     EXPECT_EQ(redis.Keys("auth:*:e").size(), 1u);
     const coop::Stats s = d.Stats();
     EXPECT_EQ(s.remote.errors, 0u);
-    EXPECT_EQ(s.remote.url, "redis://builder:***@" + redis.server.Address() + "/auth");
+    EXPECT_EQ(s.remote.url, "redis://builder:***@" + redis.server.Address() + "/0?prefix=auth");
     EXPECT_EQ(d.process.Log().find("right-pass"), std::string::npos);
   }
   TestDaemon d(
-      {"--workers", "1", "--remote-cache", url + "?password_file=" + files.path() + "/bad"});
+      {"--workers", "1", "--remote-cache", url + "&password_file=" + files.path() + "/bad"});
   ASSERT_TRUE(d.started);
   auto r = d.Client().Specialize(Variant(1));
   ASSERT_TRUE(r) << "fail open: " << r.error().message;
@@ -472,6 +473,66 @@ TEST(Farm, AclAuthWithAPasswordFileWorksAndAWrongPasswordFailsOpenWithoutLeaking
   const std::string log = d.process.Log();
   EXPECT_NE(log.find("AUTH as user builder failed"), std::string::npos) << log;
   EXPECT_EQ(log.find("wrong-pass-x9"), std::string::npos) << log;
+}
+
+// Issue 28's acceptance: a URL as redis-py reads it, a percent-encoded password holding '?' and a
+// database number, against a real redis-server that requires that password. The entry lands in
+// database 3 and nowhere else; a wrong password and a database Redis does not have fail open;
+// the password, encoded or decoded, is in no log line and no stats field.
+TEST(Farm, APercentEncodedPasswordAndADatabaseNumberReachThatDatabaseAndNeverReachTheLog) {
+  Redis redis;
+  ASSERT_TRUE(redis.started);
+  ASSERT_EQ(redis.server.Cli({"CONFIG", "SET", "requirepass", "p?ss"}), "OK");
+  auto cli = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"-a", "p?ss", "--no-auth-warning"});
+    return redis.server.Cli(args);
+  };
+  ASSERT_EQ(cli({"PING"}), "PONG");
+  auto no_password = [](const std::string& text) {
+    return text.find("p?ss") == std::string::npos && text.find("p%3Fss") == std::string::npos &&
+           text.find("wr?ng") == std::string::npos && text.find("wr%3Fng") == std::string::npos;
+  };
+  const std::string at = "@" + redis.server.Address();
+  {
+    TestDaemon d(Replica("redis://:p%3Fss" + at + "/3" + TestUrlOptions("")));
+    ASSERT_TRUE(d.started);
+    auto r = d.Client().Specialize(Variant(0));
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->origin, coop::Origin::kCompiled);
+    const coop::Stats s = d.Stats();
+    EXPECT_EQ(s.remote.errors, 0u);
+    EXPECT_EQ(s.remote.url, "redis://:***" + at + "/3?prefix=coopd");
+    EXPECT_NE(cli({"-n", "3", "--scan", "--pattern", "coopd:*:e"}), "") << "the entry is in db 3";
+    EXPECT_EQ(cli({"-n", "0", "DBSIZE"}), "0") << "and not in db 0";
+    const std::string log = d.process.Log();
+    EXPECT_NE(log.find("redis://:***" + at + "/3?prefix=coopd"), std::string::npos) << log;
+    EXPECT_TRUE(no_password(log)) << log;
+  }
+  {
+    // A second replica on the same database hits what the first stored.
+    TestDaemon d(Replica("redis://:p%3Fss" + at + "?db=3&" + TestUrlOptions("").substr(1)));
+    ASSERT_TRUE(d.started);
+    auto r = d.Client().Specialize(Variant(0));
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->origin, coop::Origin::kRemote);
+  }
+  for (const std::string& url : {"redis://:wr%3Fng" + at + "/3", "redis://:p%3Fss" + at + "/99"}) {
+    TestDaemon d(Replica(url + TestUrlOptions("")));
+    ASSERT_TRUE(d.started);
+    auto r = d.Client().Specialize(Variant(1));
+    ASSERT_TRUE(r) << "fail open: " << r.error().message;
+    EXPECT_EQ(r->origin, coop::Origin::kCompiled);
+    EXPECT_GT(d.Stats().remote.errors, 0u) << url;
+    const std::string log = d.process.Log();
+    EXPECT_NE(
+        log.find(url.find("/99") != std::string::npos ? "SELECT 99 (the URL's database) failed"
+                                                      : "AUTH failed"),
+        std::string::npos)
+        << log;
+    EXPECT_TRUE(no_password(log)) << log;
+  }
+  EXPECT_EQ(cli({"-n", "3", "--scan", "--pattern", "coopd:*:e"}).find('\n'), std::string::npos)
+      << "one entry: the failed replicas wrote nothing";
 }
 
 TEST(FarmCluster, EntriesSpreadOverTheMastersAndAReshardDuringTheRunCausesNoErrors) {

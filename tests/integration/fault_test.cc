@@ -548,8 +548,8 @@ TEST(Faults, RedisSlowOrPartitionedCausesNoClientErrorsAndTheTierResumes) {
   ASSERT_TRUE(redis.Start(&error)) << error;
   TcpProxy proxy(redis.port());
   ASSERT_GT(proxy.port(), 0);
-  const std::string url = "redis://127.0.0.1:" + std::to_string(proxy.port()) + "/f" +
-                          TestUrlOptions("timeout_ms=1000&connect_timeout_ms=1000");
+  const std::string url = "redis://127.0.0.1:" + std::to_string(proxy.port()) + "?prefix=f&" +
+                          TestUrlOptions("timeout_ms=1000&connect_timeout_ms=1000").substr(1);
   TestDaemon d(dir.path(), {"--workers", "1", "--remote-cache", url});
   ASSERT_TRUE(d.started);
   std::vector<coop::Spec> specs;

@@ -185,8 +185,8 @@ bool RedisCluster::Start(std::string* error) {
 }
 
 std::string RedisCluster::Url(const std::string& prefix, const std::string& options) const {
-  return "redis-cluster://" + nodes_[0]->Address() + "," + nodes_[1]->Address() + "/" + prefix +
-         TestUrlOptions(options);
+  return "redis-cluster://" + nodes_[0]->Address() + "," + nodes_[1]->Address() +
+         "?prefix=" + prefix + "&" + TestUrlOptions(options).substr(1);
 }
 
 std::string RedisCluster::NodeId(size_t i) const {

@@ -80,7 +80,7 @@ class RedisCluster {
   // Starts three nodes, creates the cluster, waits for cluster_state:ok on each.
   bool Start(std::string* error);
   std::vector<std::unique_ptr<RedisServer>>& nodes() { return nodes_; }
-  // "redis-cluster://127.0.0.1:P1,127.0.0.1:P2/PREFIX?OPTIONS"
+  // "redis-cluster://127.0.0.1:P1,127.0.0.1:P2?prefix=PREFIX&OPTIONS"
   std::string Url(const std::string& prefix, const std::string& options = "") const;
   std::string NodeId(size_t i) const;  // CLUSTER MYID
 

@@ -55,11 +55,11 @@ TEST(DaemonArgs, RemoteCacheComesFromTheFlagOverTheEnvironmentAndBadUrlsNameThei
   DaemonConfig c;
   ASSERT_TRUE(Parse({}, &c).ok());
   EXPECT_FALSE(c.remote);
-  setenv("COOPD_REMOTE_CACHE", "redis://10.0.0.1:6379/env", 1);
+  setenv("COOPD_REMOTE_CACHE", "redis://10.0.0.1:6379/0?prefix=env", 1);
   ASSERT_TRUE(Parse({}, &c).ok());
   ASSERT_TRUE(c.remote);
   EXPECT_EQ(c.remote_cache.prefix, "env");
-  ASSERT_TRUE(Parse({"--remote-cache", "redis-cluster://h1:7000,h2:7001/flag"}, &c).ok());
+  ASSERT_TRUE(Parse({"--remote-cache", "redis-cluster://h1:7000,h2:7001?prefix=flag"}, &c).ok());
   EXPECT_TRUE(c.remote_cache.cluster);
   EXPECT_EQ(c.remote_cache.prefix, "flag") << "the flag wins over the environment";
   setenv("COOPD_REMOTE_CACHE", "memcached://h:1", 1);
