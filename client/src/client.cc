@@ -332,8 +332,11 @@ std::string FindCoopdBinary(const std::string& configured) {
   return "";
 }
 
-// Starts `binary --socket socket` detached (its own session, reparented to init, output
-// appended to coopd.log beside the socket). Several processes may do this at once: coopd's
+// What an auto-started coopd's --idle-exit is (seconds) when COOPD_IDLE_EXIT is not set.
+constexpr char kAutostartIdleExitSeconds[] = "1800";
+
+// Starts `binary --socket socket --idle-exit 1800` detached (its own session, reparented to init,
+// output appended to coopd.log beside the socket). Several processes may do this at once: coopd's
 // lock on <socket>.lock lets exactly one of the daemons serve, the others exit at once.
 // The socket's directory is created (0700) and checked first, and the log opened here with
 // O_NOFOLLOW and checked (coop::OpenOwnFile): a directory or log another user planted is refused
@@ -357,6 +360,11 @@ bool SpawnDaemon(const std::string& binary, const std::string& socket, std::stri
   const int out = coop::OpenOwnFile(log, O_WRONLY | O_APPEND, error);
   if (out < 0) return false;
   std::vector<std::string> args = {binary, "--socket", socket};
+  // A daemon nobody asked to keep goes away when unused: 30 min without calls, unless the
+  // environment (which coopd inherits) sets its own COOPD_IDLE_EXIT (0: never).
+  if (const char* idle = std::getenv("COOPD_IDLE_EXIT"); idle == nullptr || *idle == '\0') {
+    args.insert(args.end(), {"--idle-exit", kAutostartIdleExitSeconds});
+  }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -585,6 +593,29 @@ struct Client::Impl {
   // What the client talks to, for messages.
   const std::string& where() const {
     return options.target.empty() ? options.socket_path : options.target;
+  }
+
+  // One call through gRPC's generic stub, for methods this library has no generated code for
+  // (the health service, Stop): `request`'s bytes go as they are, the reply's bytes come back in
+  // *reply. No retry, no auto-start.
+  grpc::Status GenericCall(const char* method, const std::string& request, grpc::ClientContext* ctx,
+                           std::string* reply) {
+    grpc::GenericStub stub(channel);
+    ctx->set_deadline(std::chrono::system_clock::now() + options.timeout);
+    if (!authorization.empty()) ctx->AddMetadata("authorization", authorization);
+    grpc::Slice slice(request);
+    grpc::ByteBuffer request_buffer(&slice, 1), response_buffer;
+    std::promise<grpc::Status> done;
+    stub.UnaryCall(ctx, method, grpc::StubOptions(), &request_buffer, &response_buffer,
+                   [&done](grpc::Status s) { done.set_value(std::move(s)); });
+    grpc::Status s = done.get_future().get();
+    std::vector<grpc::Slice> slices;
+    if (s.ok() && response_buffer.Dump(&slices).ok()) {
+      for (const auto& sl : slices) {
+        reply->append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+      }
+    }
+    return s;
   }
 
   // Reads the token and TLS files; returns the channel credentials (insecure without TLS), or
@@ -1180,17 +1211,10 @@ std::optional<int> DecodeHealthStatus(const std::string& in) {
 Result<HealthStatus> Client::Health(const std::string& service) {
   if (impl_->setup_error) return *impl_->setup_error;
   if (auto e = impl_->CheckSocket()) return *e;
-  grpc::GenericStub stub(impl_->channel);
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + impl_->options.timeout);
-  if (!impl_->authorization.empty()) ctx.AddMetadata("authorization", impl_->authorization);
-  const std::string request = EncodeHealthRequest(service);
-  grpc::Slice slice(request);
-  grpc::ByteBuffer request_buffer(&slice, 1), response_buffer;
-  std::promise<grpc::Status> done;
-  stub.UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request_buffer,
-                 &response_buffer, [&done](grpc::Status s) { done.set_value(std::move(s)); });
-  const grpc::Status s = done.get_future().get();
+  std::string bytes;
+  const grpc::Status s = impl_->GenericCall("/grpc.health.v1.Health/Check",
+                                            EncodeHealthRequest(service), &ctx, &bytes);
   if (!s.ok()) {
     Error e = FromGrpc(s, ctx, impl_->where());
     // The health service is gRPC's own: its answers carry no coopd trailer.
@@ -1199,12 +1223,6 @@ Result<HealthStatus> Client::Health(const std::string& service) {
       e.message = "coopd has no service \"" + service + "\" (ask for \"\" or \"coop.v1.Coop\")";
     }
     return e;
-  }
-  std::vector<grpc::Slice> slices;
-  std::string bytes;
-  if (response_buffer.Dump(&slices).ok()) {
-    for (const auto& sl : slices)
-      bytes.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
   }
   const std::optional<int> status = DecodeHealthStatus(bytes);
   if (!status || *status < 0 || *status > 3) {
@@ -1215,6 +1233,25 @@ Result<HealthStatus> Client::Health(const std::string& service) {
     return e;
   }
   return static_cast<HealthStatus>(*status);
+}
+
+Result<bool> Client::Stop() {
+  if (impl_->setup_error) return *impl_->setup_error;
+  if (auto e = impl_->CheckSocket()) return *e;
+  grpc::ClientContext ctx;
+  std::string reply;
+  // Served outside coop.proto (server/rpc/stop_service.h): an empty request and reply.
+  const grpc::Status s = impl_->GenericCall("/coop.v1.Lifecycle/Stop", "", &ctx, &reply);
+  if (!s.ok()) {
+    Error e = FromGrpc(s, ctx, impl_->where());
+    if (e.code == ErrorCode::kUnimplemented) {
+      e.message =
+          "this coopd has no Stop call (it is older than coopctl stop): stop it with "
+          "SIGTERM or systemctl stop";
+    }
+    return e;
+  }
+  return true;
 }
 
 std::optional<Error> ClientAccess::Specialize(Client& client, v1::SpecializeRequest request,

@@ -10,7 +10,8 @@
 //
 // Roles nest: `read` fetches cached artifacts and reads stats, the catalogue, keys and entries,
 // and never makes coopd compile or link (a miss is PERMISSION_DENIED); `compile` also compiles
-// and links on a miss; `admin` also purges, verifies, vacuums and zeroes stats.
+// and links on a miss; `admin` also purges, verifies, vacuums, zeroes stats and stops coopd
+// (stop_service.h).
 //
 // Which calls need a token: those on TCP listeners whenever a tokens file is given, and those
 // on the Unix socket too with --tokens-unix. Other calls (the Unix socket without --tokens-unix,

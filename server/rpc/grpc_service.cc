@@ -336,12 +336,14 @@ void CoopService::Accept(Reply* call,
     if (absl::Status why = call->scope.cancel->status(); !why.ok()) {
       // The caller stopped waiting while the call sat in the executor's queue.
       call->Send(ToGrpcStatus(why));
+      Touch();
       --in_flight_;
       return;
     }
     work(call->request_id, [this, call](const absl::Status& status) {
       const bool details = WantsErrorDetails(call->context);
       call->Send(ToGrpcStatus(status, details));
+      Touch();
       --in_flight_;
     });
   });

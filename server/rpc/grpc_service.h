@@ -146,6 +146,12 @@ class CoopService final : public RawCoopService {
                                      Raw* response) override;
 
   int in_flight() const { return in_flight_.load(); }
+  // When a call last arrived or last finished (the service's start before the first): with
+  // in_flight(), what --idle-exit reads.
+  std::chrono::steady_clock::time_point last_activity() const {
+    return std::chrono::steady_clock::time_point(
+        std::chrono::steady_clock::duration(last_activity_.load()));
+  }
   // What GetStats answers: the service's counters, and this edge's (listeners, refusals by
   // access control and by the per-client limits, requests that did not decode). /metrics reads
   // the same.
@@ -227,6 +233,7 @@ class CoopService final : public RawCoopService {
   template <class Request, class Response, class Handle>
   grpc::ServerUnaryReactor* Decode(grpc::CallbackServerContext* context, const Raw* in, Raw* out,
                                    const Gate& gate, Handle handle) {
+    Touch();
     auto* reactor = new Reactor(context);
     auto* call = new Call<Request, Response>(context, reactor, out);
     call->scope.cancel = reactor->cancel;
@@ -293,6 +300,9 @@ class CoopService final : public RawCoopService {
   std::string request_id_prefix_;  // 8 random hex digits, so ids differ across restarts
   std::atomic<uint64_t> next_request_id_{1};
   std::atomic<int> in_flight_{0};
+  std::atomic<std::chrono::steady_clock::rep> last_activity_{
+      std::chrono::steady_clock::now().time_since_epoch().count()};
+  void Touch() { last_activity_ = std::chrono::steady_clock::now().time_since_epoch().count(); }
   // Requests refused by Parse: malformed (INVALID_ARGUMENT), over --max-message-mb.
   std::atomic<uint64_t> undecodable_{0}, oversized_{0};
   std::atomic<bool> draining_{false};

@@ -15,12 +15,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
+#include <thread>
 
 #include "absl/strings/numbers.h"
 #include "coop/paths.h"
@@ -35,6 +37,7 @@
 #include "server/rpc/grpc_service.h"
 #include "server/rpc/inherited_listener.h"
 #include "server/rpc/self_probe.h"
+#include "server/rpc/stop_service.h"
 #include "server/service/log_format.h"
 #include "server/service/settings.h"
 #include "server/util/escape.h"
@@ -583,6 +586,12 @@ absl::Status RunDaemon(const DaemonConfig& config) {
     builder.AddListeningPort(config.listen[i], tcp_credentials, &tcp_ports[i]);
   }
   builder.RegisterService(&grpc_service);
+  // `coopctl stop`: an admin's call stops coopd as SIGTERM does, once its reply has gone out.
+  StopService stop_service(&access, [](const Caller& caller) {
+    spdlog::info("stop requested{}{}; stopping", caller.name.empty() ? "" : " by ", caller.name);
+    kill(getpid(), SIGTERM);
+  });
+  builder.RegisterCallbackGenericService(&stop_service);
   // gRPC receives a whole message before any limit applies (its own limit only refuses it
   // then, with a message that names no flag): CoopService checks --max-message-mb itself, so
   // gRPC's limit is the protocol's, 4 GiB (docs/security.md).
@@ -764,8 +773,47 @@ absl::Status RunDaemon(const DaemonConfig& config) {
     }
   }
 
+  // --idle-exit: once no call has arrived or been in flight, and no worker has compiled (a
+  // pre-warm included), for that long, stop the way SIGTERM does. A daemon a client started on
+  // demand (coop::Client's auto-start asks for 30 min) so goes away when nobody uses it.
+  std::mutex idle_mu;
+  std::condition_variable idle_cv;
+  bool idle_stop = false;  // guarded by idle_mu
+  std::thread idle_watch;
+  if (config.idle_exit.count() > 0) {
+    spdlog::info("idle exit: after {:.3g} s without calls or compiles (server.idle_exit_s)",
+                 config.idle_exit.count() / 1000.0);
+    idle_watch = std::thread([&] {
+      const auto tick = std::clamp<std::chrono::milliseconds>(
+          config.idle_exit / 4, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
+      auto last_busy = std::chrono::steady_clock::now();
+      std::unique_lock<std::mutex> lock(idle_mu);
+      while (!idle_cv.wait_for(lock, tick, [&] { return idle_stop; })) {
+        const auto now = std::chrono::steady_clock::now();
+        const PoolStats workers = pool.Stats();
+        if (grpc_service.in_flight() > 0 || workers.busy > 0 || workers.queue_depth > 0) {
+          last_busy = now;
+          continue;
+        }
+        if (now - std::max(last_busy, grpc_service.last_activity()) < config.idle_exit) continue;
+        spdlog::info("idle for {:.3g} s (server.idle_exit_s): stopping",
+                     config.idle_exit.count() / 1000.0);
+        kill(getpid(), SIGTERM);
+        return;
+      }
+    });
+  }
+
   int sig = 0;
   sigwait(&signals, &sig);
+  if (idle_watch.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(idle_mu);
+      idle_stop = true;
+    }
+    idle_cv.notify_all();
+    idle_watch.join();
+  }
   spdlog::info("received {}; finishing {} request(s) in flight", strsignal(sig),
                grpc_service.in_flight());
   // Refuse new work (UNAVAILABLE: clients retry against the next daemon), stop eviction and

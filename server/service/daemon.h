@@ -53,6 +53,9 @@ struct DaemonConfig {
   // server.shutdown_grace_s: on SIGTERM/SIGINT, how long requests in flight may take to finish
   // before their compiles are cancelled (they then fail with UNAVAILABLE).
   std::chrono::milliseconds shutdown_grace{0};
+  // server.idle_exit_s: stop (as on SIGTERM) once no call has been in flight or arrived, and no
+  // compile has run, for this long; 0: never. Clients that auto-start coopd ask for 30 min.
+  std::chrono::milliseconds idle_exit{0};
   std::string log_level;   // log.level
   std::string log_format;  // log.format: text or json
   // The farm tier: remote.url and remote.password_file as given, and what they parse to; none

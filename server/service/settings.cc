@@ -310,6 +310,16 @@ std::vector<SettingSpec> MakeTable() {
                .help = "on SIGTERM/SIGINT, seconds the requests in flight may take before their "
                        "compiles are cancelled",
                .codec = Seconds(&DaemonConfig::shutdown_grace, /*zero_ok=*/true)});
+  t.push_back({.key = "server.idle_exit_s",
+               .env = "COOPD_IDLE_EXIT",
+               .flag = "--idle-exit",
+               .arg = "SECONDS",
+               .default_value = {"0"},
+               .help = "stop (as on SIGTERM) after this many seconds without a call in flight, "
+                       "a call received or a compile running; 0: never (services, socket "
+                       "activation). A client that auto-starts coopd passes 1800 unless "
+                       "COOPD_IDLE_EXIT is set",
+               .codec = Seconds(&DaemonConfig::idle_exit, /*zero_ok=*/true)});
   t.push_back({.key = "server.handshake_timeout_s",
                .env = "COOPD_HANDSHAKE_TIMEOUT",
                .flag = "--handshake-timeout",
@@ -514,11 +524,13 @@ std::vector<SettingSpec> MakeTable() {
        .env = "COOPD_REMOTE_CACHE",
        .flag = "--remote-cache",
        .arg = "URL",
-       .help = "the farm tier shared by replicas: redis://[USER:PASSWORD@]HOST:PORT"
-               "[/PREFIX][?OPTIONS] or redis-cluster://HOST:PORT,HOST:PORT[/PREFIX]"
-               "[?OPTIONS]; options ttl, pool, write (sync|async), read_only, "
-               "timeout_ms, connect_timeout_ms, lease_ttl_ms, lease_wait_ms, "
-               "password_file (docs/farm.md); empty: none",
+       .help = "the farm tier shared by replicas, as redis-py reads it: "
+               "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB][?OPTIONS] or "
+               "redis-cluster://HOST[:PORT],HOST[:PORT][?OPTIONS], percent-encoded; options "
+               "prefix (key namespace, default coopd), db, ttl, pool, write (sync|async), "
+               "read_only, timeout_ms, connect_timeout_ms, lease_ttl_ms, lease_wait_ms, "
+               "password_file (docs/farm.md); rediss:// is refused (no TLS in hiredis 0.14); "
+               "empty: none",
        .secret = true,
        .codec = {SettingType::kString,
                  [](const std::vector<std::string>& v, const std::string&, DaemonConfig* c) {

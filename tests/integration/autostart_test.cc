@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,7 @@
 
 #include "coop/client.h"
 #include "coopd_process.h"
+#include "test_util.h"
 
 namespace coopd_test {
 namespace {
@@ -43,6 +45,35 @@ class AutostartScope {
     unsetenv("COOPD_BIN");
   }
 
+  // A process's command line.
+  static std::vector<std::string> CommandLine(pid_t pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    std::vector<std::string> args;
+    std::string arg;
+    for (char c : ss.str()) {
+      if (c == '\0') {
+        args.push_back(arg);
+        arg.clear();
+      } else {
+        arg.push_back(c);
+      }
+    }
+    return args;
+  }
+
+  // Whether `pid` has exited (a zombie counts: the daemon is reparented, and who reaps it is
+  // not this test's business).
+  static bool Exited(pid_t pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat;
+    std::getline(f, stat);
+    const size_t paren = stat.rfind(')');
+    return kill(pid, 0) != 0 || stat.empty() ||
+           (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z');
+  }
+
   // Daemon processes (not workers) whose command line names `socket`.
   static std::vector<pid_t> DaemonsOn(const std::string& socket) {
     std::vector<pid_t> out;
@@ -51,19 +82,7 @@ class AutostartScope {
     while (dirent* e = readdir(proc)) {
       const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
       if (pid <= 0) continue;
-      std::ifstream f(std::string("/proc/") + e->d_name + "/cmdline", std::ios::binary);
-      std::stringstream ss;
-      ss << f.rdbuf();
-      std::vector<std::string> args;
-      std::string arg;
-      for (char c : ss.str()) {
-        if (c == '\0') {
-          args.push_back(arg);
-          arg.clear();
-        } else {
-          arg.push_back(c);
-        }
-      }
+      const std::vector<std::string> args = CommandLine(pid);
       bool daemon = false, worker = false;
       for (size_t i = 0; i + 1 < args.size(); ++i) {
         daemon |= args[i] == "--socket" && args[i + 1] == socket;
@@ -100,6 +119,59 @@ TEST(Autostart, AClientWithNoDaemonStartsOneAndTalksToIt) {
   coop::Client second(options);
   ASSERT_TRUE(second.GetCatalog());
   EXPECT_EQ(AutostartScope::DaemonsOn(socket).size(), 1u);
+}
+
+// An auto-started daemon goes away when unused: the client asks for --idle-exit 1800 unless
+// COOPD_IDLE_EXIT is set (which the daemon inherits). With 5 s (room for the client's first
+// connect, whose reconnect backoff is up to 1 s), a compile in flight is not idle, and after it
+// the daemon exits by itself, removing its socket.
+TEST(Autostart, AnAutoStartedDaemonExitsAfterItsIdleTime) {
+  TempDir dir;
+  const std::string socket = dir.path() + "/run/coopd.sock";
+  AutostartScope scope(dir.path(), socket);
+  coop::ClientOptions options;
+  options.socket_path = socket;
+  options.timeout = 120s;
+  unsetenv("COOPD_IDLE_EXIT");
+  {
+    coop::Client client(options);
+    ASSERT_TRUE(client.GetStats());
+    const auto daemons = AutostartScope::DaemonsOn(socket);
+    ASSERT_EQ(daemons.size(), 1u);
+    const auto args = AutostartScope::CommandLine(daemons[0]);
+    const auto flag = std::find(args.begin(), args.end(), "--idle-exit");
+    ASSERT_NE(flag, args.end()) << "the client asks for an idle exit";
+    ASSERT_NE(flag + 1, args.end());
+    EXPECT_EQ(*(flag + 1), "1800");
+    auto stopped = client.Stop();
+    ASSERT_TRUE(stopped) << stopped.error().message;
+    for (int i = 0; i < 2400 && !AutostartScope::Exited(daemons[0]); ++i) {
+      std::this_thread::sleep_for(50ms);
+    }
+    ASSERT_TRUE(AutostartScope::Exited(daemons[0])) << "Client::Stop stops it";
+  }
+  setenv("COOPD_IDLE_EXIT", "5", 1);
+  coop::Client client(options);
+  auto compiled = StartFirstCompile(client).get();
+  unsetenv("COOPD_IDLE_EXIT");
+  auto daemon_log = [&] {
+    std::ifstream log(dir.path() + "/run/coopd.log");
+    std::stringstream text;
+    text << log.rdbuf();
+    return text.str();
+  };
+  ASSERT_TRUE(compiled) << compiled.error().message << "\n" << daemon_log();
+  EXPECT_EQ(compiled->origin, coop::Origin::kCompiled);
+  // A liveness bound, not a measurement: the daemon must exit by itself, and its socket goes
+  // last (after the drain and the workers).
+  for (int i = 0; i < 2400 && fs::exists(socket); ++i) std::this_thread::sleep_for(50ms);
+  ASSERT_FALSE(fs::exists(socket)) << "the daemon removed its socket";
+  for (int i = 0; i < 2400 && !AutostartScope::DaemonsOn(socket).empty(); ++i) {
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(AutostartScope::DaemonsOn(socket).empty());
+  EXPECT_NE(daemon_log().find("idle for 5 s (server.idle_exit_s): stopping"), std::string::npos)
+      << daemon_log();
 }
 
 TEST(Autostart, OffWithCoopdNoAutostartAndForCoopctlStats) {

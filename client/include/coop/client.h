@@ -770,6 +770,13 @@ class Client {
   // kUnavailable Error that is not from_server.
   Result<HealthStatus> Health(const std::string& service = "");
 
+  // Asks the daemon to stop, gracefully: it answers, then drains as on SIGTERM (new calls get
+  // kUnavailable, those in flight get its shutdown grace) and exits. Needs the admin role when
+  // the daemon requires tokens (kPermissionDenied / kUnauthenticated otherwise). Returns once
+  // the daemon has accepted, not once it has exited. Never starts a daemon; with none running,
+  // a kUnavailable Error that is not from_server.
+  Result<bool> Stop();
+
   // Lays out the temp storage of a kernel's primitives and the frontend's reservations in its
   // dynamic shared memory. Spec uses are resolved as Specialize resolves them (a cache hit once
   // specialized, else a compile).
