@@ -128,13 +128,27 @@ constexpr CommandHelp kCommands[] = {
      "      Compact the database file.\n",
      "compact the disk cache's database file", "  coopctl vacuum\n"},
     {"health",
-     "  health [--service NAME] [--json]\n"
+     "  health [--service NAME] [--probe-exit-codes] [--json]\n"
      "      Ask coopd's gRPC health service (grpc.health.v1) whether it serves; never starts\n"
      "      coopd. NAME: \"\" (the daemon, default) or coop.v1.Coop. Exit status: 0 SERVING,\n"
-     "      1 NOT_SERVING (shutting down) or another answer, 3 no coopd is running.\n",
+     "      1 NOT_SERVING (shutting down) or another answer, 3 no coopd is running, else\n"
+     "      coopctl's usual ones. --probe-exit-codes: grpc_health_probe's instead, for probes\n"
+     "      written against it: 0 SERVING, 1 bad arguments, 2 no coopd is running (connection\n"
+     "      failed), 3 the call failed (refused, timed out), 4 NOT_SERVING or another answer.\n",
      "check whether coopd is running and serving (for scripts and probes)",
      "  coopctl health\n"
-     "  coopctl --socket /run/coopd/coopd.sock health --json\n"},
+     "  coopctl --socket /run/coopd/coopd.sock health --json\n"
+     "  coopctl health --probe-exit-codes    # exit statuses as grpc_health_probe's\n"},
+    {"stop",
+     "  stop [--no-wait] [--json]\n"
+     "      Stop coopd gracefully: it refuses new calls, lets those in flight finish within\n"
+     "      its shutdown grace (--shutdown-grace), stops its workers and exits. Waits until it\n"
+     "      no longer answers (within --timeout) unless --no-wait. Needs an admin token when\n"
+     "      coopd requires tokens. Never starts coopd. Exit status: 0 stopped, 3 no coopd is\n"
+     "      running, 5 not an admin, 6 it still answers after --timeout.\n",
+     "stop coopd gracefully (as SIGTERM does)",
+     "  coopctl stop\n"
+     "  coopctl --target ipv4:10.0.0.5:7070 stop --no-wait   # with COOPD_TOKEN an admin's\n"},
     {"warm",
      "  warm MANIFEST [--jobs N] [--dry-run] [--json]\n"
      "      Request every spec of a manifest (JSON or YAML; `-` reads stdin; format in\n"
@@ -1060,6 +1074,30 @@ int Vacuum(coop::Client& client) {
   return 0;
 }
 
+// grpc_health_probe's exit statuses (its README): what `health --probe-exit-codes` returns.
+enum ProbeExit {
+  kProbeServing = 0,
+  kProbeInvalidArguments = 1,
+  kProbeConnectionFailure = 2,
+  kProbeRpcFailure = 3,
+  kProbeUnhealthy = 4,
+};
+
+// coopctl's exit status for `health` as grpc_health_probe's.
+int ProbeExitStatus(int coopctl_status, bool answered_not_serving) {
+  if (answered_not_serving) return kProbeUnhealthy;
+  switch (coopctl_status) {
+    case coopctl::kExitOk:
+      return kProbeServing;
+    case coopctl::kExitUsage:
+      return kProbeInvalidArguments;
+    case coopctl::kExitUnreachable:
+      return kProbeConnectionFailure;
+    default:
+      return kProbeRpcFailure;
+  }
+}
+
 int Health(coop::Client& client, const std::string& service) {
   auto print_json = [&client](const char* status) {
     Print({{"status", status}, {"socket", Where(client)}});
@@ -1092,6 +1130,36 @@ int Health(coop::Client& client, const std::string& service) {
     std::cout << name << " (" << Where(client) << ")\n";
   }
   return *h == coop::HealthStatus::kServing ? 0 : 1;
+}
+
+int Stop(coop::Client& client, bool wait) {
+  auto accepted = client.Stop();
+  if (!accepted && accepted.error().code == coop::ErrorCode::kUnavailable &&
+      !accepted.error().from_server) {
+    throw CommandError(coopctl::kExitUnreachable, "UNAVAILABLE",
+                       "coopd is not running on " + Where(client));
+  }
+  if (!accepted) FailWith(accepted.error());
+  // Stopped once it no longer answers at all (while it drains, health says NOT_SERVING).
+  const auto deadline = std::chrono::steady_clock::now() + g_global.ToOptions().timeout;
+  bool stopped = !wait;
+  while (wait && !stopped) {
+    auto h = client.Health();
+    stopped = !h && h.error().code == coop::ErrorCode::kUnavailable && !h.error().from_server;
+    if (stopped || std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (!stopped) {
+    throw CommandError(coopctl::kExitBusy, "DEADLINE_EXCEEDED",
+                       "coopd on " + Where(client) + " accepted the stop but still answers (it " +
+                           "drains for up to its shutdown grace; raise --timeout to wait longer)");
+  }
+  if (g_json) {
+    Print({{"status", wait ? "STOPPED" : "STOPPING"}, {"socket", Where(client)}});
+  } else {
+    std::cout << (wait ? "stopped" : "stopping") << " (" << Where(client) << ")\n";
+  }
+  return 0;
 }
 
 int CatalogCommand(coop::Client& client) {
@@ -1556,6 +1624,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   // With --json anywhere, errors are reported as JSON too, even those found while parsing.
   for (const auto& a : args) g_json = g_json || a == "--json";
+  // So with --probe-exit-codes: a usage error of `health` is then grpc_health_probe's 1.
+  bool probe_codes = false;
+  for (const auto& a : args) probe_codes = probe_codes || a == "--probe-exit-codes";
+  std::string command;
   try {
     // The command, after the global options; for the commands that take "+"-joined specs, the
     // first spec goes to CLI11 with the command, the others are parsed one by one.
@@ -1567,7 +1639,6 @@ int main(int argc, char** argv) {
     }
     std::vector<std::string> head(args.begin(), args.begin() + std::min(command_at, args.size()));
     std::vector<std::string> rest;
-    std::string command;
     if (command_at < args.size()) {
       command = args[command_at];
       rest.assign(args.begin() + command_at + 1, args.end());
@@ -1636,6 +1707,12 @@ int main(int argc, char** argv) {
     std::string service;
     subs["health"]->add_option("--service", service, "\"\" (default) or coop.v1.Coop");
     subs["health"]->add_flag("--json", g_json, "machine-readable output");
+    subs["health"]->add_flag("--probe-exit-codes", probe_codes,
+                             "exit statuses as grpc_health_probe's: 0 SERVING, 1 bad arguments, "
+                             "2 connection failed, 3 call failed, 4 not SERVING");
+    bool no_wait = false;
+    subs["stop"]->add_flag("--no-wait", no_wait, "return once coopd has accepted the stop");
+    subs["stop"]->add_flag("--json", g_json, "machine-readable output");
     WarmArgs warm;
     warm.Add(subs["warm"]);
 
@@ -1670,7 +1747,9 @@ int main(int argc, char** argv) {
     coop::ClientOptions options = g_global.ToOptions();
     // Commands that report on the daemon itself say it is not running rather than start one;
     // the others start it when it is not (coop::ClientOptions::autostart).
-    if (command == "stats" || command == "health") options.autostart = false;
+    if (command == "stats" || command == "health" || command == "stop") {
+      options.autostart = false;
+    }
     if (command == "specialize") {
       auto specs = BundleSpecs(spec_args, more, &output, true, true);
       coop::Client client(options);
@@ -1697,14 +1776,20 @@ int main(int argc, char** argv) {
     if (command == "purge") return Purge(client, purge_filter.filter, all);
     if (command == "verify") return Verify(client);
     if (command == "vacuum") return Vacuum(client);
-    if (command == "health") return Health(client, service);
+    if (command == "stop") return Stop(client, !no_wait);
+    if (command == "health") {
+      const int status = Health(client, service);
+      return probe_codes ? ProbeExitStatus(status, status != coopctl::kExitOk) : status;
+    }
     UsageFail("unknown command \"" + command + "\"");
   } catch (const CommandError& e) {
     std::fflush(stdout);
     std::cerr << "coopctl: " << e.what() << "\n";
+    const int status =
+        probe_codes && command == "health" ? ProbeExitStatus(e.status, false) : e.status;
     if (g_json && !e.json_printed) {
-      Print({{"error", {{"exit_status", e.status}, {"code", e.code}, {"message", e.what()}}}});
+      Print({{"error", {{"exit_status", status}, {"code", e.code}, {"message", e.what()}}}});
     }
-    return e.status;
+    return status;
   }
 }

@@ -443,6 +443,42 @@ TEST(Access, EachRoleAgainstEachRpcOverTls) {
   EXPECT_EQ(d.Stop(), 0);
 }
 
+// coopctl stop / Client::Stop: the admin role alone stops the daemon; the others are refused and
+// the daemon serves on.
+TEST(Access, StopNeedsTheAdminRole) {
+  Pki pki;
+  pki.Make();
+  TempDir dir;
+  CoopdProcess d(dir.path() + "/coopd.sock", dir.path() + "/cache",
+                 {"--workers", "1", "--tokens-file", pki.tokens_file, "--tokens-unix"});
+  StartDaemon(&d);
+  auto none = UnixClient(d, "").Stop();
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code, kUnauth);
+  for (const std::string* file : {&pki.read_file, &pki.compile_file}) {
+    auto refused = UnixClient(d, *file).Stop();
+    ASSERT_FALSE(refused) << *file;
+    EXPECT_EQ(refused.error().code, kDenied) << refused.error().message;
+    EXPECT_NE(refused.error().message.find("Stop"), std::string::npos) << refused.error().message;
+  }
+  std::string out, err;
+  setenv("COOPD_TOKEN_FILE", pki.compile_file.c_str(), 1);
+  EXPECT_EQ(RunCommand({COOPCTL_BINARY, "--socket", d.socket_path(), "stop"}, &out, &err), 5)
+      << err;
+  auto still = UnixClient(d, pki.read_file).Health();
+  ASSERT_TRUE(still) << still.error().message;
+  EXPECT_EQ(*still, coop::HealthStatus::kServing) << "a refused stop stops nothing";
+  setenv("COOPD_TOKEN_FILE", pki.admin_file.c_str(), 1);
+  EXPECT_EQ(RunCommand({COOPCTL_BINARY, "--socket", d.socket_path(), "stop", "--json"}, &out, &err),
+            0)
+      << err;
+  unsetenv("COOPD_TOKEN_FILE");
+  EXPECT_EQ(out, "{\"status\":\"STOPPED\",\"socket\":\"" + d.socket_path() + "\"}\n");
+  EXPECT_EQ(d.WaitExit(120s), 0) << d.Log();
+  EXPECT_NE(d.Log().find("stop requested by ops; stopping"), std::string::npos) << d.Log();
+  for (const auto& secret : pki.Secrets()) EXPECT_EQ(d.Log().find(secret), std::string::npos);
+}
+
 TEST(Access, TokensUnixRequiresTokensOnTheSocketToo) {
   Pki pki;
   pki.Make();
