@@ -225,7 +225,8 @@ def test_a_fresh_process_with_no_daemon_starts_one_and_gets_an_artifact(tmpdir_p
     from conftest import coopd_binary
 
     socket = os.path.join(tmpdir_path, "run", "coopd.sock")
-    env = {k: v for k, v in os.environ.items() if k != "COOPD_NO_AUTOSTART"}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("COOPD_NO_AUTOSTART", "COOPD_IDLE_EXIT")}
     env.update(COOPD_BIN=coopd_binary(), COOPD_CACHE_DIR=os.path.join(tmpdir_path, "cache"))
     code = ("import coopd, sys\n"
             "a = coopd.Client(sys.argv[1]).specialize(family='block_reduce', dtype='float32',"
@@ -236,6 +237,11 @@ def test_a_fresh_process_with_no_daemon_starts_one_and_gets_an_artifact(tmpdir_p
                              capture_output=True, text=True, timeout=300).stdout.split()
         assert out[0] in ("compiled", "disk", "memory") and int(out[1]) > 0
         assert os.path.exists(os.path.join(tmpdir_path, "run", "coopd.log"))
+        # As coop::Client's: an auto-started daemon stops after 30 idle minutes.
+        with open(socket + ".lock") as f:
+            pid = int(f.read().split()[0])
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            assert b"\0--idle-exit\x001800" in f.read()
     finally:
         try:
             with open(socket + ".lock") as f:

@@ -439,8 +439,9 @@ class Client:
         retries: how many times a call that got UNAVAILABLE (no daemon yet, daemon restarting,
             "retry") is tried again, with exponential backoff from ``backoff`` seconds.
         client_name: sent with requests, for coopd's logs.
-        autostart: when no daemon answers on the socket, start one (``coopd --socket PATH``,
-            detached, logging to coopd.log beside the socket) and wait for it within the call's
+        autostart: when no daemon answers on the socket, start one (``coopd --socket PATH
+            --idle-exit 1800``: it stops after 30 idle minutes, unless ``COOPD_IDLE_EXIT`` is
+            set; detached, logging to coopd.log beside the socket) and wait for it within the call's
             deadline. Off when ``COOPD_NO_AUTOSTART`` is set (to anything but "0"). Several
             processes may start one at once: exactly one daemon wins the socket.
         coopd_binary: the daemon to start; default ``$COOPD_BIN``, else ``coopd`` on PATH.
@@ -708,10 +709,13 @@ class Client:
                 return f"(auto-start: {e.strerror})"
             # sh backgrounds the daemon and exits: coopd is reparented to init, in a session of
             # its own, and never left a zombie of this process.
+            # As coop::Client's auto-start: idle for 30 min, it stops, unless COOPD_IDLE_EXIT
+            # (which it inherits) says otherwise.
+            idle = [] if os.environ.get("COOPD_IDLE_EXIT") else ["--idle-exit", "1800"]
             try:
                 subprocess.run(["/bin/sh", "-c", '"$@" </dev/null &', "sh", binary, "--socket",
-                                self.socket], stdout=log, stderr=log, start_new_session=True,
-                               check=True)
+                                self.socket, *idle], stdout=log, stderr=log,
+                               start_new_session=True, check=True)
             finally:
                 os.close(log)
             self._autostarted = True
