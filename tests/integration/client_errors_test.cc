@@ -41,7 +41,8 @@ const std::vector<CommandUsage>& Commands() {
       {"purge", "  purge (--all | [--family F] [--dtype T] [--arch A]) [--json]\n"},
       {"verify", "  verify [--json]\n"},
       {"vacuum", "  vacuum [--json]\n"},
-      {"health", "  health [--service NAME] [--json]\n"},
+      {"health", "  health [--service NAME] [--probe-exit-codes] [--json]\n"},
+      {"stop", "  stop [--no-wait] [--json]\n"},
       {"warm", "  warm MANIFEST [--jobs N] [--dry-run] [--json]\n"},
   };
   return kCommands;
