@@ -20,10 +20,10 @@
 #
 # Skips (77) where systemd cannot be booted: not root, no systemd, no cgroup v2 hierarchy, or a
 # systemd that never comes up (its console log is printed).
-#   systemd_unit_test.sh BUILD_DIR COOPCTL
+#   systemd_unit_test.sh BUILD_DIR COOPCTL (COOPCTL is checked to exist; the installed copy runs)
 set -euo pipefail
 build=$(cd "$1" && pwd)
-coopctl=$(realpath "$2")
+[[ -x $2 ]] || { echo "systemd_unit_test: no coopctl at $2" >&2; exit 1; }
 skip() {
   echo "systemd_unit_test: SKIP: $*"
   exit 77
@@ -43,8 +43,11 @@ else
   skip "no cgroup v2 hierarchy to give systemd"
 fi
 
-# Not under /tmp or /var/tmp: the unit's PrivateTmp= would hide coopd from itself.
-t=$(mktemp -d "$build/systemd-unit-test.XXXXXX")
+# Not under /tmp, /var, /run or /home, which the namespace covers with tmpfs and the unit hides
+# (PrivateTmp=, ProtectHome=): not in the build directory either, which may be anywhere (a CI
+# clone under /tmp made this test skip). /opt stays visible and is only read.
+mkdir -p /opt
+t=$(mktemp -d /opt/coopd-systemd-test.XXXXXX)
 chmod 0755 "$t"  # the user coopd runs the installed coopd from here
 cg=$cgroot$(awk -F: '$1 == "0" { print $3 }' /proc/self/cgroup)
 cg=${cg%/}/coopd-systemd-test-$$
@@ -78,6 +81,10 @@ prop() { sctl show -p "$2" --value "$1"; }
 # Install as a packager would, then take the installed units.
 cmake --install "$build" --prefix "$t/prefix" >"$t/install.log" ||
   fail "cmake --install: $(cat "$t/install.log")"
+# The installed coopctl, the same build as COOPCTL: the build directory may be under /tmp, which
+# the namespace covers.
+[[ -x $t/prefix/bin/coopctl ]] || fail "cmake --install put no coopctl in $t/prefix/bin"
+coopctl=$t/prefix/bin/coopctl
 # take_units SCOPE DIR TARGETS...: SCOPE's installed coopd.{service,socket} into DIR, coopd.service
 # running the coopd installed here, and the named targets, empty.
 take_units() {
