@@ -333,3 +333,40 @@ def test_digest_only_hits_return_complete_artifacts_and_the_cache_is_bounded(tmp
             assert not reply.bytes_omitted and reply.ltoir == first.ltoir
     finally:
         assert d.stop() == 0, d.log()
+
+
+def test_stop_stops_a_running_daemon_and_starts_none(tmpdir_path, monkeypatch):
+    d = Daemon(tmpdir_path).start()
+    with d.client(timeout=30) as c:
+        c.stop()
+    assert d.proc.wait(timeout=60) == 0, d.log()
+    assert not os.path.exists(d.socket), "coopd removes its socket when it stops"
+    # A second stop finds no daemon, and starts none (even with auto-start on).
+    monkeypatch.delenv("COOPD_NO_AUTOSTART", raising=False)
+    with d.client(timeout=5, retries=0) as c:
+        with pytest.raises(coopd.CoopdError) as e:
+            c.stop()
+    assert e.value.code == grpc.StatusCode.UNAVAILABLE
+    assert not os.path.exists(d.socket)
+
+
+def test_stop_needs_the_admin_role_when_tokens_are_on(tmpdir_path):
+    tokens = os.path.join(tmpdir_path, "tokens")
+    with open(tokens, "w") as f:
+        f.write("compile builders " + "c" * 32 + "\nadmin ops " + "a" * 32 + "\n")
+    os.chmod(tokens, 0o600)
+    compile_token = os.path.join(tmpdir_path, "compile.tok")
+    admin_token = os.path.join(tmpdir_path, "admin.tok")
+    for path, text in ((compile_token, "c" * 32), (admin_token, "a" * 32)):
+        with open(path, "w") as f:
+            f.write(text + "\n")
+        os.chmod(path, 0o600)
+    d = Daemon(tmpdir_path, "--tokens-file", tokens, "--tokens-unix").start()
+    with d.client(timeout=30, token_file=compile_token) as c:
+        with pytest.raises(coopd.CoopdError) as e:
+            c.stop()
+    assert e.value.code == grpc.StatusCode.PERMISSION_DENIED, e.value.message
+    assert d.proc.poll() is None, "a compile token does not stop coopd"
+    with d.client(timeout=30, token_file=admin_token) as c:
+        c.stop()
+    assert d.proc.wait(timeout=60) == 0, d.log()

@@ -634,6 +634,20 @@ class Client:
                                          client=self.client_name, formats=_formats(format))
         return self._call("Explain", req)
 
+    def stop(self) -> None:
+        """Asks coopd to stop as SIGTERM would: it refuses new calls, lets those in flight finish
+        (--shutdown-grace), removes its socket and exits (what ``coopctl stop`` does, without the
+        wait). Needs the admin role when tokens are on. Never starts a daemon, never retries:
+        CoopdError UNAVAILABLE when none answers, PERMISSION_DENIED without the role."""
+        self._check_socket()
+        stop = self._channel.unary_unary("/coop.v1.Lifecycle/Stop",
+                                         request_serializer=lambda _: b"",
+                                         response_deserializer=lambda raw: raw)
+        try:
+            stop(None, timeout=self.timeout, metadata=self._metadata())
+        except grpc.RpcError as e:
+            raise self._error(e) from None
+
     # -- transport ---------------------------------------------------------------------------
 
     def _metadata(self) -> Tuple[Tuple[str, str], ...]:
