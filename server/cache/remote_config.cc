@@ -101,10 +101,7 @@ absl::StatusOr<RemoteCacheConfig> ParseRemoteCacheUrl(const std::string& url,
   auto bad = [&](const std::string& what) {
     return absl::InvalidArgumentError(StrCat(source, ": ", what, "; the forms are ", kForms));
   };
-  const size_t creds_begin = url.find("://") == std::string::npos ? 0 : url.find("://") + 3;
-  const size_t creds_end = url.rfind('@') == std::string::npos || url.rfind('@') < creds_begin
-                               ? creds_begin
-                               : url.rfind('@');
+  const auto [creds_begin, creds_end] = FindCredentials(url);
   auto show = [&](const std::string& part) {
     // Text that also stands after the credentials (the host, the database, the options) is
     // public whatever else it matches.
@@ -341,6 +338,24 @@ absl::StatusOr<RemoteCacheConfig> ParseRemoteCacheUrl(const std::string& url,
                       c.command_timeout.count(), "), so a heartbeat can renew it in time"));
   }
   return c;
+}
+
+CredentialsSpan FindCredentials(const std::string& url) {
+  const size_t scheme = url.find("://");
+  const size_t begin = scheme == std::string::npos ? 0 : scheme + 3;
+  const size_t at = url.rfind('@');
+  return {begin, at == std::string::npos || at < begin ? begin : at};
+}
+
+std::string RedactRemoteCacheUrl(const std::string& url) {
+  const auto [begin, end] = FindCredentials(url);
+  if (url.find("://") == std::string::npos || begin == end) return url;
+  const std::string creds = url.substr(begin, end - begin);
+  const size_t colon = creds.find(':');
+  const std::string user = creds.substr(0, colon);
+  const bool plain_user = user.find_first_of("/?#@") == std::string::npos;
+  if (colon == std::string::npos && plain_user) return url;  // a user name, no password
+  return StrCat(url.substr(0, begin), plain_user ? user + ":***" : "***", url.substr(end));
 }
 
 }  // namespace coopd

@@ -77,4 +77,18 @@ absl::StatusOr<RemoteCacheConfig> ParseRemoteCacheUrl(const std::string& url,
                                                       const std::string& source,
                                                       const std::string& password_file = "");
 
+// Where a Redis URL may hold a password: [begin, end), from after "://" (or the start) to the
+// URL's last '@' (begin == end when there is no '@' after it). A password may hold an unescaped
+// '@', ':', '/' or '?', so the parser's errors never quote text of this span that stands nowhere
+// after it, and RedactRemoteCacheUrl hides it.
+struct CredentialsSpan {
+  size_t begin = 0, end = 0;
+};
+CredentialsSpan FindCredentials(const std::string& url);
+
+// `url` as --print-config shows it, whether or not it parses: the credentials span above
+// replaced by ***, keeping a user name before its first ':' when it is plainly one (none of
+// / ? # @ in it). A URL without "://" or without credentials is shown as it is.
+std::string RedactRemoteCacheUrl(const std::string& url);
+
 }  // namespace coopd

@@ -16,6 +16,7 @@
 
 #include "absl/strings/numbers.h"
 #include "coop/paths.h"
+#include "server/cache/remote_config.h"
 #include "server/metrics/metrics.h"
 #include "server/toolchain/toolchain.h"
 #include "server/util/escape.h"
@@ -228,25 +229,6 @@ absl::Status CheckHostPort(const std::string& address, const std::string& source
     return Bad(source, "HOST:PORT (e.g. 0.0.0.0:7070, [::]:7070, 127.0.0.1:0)", address);
   }
   return absl::OkStatus();
-}
-
-// The URL with its password replaced by ***. What may be a password is everything between "://"
-// and the URL's last '@' (the farm tier's parser takes the credentials up to the last '@', and a
-// password may hold an unescaped '@', ':', '/' or '?'): the user name before the first ':' is
-// kept when it is plainly one (none of / ? # @ in it), the rest of that span becomes ***. Found
-// by the settings fuzz target: the old rule cut at the first '@' and printed the rest.
-std::string RedactUrl(const std::string& url) {
-  const size_t scheme = url.find("://");
-  if (scheme == std::string::npos) return url;
-  const size_t start = scheme + 3;
-  const size_t at = url.rfind('@');
-  if (at == std::string::npos || at < start) return url;
-  const std::string creds = url.substr(start, at - start);
-  const size_t colon = creds.find(':');
-  const std::string user = creds.substr(0, colon);
-  const bool plain_user = user.find_first_of("/?#@") == std::string::npos;
-  if (colon == std::string::npos && plain_user) return url;  // a user name, no password
-  return StrCat(url.substr(0, start), plain_user ? user + ":***" : "***", url.substr(at));
 }
 
 std::string DefaultSocket() {
@@ -532,12 +514,13 @@ std::vector<SettingSpec> MakeTable() {
                "password_file (docs/farm.md); rediss:// is refused (no TLS in hiredis 0.14); "
                "empty: none",
        .secret = true,
-       .codec = {SettingType::kString,
-                 [](const std::vector<std::string>& v, const std::string&, DaemonConfig* c) {
-                   c->remote_url = v[0];  // parsed in Finish(), with the password file
-                   return absl::OkStatus();
-                 },
-                 [](const DaemonConfig& c) { return TomlString(RedactUrl(c.remote_url)); }}});
+       .codec = {
+           SettingType::kString,
+           [](const std::vector<std::string>& v, const std::string&, DaemonConfig* c) {
+             c->remote_url = v[0];  // parsed in Finish(), with the password file
+             return absl::OkStatus();
+           },
+           [](const DaemonConfig& c) { return TomlString(RedactRemoteCacheUrl(c.remote_url)); }}});
   t.push_back({.key = "remote.password_file",
                .env = "COOPD_REMOTE_CACHE_PASSWORD_FILE",
                .flag = "--remote-cache-password-file",
