@@ -122,6 +122,9 @@ void AddSpecOptions(CLI::App* app, SpecArgs* a) {
   app->add_flag("--op-commutative", a->op_commutative,
                 "the user operator is commutative (lets --algorithm auto consider "
                 "raking_commutative_only)");
+  app->add_flag("--op-by-pointer", a->op_by_pointer,
+                "the --op-ltoir operator takes (T* result, const T* a, const T* b) (needed on a "
+                "--user-type)");
   app->add_option("--prefix-name", a->prefix_name, "block-prefix callback: its name");
   app->add_option("--prefix-source", a->prefix_source, "the callback's source")->type_name("FILE");
   app->add_option("--prefix-ltoir", a->prefix_ltoir, "the callback's LTO-IR")->type_name("FILE");
@@ -173,6 +176,7 @@ coop::Spec ToSpec(const SpecArgs& a, const std::filesystem::path& base) {
   if (!a.op_ltoir.empty()) spec.user_op.ltoir = read("--op-ltoir", a.op_ltoir);
   spec.user_op.stateful = a.op_stateful;
   spec.user_op.commutative = a.op_commutative;
+  spec.user_op.by_pointer = a.op_by_pointer;
   spec.prefix_callback.name = a.prefix_name;
   if (!a.prefix_source.empty())
     spec.prefix_callback.source = read("--prefix-source", a.prefix_source);

@@ -50,7 +50,7 @@ struct SpecArgs {
   std::string family, method, dtype, threads, algorithm, op, arch, abi, value_dtype, user_type;
   std::string op_name, op_source, op_ltoir, prefix_name, prefix_source, prefix_ltoir;
   std::string items, warp_threads, radix_bits, bins, decoded_items;
-  bool op_stateful = false, op_commutative = false, with_aggregate = false,
+  bool op_stateful = false, op_commutative = false, op_by_pointer = false, with_aggregate = false,
        warp_time_slicing = false;
 };
 

@@ -101,6 +101,7 @@ void UserOperatorToProto(const UserOperator& in, v1::UserOperator* u) {
   u->set_stateful(in.stateful);
   u->set_digest(in.digest);
   u->set_commutative(in.commutative);
+  u->set_by_pointer(in.by_pointer);
 }
 
 UserOperator UserOperatorFromProto(const v1::UserOperator& u) {
@@ -111,6 +112,7 @@ UserOperator UserOperatorFromProto(const v1::UserOperator& u) {
   out.stateful = u.stateful();
   out.digest = u.digest();
   out.commutative = u.commutative();
+  out.by_pointer = u.by_pointer();
   return out;
 }
 

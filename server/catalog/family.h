@@ -24,6 +24,9 @@ namespace coopd {
 // One method (entry point) of a family.
 struct Method {
   std::string_view name = {};
+  // Uses a builtin arithmetic operator of its own (a sum, a maximum): refused on user types,
+  // which have none, in families that accept them.
+  bool arithmetic_only = false;
   OpKind op = OpKind::kNone;  // the operator it takes (kNone: none)
   std::string_view description = {};
   bool single_item = false;      // takes exactly one item per thread
@@ -71,7 +74,7 @@ struct Family {
   bool warp = false;       // works on a logical warp; block shape does not apply
   bool multi_item = true;  // accepts items_per_thread > 1
   DtypeRule dtypes = DtypeRule::kAny;
-  bool user_types = false;  // accepts dtype "user" (CUB moves the values without looking at them)
+  bool user_types = false;  // accepts dtype "user" (opaque bytes; only a user operator looks inside)
   // The PrimitiveSpec.family_options case this family accepts (scan, exchange, radix_sort, ...).
   coop::v1::PrimitiveSpec::FamilyOptionsCase options =
       coop::v1::PrimitiveSpec::FAMILY_OPTIONS_NOT_SET;

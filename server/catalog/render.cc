@@ -17,17 +17,25 @@ using coop::v1::PrimitiveSpec;
 // Declares a user operator's symbol and defines the functor that calls it.
 std::string UserOperatorPreamble(const coop::v1::UserOperator& user) {
   const std::string t = UserOperatorOperandCType(user);
+  const std::string r = UserOperatorResultCType(user);
   std::vector<std::string> params, args;
   if (user.stateful()) args.push_back("state");
+  const bool result_by_pointer = UserOperatorResultByPointer(user);
+  if (result_by_pointer) args.push_back("&result");
   for (int i = 0; i < user.operand_dtypes_size(); ++i) {
     params.push_back(StrCat("const ", t, "& x", i));
-    args.push_back(StrCat("x", i));
+    args.push_back(StrCat(user.by_pointer() ? "&" : "", "x", i));
   }
+  const std::string call = StrCat(UserOperatorSymbol(user), "(", StrJoin(args, ", "), ")");
+  // A pointer-ABI operator writes its result through a pointer to a local, which LTO turns
+  // back into registers once the call is inlined.
+  const std::string body = result_by_pointer
+                               ? StrCat("    ", r, " result;\n    ", call, ";\n    return result;")
+                               : StrCat("    return ", call, ";");
   return StrCat("\n// user operator ", user.name(), "\n", UserOperatorDeclaration(user), "\n",
                 "struct ", UserFunctorName(user), " {\n", user.stateful() ? "  void* state;\n" : "",
-                "  __device__ __forceinline__ ", UserOperatorResultCType(user), " operator()(",
-                StrJoin(params, ", "), ") const {\n    return ", UserOperatorSymbol(user), "(",
-                StrJoin(args, ", "), ");\n  }\n};\n");
+                "  __device__ __forceinline__ ", r, " operator()(", StrJoin(params, ", "),
+                ") const {\n", body, "\n  }\n};\n");
 }
 
 // What every entry of a spec adds to its description: the thread order of a 2D or 3D block, and

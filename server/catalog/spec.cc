@@ -212,6 +212,18 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
         ctx, StrCat("user_type applies only with dtype \"user\"; got dtype ", Quote(in.dtype())));
   }
   out.set_dtype(std::string(dtype->name));
+  if (out.has_user_type() && method->arithmetic_only) {
+    std::vector<std::string_view> with_op;
+    for (const Method& m : fam->methods) {
+      if (m.op != OpKind::kNone && !m.arithmetic_only) with_op.push_back(m.name);
+    }
+    return Invalid(ctx, StrCat("method ", Quote(method->name),
+                               " needs an arithmetic dtype (it uses the builtin operator); on a "
+                               "user type use ",
+                               with_op.empty() ? std::string("another method")
+                                               : StrJoin(with_op, ", "),
+                               " with op.user"));
+  }
 
   // block shape
   if (fam->warp) {
@@ -323,11 +335,12 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
     const OpKindInfo& kind = GetOpKind(method->op);
     OperatorSignature signature;
     signature.returns_bool = kind.kind == OpKind::kComparator || kind.kind == OpKind::kFlag;
-    if (out.has_user_type() && !in.op().user().ltoir().empty()) {
+    if (out.has_user_type() && !in.op().user().ltoir().empty() && !in.op().user().by_pointer()) {
       return Invalid(ctx,
-                     "op.user.ltoir: operators on a user type must be given as source "
-                     "(op.user.source), so coopd can check the struct's size and alignment "
-                     "against user_type");
+                     "op.user.ltoir: an LTO-IR operator on a user type must take its values "
+                     "through pointers (set op.user.by_pointer: void name(T* result, const T* a, "
+                     "const T* b)); or give it as source (op.user.source), which coopd checks "
+                     "against user_type's size and alignment");
     }
     auto user = CanonicalUserOperator(in.op().user(), ctx, *dtype, signature, out.user_type());
     if (!user.ok()) return user.status();

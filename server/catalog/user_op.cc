@@ -30,13 +30,18 @@ std::string CType(std::string_view dtype, const UserOperator& op) {
   return t == nullptr ? std::string() : std::string(t->c_type);
 }
 
-// The parameter list of the operator's extern "C" symbol, with names when `named`.
+// The parameter list of the operator's extern "C" symbol, with names when `named`: by value,
+// or for a pointer-ABI operator the result pointer first and the operands by pointer.
 std::string Params(const UserOperator& op, bool named) {
   std::vector<std::string> params;
   if (op.stateful()) params.push_back(named ? "void* state" : "void*");
   const std::string t = UserOperatorOperandCType(op);
+  if (UserOperatorResultByPointer(op)) {
+    params.push_back(StrCat(CType(op.result_dtype(), op), "*", named ? " result" : ""));
+  }
+  const std::string operand = op.by_pointer() ? StrCat("const ", t, "*") : t;
   for (int i = 0; i < op.operand_dtypes_size(); ++i) {
-    params.push_back(named ? StrCat(t, " x", i) : t);
+    params.push_back(named ? StrCat(operand, " x", i) : operand);
   }
   return StrJoin(params, ", ");
 }
@@ -59,6 +64,11 @@ absl::StatusOr<UserOperator> CanonicalUserOperator(const UserOperator& in, std::
   }
   if (in.source().empty() == in.ltoir().empty()) {
     return Invalid(context, "op.user: exactly one of source and ltoir must be set");
+  }
+  if (in.by_pointer() && !in.source().empty()) {
+    return Invalid(context,
+                   "op.user.by_pointer applies to operators given as op.user.ltoir; a source "
+                   "operator is called by value (leave by_pointer false)");
   }
   if (in.source().size() > kMaxOperatorSourceBytes) {
     return Invalid(context, StrCat("op.user.source must be at most ", kMaxOperatorSourceBytes,
@@ -102,6 +112,7 @@ absl::StatusOr<UserOperator> CanonicalUserOperator(const UserOperator& in, std::
   for (int i = 0; i < signature.arity; ++i) out.add_operand_dtypes(std::string(dtype.name));
   out.set_result_dtype(std::string(expected_result));
   out.set_stateful(in.stateful());
+  out.set_by_pointer(in.by_pointer());
   if (dtype.name == "user") *out.mutable_user_type() = user_type;
   Sha256 h;
   h.UpdateField("coopd-user-op-v1");
@@ -112,11 +123,18 @@ absl::StatusOr<UserOperator> CanonicalUserOperator(const UserOperator& in, std::
   h.UpdateField(out.result_dtype());
   h.UpdateField(out.stateful() ? "stateful" : "stateless");
   if (out.has_user_type()) h.UpdateField(UserTypeCName(out.user_type()));
+  // Only pointer-ABI operators add a field, so the digests of by-value operators (and the keys
+  // cached under them) stay what they were.
+  if (out.by_pointer()) h.UpdateField("by_pointer");
   h.UpdateField(in.source().empty() ? in.ltoir() : in.source());
   // The digest's last character records the kind, so a resolved operator says which it is
   // without carrying the bytes: 's' for source, 'l' for LTO-IR.
   out.set_digest(StrCat(h.FinishHex(), in.source().empty() ? "l" : "s"));
   return out;
+}
+
+bool UserOperatorResultByPointer(const UserOperator& resolved) {
+  return resolved.by_pointer() && resolved.result_dtype() != "bool";
 }
 
 bool UserOperatorIsSource(const UserOperator& resolved) {
@@ -138,7 +156,9 @@ std::string UserOperatorOperandCType(const UserOperator& resolved) {
 }
 
 std::string UserOperatorDeclaration(const UserOperator& resolved) {
-  return StrCat("extern \"C\" __device__ ", UserOperatorResultCType(resolved), " ",
+  return StrCat("extern \"C\" __device__ ",
+                UserOperatorResultByPointer(resolved) ? "void" : UserOperatorResultCType(resolved),
+                " ",
                 UserOperatorSymbol(resolved), "(", Params(resolved, false), ");");
 }
 
@@ -198,12 +218,16 @@ std::string RenderOperatorProbe(const std::vector<UserOperator>& resolved) {
     const UserOperator& op = resolved[i];
     std::vector<std::string> args;
     if (op.stateful()) args.push_back("state");
-    for (int k = 0; k < op.operand_dtypes_size(); ++k) args.push_back(StrCat("x[", k, "]"));
+    if (UserOperatorResultByPointer(op)) args.push_back("out");
+    for (int k = 0; k < op.operand_dtypes_size(); ++k) {
+      args.push_back(StrCat(op.by_pointer() ? "&" : "", "x[", k, "]"));
+    }
+    const std::string call = StrCat(UserOperatorSymbol(op), "(", StrJoin(args, ", "), ")");
+    if (op.has_user_type()) StrAppend(&out, UserTypeDefinition(op.user_type()));
     StrAppend(&out, UserOperatorDeclaration(op), "\nextern \"C\" __global__ void coop_probe_", i,
               "(", UserOperatorResultCType(op), "* out, void* state, const ",
-              UserOperatorOperandCType(op),
-              "* x) {\n  (void)state;\n  *out = ", UserOperatorSymbol(op), "(", StrJoin(args, ", "),
-              ");\n}\n");
+              UserOperatorOperandCType(op), "* x) {\n  (void)state;\n  ",
+              UserOperatorResultByPointer(op) ? call : StrCat("*out = ", call), ";\n}\n");
   }
   return out;
 }

@@ -41,6 +41,13 @@ absl::StatusOr<coop::v1::UserOperator> CanonicalUserOperator(
     const coop::v1::UserOperator& in, std::string_view context, const DType& dtype,
     const OperatorSignature& signature, const coop::v1::UserType& user_type = {});
 
+// A pointer-ABI operator (UserOperator.by_pointer) takes its operands by pointer and, unless it
+// returns bool (comparators, flag operators), writes its result through a leading pointer:
+//   void name([void* state,] T* result, const T* a, const T* b);
+//   bool name([void* state,] const T* a, const T* b);
+// (cuda.coop's convention for values that are not numbers). True for the first form.
+bool UserOperatorResultByPointer(const coop::v1::UserOperator& resolved);
+
 // True for an operator given as source (which coopd compiles), false for LTO-IR.
 bool UserOperatorIsSource(const coop::v1::UserOperator& resolved);
 

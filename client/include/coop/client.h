@@ -169,6 +169,9 @@ struct UserOperator {
   // op(a, b) == op(b, a): lets block_reduce's algorithm "auto" consider
   // raking_commutative_only. Not part of the key (resolved specs drop it).
   bool commutative = false;
+  // LTO-IR operators: `void name([void* state,] R* result, const T* a, const T* b)` instead of
+  // by value (what Numba compiles for records; needed on user types). Part of the digest.
+  bool by_pointer = false;
 };
 
 // The messages of PrimitiveSpec's `family_options` oneof (proto/coop/v1/coop.proto has their

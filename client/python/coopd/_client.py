@@ -198,12 +198,16 @@ class UserOperator:
     # op(a, b) == op(b, a): lets block_reduce's algorithm "auto" consider raking_commutative_only
     # (docs/tuning.md). Not part of the key.
     commutative: bool = False
+    # An LTO-IR operator taking ``(result_ptr, a_ptr, b_ptr)`` (after the state pointer, if
+    # stateful) instead of values: what Numba compiles for records and struct types, and what
+    # an LTO-IR operator on a user type must take.
+    by_pointer: bool = False
 
     def to_proto(self) -> coop_pb2.UserOperator:
         return coop_pb2.UserOperator(name=self.name, source=self.source, ltoir=self.ltoir,
                                      operand_dtypes=list(self.operand_dtypes),
                                      result_dtype=self.result_dtype, stateful=self.stateful,
-                                     commutative=self.commutative)
+                                     commutative=self.commutative, by_pointer=self.by_pointer)
 
 
 @dataclass

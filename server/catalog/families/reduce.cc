@@ -68,13 +68,15 @@ const Family& BlockReduce() {
       .name = "block_reduce",
       .description = "cub::BlockReduce: a reduction across the thread block",
       .methods = {{.name = "sum",
+                   .arithmetic_only = true,
                    .description = "sum of every item in the block (valid in thread 0)"},
-                  {.name = "max", .description = "maximum (valid in thread 0)"},
-                  {.name = "min", .description = "minimum (valid in thread 0)"},
+                  {.name = "max", .arithmetic_only = true, .description = "maximum (valid in thread 0)"},
+                  {.name = "min", .arithmetic_only = true, .description = "minimum (valid in thread 0)"},
                   {.name = "reduce",
                    .op = OpKind::kBinary,
                    .description = "reduction with op (valid in thread 0)"},
                   {.name = "sum_partial",
+                   .arithmetic_only = true,
                    .description = "sum of the inputs of threads 0..num_valid-1, 1 item per thread "
                                   "(valid in thread 0)",
                    .single_item = true},
@@ -86,6 +88,7 @@ const Family& BlockReduce() {
       .algorithms = {"raking", "raking_commutative_only", "warp_reductions"},
       .default_algorithm = "warp_reductions",
       .algorithm_enum = "::cub::BLOCK_REDUCE_",
+      .user_types = true,
       .auto_algorithms = {"raking", "raking_commutative_only", "warp_reductions"},
       .auto_baseline = "warp_reductions",
       .auto_measured_method = "sum",
@@ -105,22 +108,25 @@ const Family& WarpReduce() {
   static const Family f{
       .name = "warp_reduce",
       .description = "cub::WarpReduce: a reduction across a logical warp",
-      .methods = {{.name = "sum", .description = "sum across the logical warp (valid in lane 0)"},
-                  {.name = "max", .description = "maximum (valid in lane 0)"},
-                  {.name = "min", .description = "minimum (valid in lane 0)"},
+      .methods = {{.name = "sum", .arithmetic_only = true, .description = "sum across the logical warp (valid in lane 0)"},
+                  {.name = "max", .arithmetic_only = true, .description = "maximum (valid in lane 0)"},
+                  {.name = "min", .arithmetic_only = true, .description = "minimum (valid in lane 0)"},
                   {.name = "reduce",
                    .op = OpKind::kBinary,
                    .description = "reduction with op (valid in lane 0)"},
                   {.name = "sum_partial",
+                   .arithmetic_only = true,
                    .description = "sum over lanes 0..num_valid-1 (valid in lane 0)"},
                   {.name = "reduce_partial",
                    .op = OpKind::kBinary,
                    .description = "reduction with op over lanes 0..num_valid-1 (valid in lane 0)"},
                   {.name = "head_segmented_sum",
+                   .arithmetic_only = true,
                    .description =
                        "sum of each segment that a lane's nonzero flag starts (valid in the "
                        "segment's first lane)"},
                   {.name = "tail_segmented_sum",
+                   .arithmetic_only = true,
                    .description =
                        "sum of each segment that a lane's nonzero flag ends (valid in the "
                        "segment's first lane)"},
@@ -132,6 +138,7 @@ const Family& WarpReduce() {
                    .description = "tail_segmented_sum with op"}},
       .warp = true,
       .multi_item = false,
+      .user_types = true,
       .primitive_type =
           [](const PrimitiveSpec& s, std::string_view t) {
             return StrCat("::cub::WarpReduce<", t, ", ", s.warp_threads(), ">");

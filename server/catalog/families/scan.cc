@@ -118,6 +118,9 @@ std::vector<EntryPlan> PlanScan(const PrimitiveSpec& s, const DType& dt) {
         warp ? "warp-wide " : "block-wide ", m,
         items ? StrCat(" over ", n, " items per thread (input -> output)")
               : " (returns this thread's output)",
+        m == "exclusive_scan_unseeded"
+            ? (warp ? "; lane 0's output is undefined" : "; linear thread 0's output is undefined")
+            : "",
         agg ? (warp ? "; also writes the logical warp's aggregate to *warp_aggregate in every lane"
                     : "; also writes the block aggregate to *block_aggregate in every thread")
             : "");
@@ -133,22 +136,30 @@ const Family& BlockScan() {
       .name = "block_scan",
       .description = "cub::BlockScan: a prefix scan across the thread block",
       .methods =
-          {{.name = "inclusive_sum", .description = "inclusive prefix sum"},
-           {.name = "exclusive_sum", .description = "exclusive prefix sum (thread 0 gets 0)"},
+          {{.name = "inclusive_sum", .arithmetic_only = true, .description = "inclusive prefix sum"},
+           {.name = "exclusive_sum",
+            .arithmetic_only = true,
+            .description = "exclusive prefix sum (thread 0 gets 0)"},
            {.name = "inclusive_scan",
             .op = OpKind::kBinary,
             .description = "inclusive prefix scan with op"},
            {.name = "exclusive_scan",
             .op = OpKind::kBinary,
             .description = "exclusive prefix scan with op, seeded by initial_value"},
+           {.name = "exclusive_scan_unseeded",
+            .op = OpKind::kBinary,
+            .description = "exclusive prefix scan with op and no initial value: thread 0's output "
+                           "is undefined (CUB's ExclusiveScan without one)"},
            {.name = "inclusive_scan_init",
             .op = OpKind::kBinary,
             .description = "inclusive prefix scan with op, seeded by initial_value (input and "
                            "output are arrays even for one item per thread)"},
            {.name = "exclusive_sum_prefix",
+            .arithmetic_only = true,
             .description = "exclusive prefix sum seeded by a running total carried across tiles",
             .prefix_callback = true},
            {.name = "inclusive_sum_prefix",
+            .arithmetic_only = true,
             .description = "inclusive prefix sum seeded by a running total carried across tiles",
             .prefix_callback = true},
            {.name = "exclusive_scan_prefix",
@@ -164,6 +175,7 @@ const Family& BlockScan() {
       .algorithms = {"raking", "raking_memoize", "warp_scans"},
       .default_algorithm = "raking",
       .algorithm_enum = "::cub::BLOCK_SCAN_",
+      .user_types = true,
       .options = PrimitiveSpec::kScan,
       .auto_algorithms = {"raking", "raking_memoize", "warp_scans"},
       .auto_baseline = "raking",
@@ -183,16 +195,23 @@ const Family& WarpScan() {
   static const Family f{
       .name = "warp_scan",
       .description = "cub::WarpScan: a prefix scan across a logical warp",
-      .methods = {{.name = "inclusive_sum", .description = "inclusive prefix sum"},
-                  {.name = "exclusive_sum", .description = "exclusive prefix sum (lane 0 gets 0)"},
+      .methods = {{.name = "inclusive_sum", .arithmetic_only = true, .description = "inclusive prefix sum"},
+                  {.name = "exclusive_sum",
+                   .arithmetic_only = true,
+                   .description = "exclusive prefix sum (lane 0 gets 0)"},
                   {.name = "inclusive_scan",
                    .op = OpKind::kBinary,
                    .description = "inclusive prefix scan with op"},
                   {.name = "exclusive_scan",
                    .op = OpKind::kBinary,
-                   .description = "exclusive prefix scan with op, seeded by initial_value"}},
+                   .description = "exclusive prefix scan with op, seeded by initial_value"},
+                  {.name = "exclusive_scan_unseeded",
+                   .op = OpKind::kBinary,
+                   .description = "exclusive prefix scan with op and no initial value: lane 0's "
+                                  "output is undefined (CUB's ExclusiveScan without one)"}},
       .warp = true,
       .multi_item = false,
+      .user_types = true,
       .options = PrimitiveSpec::kScan,
       // "scan options apply only to block_scan": the message predates warp_scan's scan options
       // and is pinned by tests.

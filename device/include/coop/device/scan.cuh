@@ -68,6 +68,40 @@ __device__ __forceinline__ T exclusive_scan_agg(void* t, T input, T initial_valu
   return out;
 }
 
+// Exclusive scans with no initial value (CUB's ExclusiveScan(input, output, op)): the first
+// output of linear thread 0 (lane 0) is left unwritten.
+template <class Prim, class T, class Op>
+__device__ __forceinline__ T exclusive_scan_unseeded(void* t, T input, Op op) {
+  T out;
+  Prim(temp<Prim>(t)).ExclusiveScan(input, out, op);
+  return out;
+}
+
+template <class Prim, class T, class Op>
+__device__ __forceinline__ T exclusive_scan_unseeded_agg(void* t, T input, T* aggregate, Op op) {
+  T out;
+  Prim(temp<Prim>(t)).ExclusiveScan(input, out, op, *aggregate);
+  return out;
+}
+
+template <class Prim, int N, class T, class Op>
+__device__ __forceinline__ void exclusive_scan_unseeded_items(void* t, const T* input, T* output,
+                                                              Op op) {
+  T in[N], out[N];
+  load_items(input, in);
+  Prim(temp<Prim>(t)).ExclusiveScan(in, out, op);
+  store_items(out, output);
+}
+
+template <class Prim, int N, class T, class Op>
+__device__ __forceinline__ void exclusive_scan_unseeded_items_agg(void* t, const T* input,
+                                                                  T* output, T* aggregate, Op op) {
+  T in[N], out[N];
+  load_items(input, in);
+  Prim(temp<Prim>(t)).ExclusiveScan(in, out, op, *aggregate);
+  store_items(out, output);
+}
+
 template <class Prim, int N, class T>
 __device__ __forceinline__ void inclusive_sum_items(void* t, const T* input, T* output) {
   T in[N], out[N];

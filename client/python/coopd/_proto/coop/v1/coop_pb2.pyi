@@ -142,7 +142,7 @@ class Operator(_message.Message):
     def __init__(self, builtin: _Optional[str] = ..., user: _Optional[_Union[UserOperator, _Mapping]] = ...) -> None: ...
 
 class UserOperator(_message.Message):
-    __slots__ = ("name", "source", "ltoir", "operand_dtypes", "result_dtype", "stateful", "user_type", "digest", "commutative")
+    __slots__ = ("name", "source", "ltoir", "operand_dtypes", "result_dtype", "stateful", "user_type", "digest", "commutative", "by_pointer")
     NAME_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     LTOIR_FIELD_NUMBER: _ClassVar[int]
@@ -152,6 +152,7 @@ class UserOperator(_message.Message):
     USER_TYPE_FIELD_NUMBER: _ClassVar[int]
     DIGEST_FIELD_NUMBER: _ClassVar[int]
     COMMUTATIVE_FIELD_NUMBER: _ClassVar[int]
+    BY_POINTER_FIELD_NUMBER: _ClassVar[int]
     name: str
     source: str
     ltoir: bytes
@@ -161,7 +162,8 @@ class UserOperator(_message.Message):
     user_type: UserType
     digest: str
     commutative: bool
-    def __init__(self, name: _Optional[str] = ..., source: _Optional[str] = ..., ltoir: _Optional[bytes] = ..., operand_dtypes: _Optional[_Iterable[str]] = ..., result_dtype: _Optional[str] = ..., stateful: bool = ..., user_type: _Optional[_Union[UserType, _Mapping]] = ..., digest: _Optional[str] = ..., commutative: bool = ...) -> None: ...
+    by_pointer: bool
+    def __init__(self, name: _Optional[str] = ..., source: _Optional[str] = ..., ltoir: _Optional[bytes] = ..., operand_dtypes: _Optional[_Iterable[str]] = ..., result_dtype: _Optional[str] = ..., stateful: bool = ..., user_type: _Optional[_Union[UserType, _Mapping]] = ..., digest: _Optional[str] = ..., commutative: bool = ..., by_pointer: bool = ...) -> None: ...
 
 class ScanOptions(_message.Message):
     __slots__ = ("with_aggregate",)
