@@ -33,8 +33,8 @@ _ARRAY_ALIASES: Dict[str, tuple] = {"bfloat16": (types.uint16, types.int16)}
 @dataclass(frozen=True)
 class DType:
     """A value type as coopd and Numba see it: ``name`` is coopd's ("float32", or "user" for a
-    record), ``numba`` the Numba type (a ``Record`` for user types), and for user types the
-    record's ``size`` and ``align``."""
+    record, a complex number or a Numba struct type), ``numba`` the Numba type, and for user
+    types their ``size`` and ``align`` (coopd moves them as opaque bytes)."""
 
     name: str
     numba: types.Type
@@ -45,14 +45,30 @@ class DType:
     def is_user(self) -> bool:
         return self.name == "user"
 
+    @property
+    def is_struct(self) -> bool:
+        """A user type Numba holds as a struct value (a StructModel type, complex64/128), which
+        kernels pass and receive by value; a Record is held by reference."""
+        return self.is_user and not isinstance(self.numba, types.Record)
+
     def user_type(self) -> Optional[Dict[str, int]]:
         return {"size": self.size, "align": self.align} if self.is_user else None
 
     def accepts_array_of(self, t: types.Type) -> bool:
         """Whether an array of ``t`` may stand for an array of this type."""
+        if self.is_struct:
+            return t == self.numba
         if self.is_user:
             return isinstance(t, types.Record) and t.size == self.size
         return t == self.numba or t in _ARRAY_ALIASES.get(self.name, ())
+
+    def accepts_value_of(self, t: types.Type) -> bool:
+        """Whether a kernel's value of type ``t`` may be passed as one of this type."""
+        if self.is_struct:
+            return t == self.numba
+        if self.is_user:
+            return isinstance(t, types.Record) and t.size == self.size
+        return isinstance(t, (types.Number, types.Boolean))
 
 
 def resolve(dtype: Any, what: str = "dtype") -> DType:
@@ -71,8 +87,12 @@ def resolve(dtype: Any, what: str = "dtype") -> DType:
         for name, t in _BY_NAME.items():
             if t == dtype:
                 return DType(name, t, t.bitwidth // 8, t.bitwidth // 8)
+        struct = _struct(dtype)
+        if struct is not None:
+            return struct
         raise ValueError(f"{what}: coopd has no value type for Numba's {dtype}; it takes "
-                         f"{', '.join(str(t) for t in _BY_NAME.values())} or a Record")
+                         f"{', '.join(str(t) for t in _BY_NAME.values())}, complex64, "
+                         "complex128, a Record or a Numba type with a StructModel")
     try:
         np_dtype = np.dtype(dtype)
     except TypeError:
@@ -86,6 +106,24 @@ def resolve(dtype: Any, what: str = "dtype") -> DType:
 def from_name(name: str) -> DType:
     t = _BY_NAME[name]
     return DType(name, t, t.bitwidth // 8, t.bitwidth // 8)
+
+
+def _struct(t: types.Type) -> Optional[DType]:
+    """A user type for a Numba type held as a plain struct (its data model a StructModel whose
+    value and memory forms are one LLVM struct: complex64/128 and extension types like a
+    two-int32 pair); None for anything else. Size and alignment are the CUDA target's."""
+    from numba.cuda.descriptor import cuda_target
+    context = cuda_target.target_context
+    try:
+        model = context.data_model_manager[t]
+    except Exception:  # no data model registered for the type
+        return None
+    if not any(c.__name__ == "StructModel" for c in type(model).__mro__):
+        return None
+    data = model.get_data_type()
+    if model.get_value_type() != data or not hasattr(data, "elements"):
+        return None
+    return DType("user", t, context.get_abi_sizeof(data), context.get_abi_alignment(data))
 
 
 def _record(rec: types.Record) -> DType:

@@ -9,7 +9,8 @@ from coopd.numba._primitive import Primitive, make
 
 _COMMON = """
     dtype: a Numba type (numba.float32), a NumPy dtype (a structured one for a user type) or
-        coopd's name ("float32"). method, algorithm: as `coopctl catalog` lists them (empty:
+        coopd's name ("float32"); complex64, complex128 and Numba types with a StructModel
+        are user types too, passed and returned by value in kernels. method, algorithm: as `coopctl catalog` lists them (empty:
         the family's default). op: a builtin's name ("sum", "less", ...), a Python function
         (compiled with numba-cuda to LTO-IR, inlined after linking), or a coopd.UserOperator
         (CUDA C++ source or LTO-IR). arch: "sm_90" (default: $COOPD_ARCH, else the current

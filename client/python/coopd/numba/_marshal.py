@@ -27,7 +27,8 @@ class Param:
     """One parameter of an entry after ``result``.
 
     kind: "temp" (void* temp_storage), "array" (T* / const T*), "state" (void*, operator
-    state), "ref" (const T&: a float16, bfloat16 or user-type value), "scalar" (T by value).
+    state), "ref" (const T&: a float16, bfloat16 or user-type value: a struct value is stored
+    to a stack slot, a record passes its own address), "scalar" (T by value).
     """
 
     name: str
@@ -91,6 +92,8 @@ def _describe(t: types.Type) -> str:
 def _wanted(dtype: Optional[DType]) -> str:
     if dtype is None:
         return "any type"
+    if dtype.is_struct:
+        return f"{dtype.numba} values"
     return f"records of {dtype.size} bytes" if dtype.is_user else str(dtype.numba)
 
 
@@ -129,12 +132,13 @@ def _check_array(p: Param, where: str, arg: types.Type, warp_threads: int) -> No
 def _check_ref(p: Param, where: str, arg: types.Type, warp_threads: int) -> None:
     dtype = p.value_type
     if dtype.is_user:
-        if isinstance(arg, types.Record) and arg.size == dtype.size:
+        if dtype.accepts_value_of(arg):
             return
         if isinstance(arg, types.Array) and dtype.accepts_array_of(arg.dtype):
             return
-        raise errors.TypingError(f"{where} takes a record of {dtype.size} bytes (e.g. "
-                                 f"items[0]); got {_describe(arg)}")
+        wanted = f"a {dtype.numba} value" if dtype.is_struct else \
+            f"a record of {dtype.size} bytes (e.g. items[0])"
+        raise errors.TypingError(f"{where} takes {wanted}; got {_describe(arg)}")
     if not isinstance(arg, (types.Number, types.Boolean)):
         raise errors.TypingError(f"{where} takes a number (passed as {dtype.numba}); got "
                                  f"{_describe(arg)}")

@@ -4,6 +4,13 @@
 numba-cuda's ``cuda.compile(..., device=True, abi="c", output="ltoir")``, and is sent to coopd
 as the operator's LTO-IR: coopd links it with the primitive, and nvJitLink inlines it into the
 kernel.
+
+On user types (Numba struct types, complex64/128) the operator takes pointers
+(``UserOperator.by_pointer``): ``void <name>(T* result, const T* a, const T* b)``, or
+``bool <name>(const T* a, const T* b)`` for comparators. A function written that way
+(``pointer_form``: cuda.coop's ``op(result_ptr, lhs_ptr, rhs_ptr)``) is compiled as it is; one
+written on values (``op(a, b)`` returning the result) is called from a small wrapper of that
+form.
 """
 
 from __future__ import annotations
@@ -47,33 +54,74 @@ def symbol_for(func: Callable, signature: Any, arch: str) -> str:
     return f"coopd_py_{name}_{hashlib.sha256(identity.encode()).hexdigest()[:16]}"
 
 
-def python_operator(func: Callable, kind: str, dtype: DType, arch: str,
-                    where: str) -> coopd.UserOperator:
+def _device_function(func: Callable, t: types.Type, cc: Tuple[int, int]) -> Any:
+    """``func`` as a Numba device function, compiled for (t, t) and ``cc`` ahead of its first
+    call: numba-cuda compiles a device function called from another for the current GPU, and
+    operators must also compile where there is none."""
+    from numba.cuda.compiler import compile_cuda
+    device = cuda.jit(device=True)(func)
+    args = (t, t)
+    cres = compile_cuda(func, None, args, nvvm_options={"opt": 3}, cc=cc, forceinline=True)
+    device.overloads[args] = cres
+    cres.target_context.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
+    return device
+
+
+def _pointer_wrapper(func: Callable, t: types.Type, returns_bool: bool,
+                     cc: Tuple[int, int]) -> Callable:
+    """``func`` written on values, called through the pointer form."""
+    device = _device_function(func, t, cc)
+    if returns_bool:
+        def by_pointer_predicate(a, b):  # type: ignore[no-untyped-def]
+            return device(a[0], b[0])
+        return by_pointer_predicate
+
+    def by_pointer(result, a, b):  # type: ignore[no-untyped-def]
+        result[0] = device(a[0], b[0])
+    return by_pointer
+
+
+def python_operator(func: Callable, kind: str, dtype: DType, arch: str, where: str,
+                    pointer_form: bool = False) -> coopd.UserOperator:
     """Compiles ``func`` as an operator of ``kind`` over ``dtype`` for ``arch`` (once per
-    process for each function, kind, dtype and arch)."""
+    process for each function, kind, dtype, arch and form). ``pointer_form``: on a user type,
+    ``func`` already takes pointers (``op(result_ptr, a_ptr, b_ptr)``, or ``op(a_ptr, b_ptr)``
+    for comparators); otherwise it takes and returns values."""
     if kind not in _RESULTS:
         raise ValueError(f"{where}: this method takes no operator (op kind {kind!r})")
-    if dtype.name in ("float16", "bfloat16") or dtype.is_user:
-        # Numba passes float16 as a 16-bit scalar and records by reference, where coopd's operator
-        # declaration takes CUDA's struct by value: the call would not be inlined.
-        raise ValueError(f"{where}: a Python operator takes int8..uint64, float32 or float64 "
-                         f"values; for {dtype.name} give CUDA C++ source "
-                         "(coopd.UserOperator(name=..., source=...))")
+    if dtype.name in ("float16", "bfloat16") or (dtype.is_user and not dtype.is_struct):
+        # Numba passes float16 as a 16-bit scalar, where coopd's operator declaration takes
+        # CUDA's struct by value (the call would not be inlined); a Record's fields cannot be
+        # reached through a pointer in numba-cuda's lowering.
+        raise ValueError(f"{where}: a Python operator takes int8..uint64, float32, float64, "
+                         f"complex or Numba struct-type values; for {dtype.numba} give CUDA C++ "
+                         "source (coopd.UserOperator(name=..., source=...))")
     t = dtype.numba
-    result = _RESULTS[kind] or t
-    signature = result(t, t)
-    key = (func, kind, dtype.name, arch)
+    returns_bool = _RESULTS[kind] is not None
+    by_pointer = dtype.is_user
+    if by_pointer:
+        ptr = types.CPointer(t)
+        signature = types.boolean(ptr, ptr) if returns_bool else types.void(ptr, ptr, ptr)
+    else:
+        signature = (_RESULTS[kind] or t)(t, t)
+    form = "pointer" if pointer_form else "value"
+    key = (func, kind, t, arch, form)
     with _lock:
         op = _compiled.get(key)
         if op is None:
-            name = symbol_for(func, signature, arch)
+            name = symbol_for(func, (signature, form), arch)
             try:
-                ltoir, _ = cuda.compile(func, signature, device=True, abi="c", output="ltoir",
-                                        cc=cc_of(arch), abi_info={"abi_name": name})
+                compiled = func if (pointer_form or not by_pointer) else \
+                    _pointer_wrapper(func, t, returns_bool, cc_of(arch))
+                ltoir, _ = cuda.compile(compiled, signature, device=True, abi="c",
+                                        output="ltoir", cc=cc_of(arch),
+                                        abi_info={"abi_name": name})
             except Exception as e:
+                shown = signature if not by_pointer or pointer_form else \
+                    f"{(_RESULTS[kind] or t)}({t}, {t})"
                 raise ValueError(f"{where}: the Python operator {func.__name__} does not "
-                                 f"compile as {signature}: {e}") from e
+                                 f"compile as {shown}: {e}") from e
             data = bytes(ltoir.data) if hasattr(ltoir, "data") else bytes(ltoir)
-            op = coopd.UserOperator(name=name, ltoir=data)
+            op = coopd.UserOperator(name=name, ltoir=data, by_pointer=by_pointer)
             _compiled[key] = op
         return op

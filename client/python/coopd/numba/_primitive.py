@@ -119,9 +119,11 @@ def parse_entry(entry: coopd.Entry, user: Optional[DType]) -> EntryInfo:
     result_base = parsed[0][0][:-1].strip()
     if result_base == "void":
         result = None
-    elif user is not None and result_base.startswith("coop_user_"):
+    elif user is not None and not user.is_struct and result_base.startswith("coop_user_"):
+        # A struct type comes back through the result pointer; a Record cannot.
         raise ValueError(f"{where}: this entry returns a {user.size}-byte user type by value, "
-                         "which Numba cannot receive; use a method that writes an array (e.g. "
+                         "which Numba cannot receive as a Record; declare the type as a Numba "
+                         "StructModel type, or use a method that writes an array (e.g. "
                          "block_shuffle up/down instead of offset/rotate)")
     else:
         result = _value_type(result_base, user, where)
@@ -345,10 +347,13 @@ def make(family: str, dtype: Any, *, threads: Union[int, Sequence[int], None] = 
          method: Optional[str] = None, algorithm: Optional[str] = None, op: OpArg = None,
          prefix_callback: Optional[coopd.UserOperator] = None, arch: Optional[str] = None,
          client: Optional[coopd.Client] = None, block_threads: Optional[int] = None,
-         options: Optional[Mapping[str, Any]] = None) -> Primitive:
+         options: Optional[Mapping[str, Any]] = None, op_by_pointer: bool = False) -> Primitive:
     """Builds (or returns the one already built in this process for the same spec) the
     Primitive for a coopd spec. ``options`` are the family's options message fields
-    (``coopctl catalog``: value_dtype, radix_bits, bins, with_aggregate, ...)."""
+    (``coopctl catalog``: value_dtype, radix_bits, bins, with_aggregate, ...). A Python ``op``
+    on a user type (a Numba struct type, complex64/128) takes and returns values, unless
+    ``op_by_pointer``: then it is written as cuda.coop writes them, ``op(result_ptr, a_ptr,
+    b_ptr)`` (``op(a_ptr, b_ptr)`` returning bool for comparators)."""
     client = client or get_client()
     arch = arch or default_arch()
     dt = _dtypes.resolve(dtype)
@@ -373,7 +378,8 @@ def make(family: str, dtype: Any, *, threads: Union[int, Sequence[int], None] = 
             spec.user_op = op
         elif callable(op):
             spec.user_op = _operators.python_operator(op, kind, dt, arch,
-                                                      f"{where} {method or row.methods[0].name}")
+                                                      f"{where} {method or row.methods[0].name}",
+                                                      pointer_form=op_by_pointer)
         else:
             raise ValueError(f"{where}: op must be a builtin's name, a Python function or a "
                              f"coopd.UserOperator; got {op!r}")
