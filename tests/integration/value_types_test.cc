@@ -185,7 +185,8 @@ TEST(ValueTypes, UserTypeRulesHaveSpecificErrors) {
             "block_radix_sort: dtype must be one of int8, int16, int32, int64, uint8, uint16, "
             "uint32, uint64, float32, float64, float16, bfloat16; got \"user\" (user types work in "
             "block_load, block_store, block_exchange, block_shuffle, block_merge_sort, "
-            "warp_merge_sort, warp_load, warp_store, warp_exchange)");
+            "warp_merge_sort, warp_load, warp_store, warp_exchange, block_reduce, block_scan, "
+            "warp_reduce, warp_scan)");
   coop::Spec sort = UserTyped("block_merge_sort", "sort");
   sort.op = "less";
   EXPECT_EQ(error(sort),
