@@ -132,7 +132,8 @@ TEST(Spec, RejectsUnknownDtype) {
   s.set_dtype("float16x");
   EXPECT_EQ(Error(s),
             "block_reduce: dtype must be one of int8, int16, int32, int64, uint8, uint16, uint32, "
-            "uint64, float32, float64, float16, bfloat16; got \"float16x\"");
+            "uint64, float32, float64, float16, bfloat16, or \"user\" (with user_type); got "
+            "\"float16x\"");
 }
 
 TEST(Spec, RejectsThreadCounts) {
