@@ -108,6 +108,12 @@ def from_name(name: str) -> DType:
     return DType(name, t, t.bitwidth // 8, t.bitwidth // 8)
 
 
+def _holds_pointer(llvm_type: Any) -> bool:
+    if getattr(llvm_type, "is_pointer", False) or "ptr" in str(llvm_type) or "*" in str(llvm_type):
+        return True
+    return any(_holds_pointer(e) for e in getattr(llvm_type, "elements", ()))
+
+
 def _struct(t: types.Type) -> Optional[DType]:
     """A user type for a Numba type held as a plain struct (its data model a StructModel whose
     value and memory forms are one LLVM struct: complex64/128 and extension types like a
@@ -121,8 +127,8 @@ def _struct(t: types.Type) -> Optional[DType]:
     if not any(c.__name__ == "StructModel" for c in type(model).__mro__):
         return None
     data = model.get_data_type()
-    if model.get_value_type() != data or not hasattr(data, "elements"):
-        return None
+    if model.get_value_type() != data or not hasattr(data, "elements") or _holds_pointer(data):
+        return None  # a string, a list, an array: references, not plain bytes to move
     return DType("user", t, context.get_abi_sizeof(data), context.get_abi_alignment(data))
 
 
