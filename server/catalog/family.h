@@ -74,7 +74,8 @@ struct Family {
   bool warp = false;       // works on a logical warp; block shape does not apply
   bool multi_item = true;  // accepts items_per_thread > 1
   DtypeRule dtypes = DtypeRule::kAny;
-  bool user_types = false;  // accepts dtype "user" (opaque bytes; only a user operator looks inside)
+  bool user_types =
+      false;  // accepts dtype "user" (opaque bytes; only a user operator looks inside)
   // The PrimitiveSpec.family_options case this family accepts (scan, exchange, radix_sort, ...).
   coop::v1::PrimitiveSpec::FamilyOptionsCase options =
       coop::v1::PrimitiveSpec::FAMILY_OPTIONS_NOT_SET;

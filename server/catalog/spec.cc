@@ -217,12 +217,12 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
     for (const Method& m : fam->methods) {
       if (m.op != OpKind::kNone && !m.arithmetic_only) with_op.push_back(m.name);
     }
-    return Invalid(ctx, StrCat("method ", Quote(method->name),
-                               " needs an arithmetic dtype (it uses the builtin operator); on a "
-                               "user type use ",
-                               with_op.empty() ? std::string("another method")
-                                               : StrJoin(with_op, ", "),
-                               " with op.user"));
+    return Invalid(ctx,
+                   StrCat("method ", Quote(method->name),
+                          " needs an arithmetic dtype (it uses the builtin operator); on a "
+                          "user type use ",
+                          with_op.empty() ? std::string("another method") : StrJoin(with_op, ", "),
+                          " with op.user"));
   }
 
   // block shape

@@ -158,8 +158,7 @@ std::string UserOperatorOperandCType(const UserOperator& resolved) {
 std::string UserOperatorDeclaration(const UserOperator& resolved) {
   return StrCat("extern \"C\" __device__ ",
                 UserOperatorResultByPointer(resolved) ? "void" : UserOperatorResultCType(resolved),
-                " ",
-                UserOperatorSymbol(resolved), "(", Params(resolved, false), ");");
+                " ", UserOperatorSymbol(resolved), "(", Params(resolved, false), ");");
 }
 
 std::string RenderOperatorUnit(const UserOperator& request, const UserOperator& resolved) {

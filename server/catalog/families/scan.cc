@@ -136,7 +136,9 @@ const Family& BlockScan() {
       .name = "block_scan",
       .description = "cub::BlockScan: a prefix scan across the thread block",
       .methods =
-          {{.name = "inclusive_sum", .arithmetic_only = true, .description = "inclusive prefix sum"},
+          {{.name = "inclusive_sum",
+            .arithmetic_only = true,
+            .description = "inclusive prefix sum"},
            {.name = "exclusive_sum",
             .arithmetic_only = true,
             .description = "exclusive prefix sum (thread 0 gets 0)"},
@@ -195,7 +197,9 @@ const Family& WarpScan() {
   static const Family f{
       .name = "warp_scan",
       .description = "cub::WarpScan: a prefix scan across a logical warp",
-      .methods = {{.name = "inclusive_sum", .arithmetic_only = true, .description = "inclusive prefix sum"},
+      .methods = {{.name = "inclusive_sum",
+                   .arithmetic_only = true,
+                   .description = "inclusive prefix sum"},
                   {.name = "exclusive_sum",
                    .arithmetic_only = true,
                    .description = "exclusive prefix sum (lane 0 gets 0)"},
