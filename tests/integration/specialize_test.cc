@@ -724,7 +724,8 @@ TEST_F(SharedDaemon, EachKindOfInvalidRequestGetsItsSpecificError) {
        "block_reduce: items_per_thread must be 1..64, got 65"},
       {"unknown dtype", [](coop::Spec& s) { s.dtype = "float128"; },
        "block_reduce: dtype must be one of int8, int16, int32, int64, uint8, uint16, uint32, "
-       "uint64, float32, float64, float16, bfloat16; got \"float128\""},
+       "uint64, float32, float64, float16, bfloat16, or \"user\" (with user_type); got "
+       "\"float128\""},
       {"unsupported arch", [](coop::Spec& s) { s.arch = "sm_91"; },
        "block_reduce: arch must be one of "},
       {"algorithm the family lacks", [](coop::Spec& s) { s.algorithm = "warp_scans"; },

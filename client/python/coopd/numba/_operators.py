@@ -72,11 +72,11 @@ def _pointer_wrapper(func: Callable, t: types.Type, returns_bool: bool,
     """``func`` written on values, called through the pointer form."""
     device = _device_function(func, t, cc)
     if returns_bool:
-        def by_pointer_predicate(a, b):  # type: ignore[no-untyped-def]
+        def by_pointer_predicate(a, b):
             return device(a[0], b[0])
         return by_pointer_predicate
 
-    def by_pointer(result, a, b):  # type: ignore[no-untyped-def]
+    def by_pointer(result, a, b):
         result[0] = device(a[0], b[0])
     return by_pointer
 
