@@ -4,8 +4,9 @@ No GPU needed: every factory coopd.coop serves builds its objects from the daemo
 calling each of their in-kernel forms (temp storage given and left out) are compiled by
 numba-cuda and linked with nvJitLink into sm_90 cubins, checked for calls to every entry before
 linking and none left after (the SASS check's inlining rules, where nvdisasm is at hand). The
-factories' signatures and exception types are those of 1.1.1; what coopd lacks raises
-NotImplementedError naming issue 29. The switch (install_alias, ``python -m coopd.coop run``,
+factories' signatures and exception types are those of 1.1.1, user types (a struct type of the
+test's own, complex64/128) take cuda.coop's pointer-form operators, exclusive scans without an
+initial value are CUB's unseeded ones, and Python block-prefix callbacks compile to LTO-IR. The switch (install_alias, ``python -m coopd.coop run``,
 COOPD_COOP_ALIAS) is tested in fresh processes, with and without a stand-in for a real cuda.coop.
 """
 
@@ -26,6 +27,10 @@ pytest.importorskip("cuda.bindings.nvjitlink", reason="cuda-bindings is not inst
 
 import numba  # noqa: E402
 from numba import cuda  # noqa: E402
+from numba.cuda import cgutils, types  # noqa: E402
+from numba.cuda.core.imputils import lower_constant  # noqa: E402
+from numba.cuda.extending import (lower_builtin, make_attribute_wrapper, models,  # noqa: E402
+                                  register_model, type_callable, typeof_impl)
 
 import coopd.coop as coop  # noqa: E402
 import coopd.numba as cn  # noqa: E402
@@ -224,9 +229,10 @@ def test_block_scans_with_a_python_operator():
         inc4(items, items)
         inc4(items, items, 9)
         exc4(items, items, -1)
+        exc4(items, items)
         generic(fl, fl)
         generic(fl, fl, numba.float32(1.5))
-        out[tid] = inc1(x[tid]) + exc1(x[tid], 0) + items[1] + numba.int32(fl[0])
+        out[tid] = inc1(x[tid]) + exc1(x[tid], 0) + exc1(x[tid]) + items[1] + numba.int32(fl[0])
 
     link_checked(kernel, I32, inc1, inc4, exc1, exc4, generic)
 
@@ -333,7 +339,12 @@ def test_files_and_temp_storage_come_from_coopds_artifacts():
     assert s.temp_storage_bytes == p.artifact.temp_storage_bytes > 0
     assert s.temp_storage_alignment == p.temp_storage_align > 0
     assert s.files and all(isinstance(f, cuda.LTOIR) for f in s.files)
-    assert p.files[0] in s.files and len(s.files) == len(p.files) == 2  # + the Python operator
+    # Seeded and unseeded (CUB's ExclusiveScan without an initial value) primitives, sharing
+    # the Python operator's LTO-IR: each file once.
+    u = s.primitives[1]
+    assert (p.method, u.method) == ("exclusive_scan", "exclusive_scan_unseeded")
+    assert len(p.files) == len(u.files) == 2 and p.files[1] is u.files[1]
+    assert s.files == [p.files[0], p.files[1], u.files[0]]
     # Built twice, the same artifacts: cuda.jit(link=...) links each object once.
     again = coop.block.make_exclusive_scan(numba.int32, 128, py_max, 4)
     assert again.primitives[0] is p and again.files == s.files
@@ -443,7 +454,7 @@ class Complexish:
     (lambda: coop.block.make_scan(numba.int32, 128, 1, scan_op="frobnicate"), ValueError,
      "scan operator"),
     (lambda: coop.block.make_scan(numba.int32, 128, 1, scan_op=3), ValueError,
-     "scan operator type"),
+     "scan operator of type int"),
     (lambda: coop.block.make_scan(numba.int32, 128, 4, initial_value=1), ValueError, "sums"),
     (lambda: coop.block.make_inclusive_scan(numba.int32, 128, "max", 1, initial_value=1),
      ValueError, "inclusive scans with items_per_thread == 1"),
@@ -474,48 +485,262 @@ def test_dtypes_normalize_as_1_1_1_does():
         assert coop.block.make_sum(dtype, 32).primitives[0].dtype.name == "int32"
 
 
-@pytest.mark.parametrize("make, feature", [
-    (lambda: coop.block.make_exclusive_sum(numba.int32, 128, 4,
-                                           coop.StatefulFunction(py_add, numba.int32)),
-     "prefix callbacks"),
-    (lambda: coop.block.make_sum(numba.complex64, 128), "complex64"),
-    (lambda: coop.block.make_reduce(np.dtype([("a", np.int32), ("b", np.int32)]), 128, py_add),
-     "user-defined types in block_reduce"),
-    (lambda: coop.block.make_inclusive_scan(np.dtype([("a", np.int32), ("b", np.float32)]), 32,
-                                            py_add, 1), "user-defined types in block_scan"),
-    (lambda: coop.block.make_merge_sort_keys(numba.int32, 128, 4, py_less,
-                                             methods={"construct": py_add}),
-     "construct/assign"),
-    (lambda: coop.warp.make_sum(numba.complex128), "complex"),
-    (lambda: coop.warp.make_reduce(np.dtype([("a", np.int32), ("b", np.int32)]), py_add),
-     "user-defined types in warp_reduce"),
-    (lambda: coop.block.make_exchange(coop.block.BlockExchangeType.StripedToBlocked,
-                                      numba.int32, 128, 4, methods={"assign": py_add}),
-     "construct/assign"),
-    (lambda: coop.block.make_merge_sort_keys(np.dtype([("a", np.int32), ("b", np.int32)]),
-                                             128, 4, py_less),
-     "Python operators on user types"),
+# ---- user types, unseeded scans, prefix callbacks ------------------------------------------
+# A struct type defined the way Numba extensions define one (a StructModel with a constructor
+# and constant lowering), as cuda.coop's users write them for make_reduce and make_scan.
+
+class Duo:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+
+class DuoType(types.Type):
+    def __init__(self):
+        super().__init__(name="Duo")
+
+
+duo = DuoType()
+
+
+@typeof_impl.register(Duo)
+def _typeof_duo(val, c):
+    return duo
+
+
+@type_callable(Duo)
+def _type_duo(context):
+    def typer(x, y):
+        if isinstance(x, types.Integer) and isinstance(y, types.Integer):
+            return duo
+    return typer
+
+
+@register_model(DuoType)
+class _DuoModel(models.StructModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, [("x", types.int32), ("y", types.int32)])
+
+
+make_attribute_wrapper(DuoType, "x", "x")
+make_attribute_wrapper(DuoType, "y", "y")
+
+
+@lower_builtin(Duo, types.Integer, types.Integer)
+def _lower_duo(context, builder, sig, args):
+    st = cgutils.create_struct_proxy(sig.return_type)(context, builder)
+    st.x = context.cast(builder, args[0], sig.args[0], types.int32)
+    st.y = context.cast(builder, args[1], sig.args[1], types.int32)
+    return st._getvalue()
+
+
+@lower_constant(DuoType)
+def _lower_duo_constant(context, builder, ty, value):
+    st = cgutils.create_struct_proxy(ty)(context, builder)
+    st.x = context.get_constant(types.int32, value.x)
+    st.y = context.get_constant(types.int32, value.y)
+    return st._getvalue()
+
+
+def duo_add(result, a, b):  # cuda.coop's pointer form for operators on user types
+    result[0] = Duo(a[0].x + b[0].x, a[0].y + b[0].y)
+
+
+def duo_construct(this):
+    this[0] = Duo(0, 0)
+
+
+def duo_assign(this, that):
+    this[0] = Duo(that[0].x, that[0].y)
+
+
+DUO_METHODS = {"construct": duo_construct, "assign": duo_assign}
+DUO_ONE = Duo(1, 1)
+
+
+def test_block_and_warp_reduce_of_a_user_type_with_a_pointer_operator():
+    r = coop.block.make_reduce(duo, (4, 8), duo_add, methods=DUO_METHODS)
+    r4 = coop.block.make_reduce(duo, 32, duo_add, 4, "raking")
+    w = coop.warp.make_reduce(duo, duo_add, 16, methods=DUO_METHODS)
+    assert r.primitives[0].dtype.is_user and r.primitives[0].family == "block_reduce"
+    assert all(op.by_pointer for p in r.primitives + w.primitives for op in [p.spec.user_op])
+
+    def kernel(x, out):
+        tid = cuda.threadIdx.y * 4 + cuda.threadIdx.x
+        items = cuda.local.array(4, duo)
+        for i in range(4):
+            items[i] = Duo(x[tid * 4 + i], i)
+        a = r(Duo(x[tid], tid))
+        b = r(Duo(x[tid], 1), 20)  # num_valid
+        c = r4(items)
+        d = w(Duo(x[tid], 2))
+        if tid == 0:
+            out[0] = a.x + b.y + c.x + d.y
+
+    link_checked(kernel, I32, r, r4, w)
+
+
+def test_block_scans_of_a_user_type_unseeded_and_with_an_initial_value():
+    inc = coop.block.make_inclusive_scan(duo, 32, duo_add, 1, methods=DUO_METHODS)
+    exc = coop.block.make_exclusive_scan(duo, (4, 8), duo_add, 1, methods=DUO_METHODS)
+    inc4 = coop.block.make_inclusive_scan(duo, 32, duo_add, 4, initial_value=DUO_ONE)
+    # No initial value: CUB's ExclusiveScan(input, output, op), thread 0's output undefined.
+    assert {p.method for p in exc.primitives} == {"exclusive_scan", "exclusive_scan_unseeded"}
+
+    def kernel(x, out):
+        tid = cuda.threadIdx.x + cuda.threadIdx.y * 4
+        a = cuda.local.array(4, duo)
+        b = cuda.local.array(4, duo)
+        for i in range(4):
+            a[i] = Duo(x[tid * 4 + i], -i)
+        inc4(a, b, DUO_ONE)
+        inc4(b, b)
+        p = inc(Duo(x[tid], 1))
+        q = exc(Duo(x[tid], 2))
+        s = exc(Duo(x[tid], 3), DUO_ONE)
+        out[tid] = p.x + q.y + s.x + b[3].y
+
+    link_checked(kernel, I32, inc, exc, inc4)
+
+
+def test_an_exclusive_scan_without_an_initial_value_is_cubs_unseeded_scan():
+    # A Python operator has no identity to seed with; a known one on integers has.
+    one = coop.block.make_exclusive_scan(numba.int32, 128, py_max, 1)
+    four = coop.block.make_exclusive_scan(numba.int32, 128, py_max, 4)
+    known = coop.block.make_exclusive_scan(numba.int32, 128, "max", 1)
+    assert sorted(p.method for p in four.primitives) == ["exclusive_scan",
+                                                         "exclusive_scan_unseeded"]
+    assert [p.method for p in known.primitives] == ["exclusive_scan"]
+
+    def kernel(x, out):
+        tid = cuda.threadIdx.x
+        items = cuda.local.array(4, numba.int32)
+        for i in range(4):
+            items[i] = x[tid * 4 + i]
+        four(items, items)
+        four(items, items, 7)
+        out[tid] = one(x[tid]) + one(x[tid], 5) + known(x[tid]) + items[2]
+
+    link_checked(kernel, I32, one, four, known)
+
+
+class RunningTotal:
+    """A block-prefix callback as cuda.coop's users write one: ``__call__`` gets a pointer to
+    the state (here a Duo whose x is the total so far) and the tile's aggregate."""
+
+    def __call__(state, aggregate):
+        before = state[0].x
+        state[0] = Duo(before + aggregate, state[0].y + 1)
+        return before
+
+
+@pytest.mark.parametrize("make, items", [
+    (lambda cb: coop.block.make_exclusive_sum(numba.int32, 64, 1, cb), 1),
+    (lambda cb: coop.block.make_inclusive_sum(numba.int32, (8, 8), 4, cb), 4),
+    (lambda cb: coop.block.make_exclusive_scan(numba.int32, 64, py_add, 4, prefix_op=cb), 4),
+    (lambda cb: coop.block.make_scan(numba.int32, 64, 1, mode="inclusive", scan_op=py_max,
+                                     block_prefix_callback_op=cb), 1),
 ])
-def test_what_coopd_lacks_is_not_implemented_naming_issue_29(make, feature):
-    with pytest.raises(NotImplementedError, match="issue 29") as e:
+def test_python_prefix_callbacks_take_the_running_total_s_place(make, items):
+    s = make(coop.StatefulFunction(RunningTotal, duo))
+    p = s.primitives[0]
+    assert p.method.endswith("_prefix") and p.spec.prefix_callback.ltoir
+
+    if items == 1:
+        def kernel(x, out):
+            tid = cuda.threadIdx.x + cuda.threadIdx.y * 8
+            state = cuda.local.array(1, duo)
+            state[0] = Duo(0, 0)
+            for tile in range(3):
+                out[tile * 64 + tid] = s(x[tile * 64 + tid], state)
+    else:
+        def kernel(x, out):
+            tid = cuda.threadIdx.x + cuda.threadIdx.y * 8
+            state = cuda.local.array(1, duo)
+            state[0] = Duo(0, 0)
+            items = cuda.local.array(4, numba.int32)
+            for tile in range(3):
+                for i in range(4):
+                    items[i] = x[tile * 256 + tid * 4 + i]
+                s(items, items, state)
+                for i in range(4):
+                    out[tile * 256 + tid * 4 + i] = items[i]
+
+    link_checked(kernel, I32, s)
+
+
+def test_sorts_of_complex_numbers_and_user_types_with_pointer_comparators():
+    def by_real_descending(a, b):
+        return a[0].real > b[0].real
+
+    def by_x(a, b):
+        return a[0].x < b[0].x
+
+    block = coop.block.make_merge_sort_keys(numba.complex128, 128, 3, by_real_descending)
+    warp = coop.warp.make_merge_sort_keys(duo, 2, by_x, methods=DUO_METHODS)
+
+    def kernel(x, out):
+        tid = cuda.threadIdx.x
+        c = cuda.local.array(3, numba.complex128)
+        d = cuda.local.array(2, duo)
+        for i in range(3):
+            c[i] = complex(x[tid * 3 + i], i)
+        for i in range(2):
+            d[i] = Duo(x[tid * 2 + i], i)
+        block(c)
+        warp(d)
+        out[tid] = numba.int32(c[0].real) + d[1].x
+
+    link_checked(kernel, I32, block, warp)
+
+
+@pytest.mark.parametrize("make, error, match", [
+    (lambda: coop.block.make_reduce(duo, 32, duo_add, methods={"destroy": duo_construct}),
+     ValueError, "Unexpected method 'destroy'"),
+    (lambda: coop.block.make_exchange(coop.block.BlockExchangeType.StripedToBlocked, duo, 32,
+                                      2, methods={"assign": 3}), ValueError,
+     r"methods\['assign'\] must be a callable"),
+    (lambda: coop.block.make_sum(duo, 32), ValueError, "a sum needs a numeric dtype"),
+    (lambda: coop.warp.make_sum(numba.complex64), ValueError, "needs a numeric dtype"),
+    (lambda: coop.block.make_inclusive_scan(duo, 32, "max", 1), ValueError,
+     "needs a numeric dtype"),
+    (lambda: coop.block.make_exclusive_scan(numba.int32, 64, py_add, 4, initial_value=0,
+                                            prefix_op=coop.StatefulFunction(RunningTotal, duo)),
+     ValueError, "does not combine with a block prefix callback"),
+    (lambda: coop.block.make_exclusive_sum(numba.int32, 64, 1, py_add), ValueError,
+     "must be a StatefulFunction"),
+])
+def test_user_type_and_callback_mistakes_are_value_errors(make, error, match):
+    with pytest.raises(error, match=match):
         make()
-    assert feature in str(e.value)
 
 
-def test_an_exclusive_scan_of_a_user_operator_without_an_initial_value_is_not_implemented():
-    s = coop.block.make_exclusive_scan(numba.int32, 128, py_max, 1)
+def test_1_1_1s_private_helpers_that_programs_import():
+    from coopd.coop._common import (CudaSharedMemConfig, dim3, normalize_dim_param,
+                                    normalize_dtype_param)
+    from coopd.coop._scan_op import CUDA_MAXIMUM, ScanOp, ScanOpCategory
+    from coopd.coop.block._block_scan import ScanOp as BlockScanOp
 
-    def seeded(x, out):
-        out[0] = s(x[0], 0)
-
-    link_checked(seeded, I32, s)
-
-    def unseeded(x, out):
-        out[0] = s(x[0])
-
-    with pytest.raises(NotImplementedError, match="exclusive scans without an initial value.*"
-                                                  "issue 29"):
-        cn.link_to_cubin(unseeded, I32, ARCH)
+    assert BlockScanOp is ScanOp
+    assert normalize_dim_param((2, 3)) == dim3(2, 3, 1)
+    assert normalize_dtype_param("np.complex64") == numba.complex64
+    for bad, message in ((-1, "must be non-negative"), ((1,), "2 or 3 elements"),
+                         ("x", "Unsupported dimension type")):
+        with pytest.raises(ValueError, match=message):
+            normalize_dim_param(bad)
+    for bad, message in (("numpy.int32", "must start with 'np.'"),
+                         ("np.nothing", "Invalid numpy dtype"), ("nothing", "Invalid numba type"),
+                         (7, "Unrecognized dtype format")):
+        with pytest.raises(ValueError, match=message):
+            normalize_dtype_param(bad)
+    assert str(CudaSharedMemConfig.BankSizeEightByte) == "cudaSharedMemBankSizeEightByte"
+    assert [m.value for m in CudaSharedMemConfig] == [0, 1, 2]
+    op = ScanOp(np.maximum)
+    assert op.is_known and op.op_category is ScanOpCategory.Known and op.op_cpp == CUDA_MAXIMUM
+    assert ScanOp(py_add).op_category is ScanOpCategory.Callable and ScanOp(py_add).op_cpp is None
+    assert repr(ScanOp("+")) == "ScanOp(+)"
+    for bad in ("nope", 3, None):
+        with pytest.raises(ValueError):
+            ScanOp(bad)
 
 
 # ---- the switch ----------------------------------------------------------------------------

@@ -11,9 +11,8 @@
 
 The factories of ``coopd.coop.block`` and ``coopd.coop.warp`` have cuda.coop 1.1.1's names,
 positional order, defaults and errors; their objects have ``files``, ``temp_storage_bytes`` and
-``temp_storage_alignment``, and kernels call them in 1.1.1's forms. What coopd cannot serve yet
-raises NotImplementedError naming the missing feature (docs/migrating-from-cuda-coop.md has the
-table).
+``temp_storage_alignment``, and kernels call them in 1.1.1's forms (docs/migrating-from-cuda-
+coop.md has the table, and what behaves differently).
 
 The switch, never on by default: :func:`install_alias` makes ``import cuda.coop`` and ``import
 cuda.coop._experimental`` give this package (it refuses where a real cuda-cccl's cuda.coop is
@@ -34,9 +33,11 @@ from coopd.coop._alias import AliasRefused, active, install_alias, uninstall_ali
 
 
 class StatefulFunction:
-    """A Python operator with state (cuda.coop 1.1.1's prefix callbacks): ``op`` is called
-    with a pointer to its state, of Numba type ``dtype``. coopd.coop accepts it, and the
-    factories that would take it raise NotImplementedError (coopd issue 29)."""
+    """A Python operator with state (cuda.coop 1.1.1's block-prefix callbacks): ``op`` (a
+    class whose ``__call__(self_ptr, block_aggregate)`` returns the tile's prefix, or such a
+    function) is called with a pointer to its state, of Numba type ``dtype``. The block scan
+    factories take it as ``prefix_op`` / ``block_prefix_callback_op``; coopd.numba compiles it
+    to LTO-IR for block_scan's ``*_prefix`` methods."""
 
     def __init__(self, op: Any, dtype: Any) -> None:
         self.op = op

@@ -44,14 +44,12 @@ class Const:
 class Form:
     """One in-kernel call form: ``nargs`` arguments after the optional temp storage, passed to
     ``primitive``'s entry ``entry`` as ``args`` says (an int: that argument; a Const: a
-    constant). ``missing``: instead of calling anything, typing raises NotImplementedError with
-    this text (a form cuda.coop has and coopd cannot serve yet)."""
+    constant)."""
 
     nargs: int
     primitive: Optional[Primitive] = None
     entry: str = ""
     args: Sequence[Union[int, Const]] = ()
-    missing: str = ""
     _intrinsics: Dict[bool, Any] = field(default_factory=dict)
 
     def intrinsic(self, explicit_temp: bool, where: str) -> Any:
@@ -68,12 +66,10 @@ def _is_temp_storage(t: types.Type) -> bool:
 
 
 def _form_intrinsic(form: Form, explicit_temp: bool, where: str) -> Any:
-    p: Any = form.primitive  # None only for a missing form, which never reaches it
+    p: Any = form.primitive
     offset = 1 if explicit_temp else 0
 
     def define(typingctx: Any, args: Tuple[types.Type, ...]) -> Any:
-        if form.missing:
-            raise NotImplementedError(form.missing)
         temp_call = None
         if explicit_temp:
             temp_type = args[0]

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import coopd.numba as _cn
-from coopd.coop._common import (binary_reduce_op, check_items, check_no_methods, coopd_dtype,
-                                missing, normalize_dtype, python_callable, warp_threads)
+from coopd.coop._common import (binary_reduce_op, check_items, check_methods, coopd_dtype,
+                                normalize_dtype, python_callable, warp_threads)
 from coopd.coop._invocable import Form, Invocable
 
 __all__ = ["make_exclusive_sum", "make_merge_sort_keys", "make_reduce", "make_sum"]
@@ -23,21 +23,27 @@ def _make(family: str, dtype: Any, threads_in_warp: int, items_per_thread: int =
                     items_per_thread=items_per_thread, **kw)
 
 
-def _single(name: str, family: str, dtype: Any, threads_in_warp: int, **kw: Any) -> Invocable:
-    dt = coopd_dtype(normalize_dtype(dtype), name)
-    if dt.is_user and family in ("warp_reduce", "warp_scan"):
-        raise missing(f"{name} of a user type", f"user-defined types in {family}")
-    p = _make(family, dt, threads_in_warp, **kw)
+def _single(name: str, family: str, dtype: Any, threads_in_warp: int, op: Any = None,
+            **kw: Any) -> Invocable:
+    t = normalize_dtype(dtype)
+    dt = coopd_dtype(t, name)
+    if dt.is_user and op is None:
+        raise ValueError(f"{name} needs a numeric dtype; for {t} use warp.make_reduce with a "
+                         "binary_op written on pointers, op(result_ptr, lhs_ptr, rhs_ptr)")
+    if op is not None:
+        op = python_callable(op, "binary_op") if dt.is_user else binary_reduce_op(op)
+    p = _make(family, dt, threads_in_warp, op=op, op_by_pointer=dt.is_user, **kw)
     return Invocable(name, [Form(1, p, p.names[0], (0,))])
 
 
 def make_reduce(dtype, binary_op, threads_in_warp=32, methods=None):
-    """A reduction across a logical warp with ``binary_op`` (valid in lane 0).
+    """A reduction across a logical warp with ``binary_op`` (valid in lane 0); on a user type
+    written on pointers, ``op(result_ptr, lhs_ptr, rhs_ptr)``.
 
     In kernels: ``r(item)`` (optional temp storage first); returns the reduction."""
-    check_no_methods(methods, "warp.make_reduce")
+    check_methods(methods, "warp.make_reduce")
     return _single("warp.make_reduce", "warp_reduce", dtype, threads_in_warp, method="reduce",
-                   op=binary_reduce_op(binary_op))
+                   op=binary_op)
 
 
 def make_sum(dtype, threads_in_warp=32):
@@ -55,10 +61,8 @@ def make_merge_sort_keys(dtype, items_per_thread, compare_op, threads_in_warp=32
     """Sorts a logical warp's keys with ``compare_op``. In kernels: ``sort(keys)``."""
     name = "warp.make_merge_sort_keys"
     check_items(items_per_thread)
-    check_no_methods(methods, name)
+    check_methods(methods, name)
     dt = coopd_dtype(normalize_dtype(dtype), name)
-    if dt.is_user:
-        raise missing(f"{name} of a user type", "Python operators on user types")
     p = _make("warp_merge_sort", dt, threads_in_warp, items_per_thread, method="sort",
-              op=python_callable(compare_op, "compare_op"))
+              op=python_callable(compare_op, "compare_op"), op_by_pointer=dt.is_user)
     return Invocable(name, [Form(1, p, p.names[0], (0,))])

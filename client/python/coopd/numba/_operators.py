@@ -125,3 +125,36 @@ def python_operator(func: Callable, kind: str, dtype: DType, arch: str, where: s
             op = coopd.UserOperator(name=name, ltoir=data, by_pointer=by_pointer)
             _compiled[key] = op
         return op
+
+
+def python_prefix_callback(func: Callable, state_type: types.Type, dtype: DType, arch: str,
+                           where: str) -> coopd.UserOperator:
+    """Compiles a Python block-prefix callback for block_scan's ``*_prefix`` methods:
+    ``func(state_ptr, block_aggregate)`` returns the tile's prefix, ``state_ptr`` pointing at a
+    value of Numba type ``state_type`` (cuda.coop's StatefulFunction). It becomes coopd's
+    ``T name(void* state, T block_aggregate)``; kernels pass the state as an array of one
+    ``state_type`` (``cuda.local.array(1, state_type)``)."""
+    if dtype.is_user or dtype.name in ("float16", "bfloat16"):
+        raise ValueError(f"{where}: a Python prefix callback takes int8..uint64, float32 or "
+                         f"float64 aggregates; for {dtype.numba} give CUDA C++ source "
+                         "(coopd.UserOperator(name=..., source=...))")
+    if not isinstance(state_type, types.Type):
+        raise ValueError(f"{where}: the prefix callback's state type must be a Numba type; got "
+                         f"{state_type!r}")
+    t = dtype.numba
+    signature = t(types.CPointer(state_type), t)
+    key = (func, "prefix", t, state_type, arch)
+    with _lock:
+        op = _compiled.get(key)
+        if op is None:
+            name = symbol_for(func, (signature, "prefix"), arch)
+            try:
+                ltoir, _ = cuda.compile(func, signature, device=True, abi="c", output="ltoir",
+                                        cc=cc_of(arch), abi_info={"abi_name": name})
+            except Exception as e:
+                raise ValueError(f"{where}: the prefix callback {func.__name__} does not "
+                                 f"compile as {signature}: {e}") from e
+            data = bytes(ltoir.data) if hasattr(ltoir, "data") else bytes(ltoir)
+            op = coopd.UserOperator(name=name, ltoir=data)
+            _compiled[key] = op
+        return op

@@ -13,10 +13,11 @@ from enum import IntEnum, auto
 from typing import Any, Optional
 
 import coopd.numba as _cn
-from coopd.coop._common import (ScanOperator, binary_reduce_op, check_items, check_no_methods,
-                                coopd_dtype, missing, normalize_dim, normalize_dtype,
-                                python_callable)
+from coopd.coop._common import (binary_reduce_op, check_items, check_methods, coopd_dtype,
+                                normalize_dim, normalize_dtype, python_callable)
 from coopd.coop._invocable import Const, Form, Invocable
+from coopd.coop._scan_op import ScanOp
+from coopd.numba import _operators
 from numba.cuda import types
 
 __all__ = ["BlockExchangeType", "make_exchange", "make_exclusive_scan", "make_exclusive_sum",
@@ -47,14 +48,12 @@ def _checked(algorithm: str, algorithms: Any, items_per_thread: int, threads_per
     return normalize_dim(threads_per_block), normalize_dtype(dtype)
 
 
-def _numeric(t: Any, methods: Optional[dict], name: str, family: str) -> Any:
-    """coopd's dtype for a reduction's or scan's Numba type; NotImplementedError for user
-    types, which coopd's block_reduce and block_scan do not take yet."""
-    check_no_methods(methods, name)
-    dt = coopd_dtype(t, name)
-    if dt.is_user:
-        raise missing(f"{name} of a user type", f"user-defined types in {family}")
-    return dt
+def _value_type(t: Any, methods: Optional[dict], name: str) -> Any:
+    """coopd's dtype for a reduction's or scan's Numba type: a number or a user type (a Numba
+    struct type, a NumPy record, complex64/128), whose operators cuda.coop writes on pointers:
+    ``op(result_ptr, lhs_ptr, rhs_ptr)``."""
+    check_methods(methods, name)
+    return coopd_dtype(t, name)
 
 
 # ---- reduce --------------------------------------------------------------------------------
@@ -62,16 +61,22 @@ def _numeric(t: Any, methods: Optional[dict], name: str, family: str) -> Any:
 def _reduce(dtype: Any, threads_per_block: Any, items_per_thread: int, binary_op: Any,
             algorithm: str, methods: Optional[dict], name: str) -> Invocable:
     dim, t = _checked(algorithm, REDUCE_ALGORITHMS, items_per_thread, threads_per_block, dtype)
-    dt = _numeric(t, methods, name, "block_reduce")
+    dt = _value_type(t, methods, name)
     if binary_op is None:
+        if dt.is_user:
+            raise ValueError(f"{name}: a sum needs a numeric dtype; for {t} use "
+                             "block.make_reduce with a binary_op")
         full, partial, op = "sum", "sum_partial", None
     else:
-        full, partial, op = "reduce", "reduce_partial", binary_reduce_op(binary_op)
+        full, partial = "reduce", "reduce_partial"
+        op = python_callable(binary_op, "binary_op") if dt.is_user else \
+            binary_reduce_op(binary_op)
     main = _make("block_reduce", dt, dim, items_per_thread, method=full, op=op,
-                 algorithm=algorithm)
+                 algorithm=algorithm, op_by_pointer=dt.is_user)
     forms = [Form(1, main, _entry(main), (0,))]
     if items_per_thread == 1:
-        p = _make("block_reduce", dt, dim, 1, method=partial, op=op, algorithm=algorithm)
+        p = _make("block_reduce", dt, dim, 1, method=partial, op=op, algorithm=algorithm,
+                  op_by_pointer=dt.is_user)
         forms.append(Form(2, p, _entry(p), (0, 1)))
     return Invocable(name, forms)
 
@@ -98,20 +103,24 @@ def make_sum(dtype, threads_per_block, items_per_thread=1, algorithm="warp_reduc
 def make_scan(dtype, threads_per_block, items_per_thread, initial_value=None, mode="exclusive",
               scan_op="+", block_prefix_callback_op=None, algorithm="raking", methods=None):
     """A block-wide prefix scan, ``mode`` "exclusive" or "inclusive", with ``scan_op`` ("+",
-    "max", np.minimum, a Python function, ...).
+    "max", np.minimum, a Python function, ...). On a user type ``scan_op`` is written on
+    pointers, ``op(result_ptr, lhs_ptr, rhs_ptr)``, as in cuda.coop.
 
     In kernels (optional temp storage first): items_per_thread == 1: ``out = s(item)`` and, for
     exclusive scans with an operator, ``out = s(item, initial_value)``; items_per_thread > 1:
     ``s(items_in, items_out)`` and, with an operator, ``s(items_in, items_out,
-    initial_value)``. An exclusive scan with a known operator and no initial value is seeded
-    with the operator's identity."""
+    initial_value)``. With ``block_prefix_callback_op`` (a :class:`coopd.coop.StatefulFunction`)
+    the kernel passes its state last, an array of one: ``out = s(item, state)`` or
+    ``s(items_in, items_out, state)``. An exclusive scan given no initial value is CUB's
+    unseeded one (thread 0's output is undefined), or is seeded with the operator's identity
+    where it has one."""
     name = "block.make_scan"
     dim, t = _checked(algorithm, SCAN_ALGORITHMS, items_per_thread, threads_per_block, dtype)
     if mode not in ("exclusive", "inclusive"):
         raise ValueError(f"unsupported mode: {mode!r} (exclusive or inclusive)")
-    op = ScanOperator(scan_op)
+    op = ScanOp(scan_op)
     prefix = block_prefix_callback_op
-    if initial_value is not None and op.kind == "sum":
+    if initial_value is not None and op.is_sum:
         raise ValueError("initial_value is not supported for inclusive and exclusive sums")
     if initial_value is not None and items_per_thread == 1 and mode == "inclusive":
         raise ValueError("initial_value is not supported for inclusive scans with "
@@ -120,27 +129,36 @@ def make_scan(dtype, threads_per_block, items_per_thread, initial_value=None, mo
             and prefix is not None):
         raise ValueError("initial_value is not supported for exclusive scans with "
                          "items_per_thread == 1 and a block prefix callback operator")
+    if initial_value is not None and prefix is not None:
+        raise ValueError("initial_value does not combine with a block prefix callback "
+                         "operator: the callback gives each tile's prefix")
     if items_per_thread > 1 and prefix is None and initial_value is None:
         try:
             t.cast_python_value(0)
         except (TypeError, NotImplementedError) as e:
-            raise ValueError(f"initial_value is required for scans of {t} with "
-                             f"items_per_thread > 1 and no block prefix callback: {e}") from e
-    dt = _numeric(t, methods, name, "block_scan")
-    if prefix is not None:
-        raise missing(f"{name} with a block prefix callback", "Python prefix callbacks "
-                      "(StatefulFunction) compiled to LTO-IR for block_scan")
+            raise ValueError("initial_value is required for both inclusive and exclusive "
+                             "scans when items_per_thread > 1 and no block prefix callback "
+                             f"operator has been supplied (no default of 0 for {t}: {e})") from e
+    dt = _value_type(t, methods, name)
+    if dt.is_user and not op.is_callable:
+        raise ValueError(f"{name}: scan_op {op!r} needs a numeric dtype; on {t} give a "
+                         "callable written on pointers, op(result_ptr, lhs_ptr, rhs_ptr)")
     one = items_per_thread == 1
     io = (0,) if one else (0, 1)  # the kernel's item (or in and out arrays)
+    cop = op.coopd_op()
 
-    def prim(method: str, op_arg: Any = None) -> Any:
+    def prim(method: str, op_arg: Any = None, **kw: Any) -> Any:
         return _make("block_scan", dt, dim, items_per_thread, method=method, op=op_arg,
-                     algorithm=algorithm)
+                     algorithm=algorithm, op_by_pointer=dt.is_user, **kw)
 
-    if op.kind == "sum":
+    if prefix is not None:
+        callback = _prefix_callback(prefix, dt, name)
+        method = f"{mode}_sum_prefix" if op.is_sum else f"{mode}_scan_prefix"
+        p = prim(method, None if op.is_sum else cop, prefix_callback=callback)
+        return Invocable(name, [Form(len(io) + 1, p, _entry(p), io + (len(io),))])
+    if op.is_sum:
         p = prim(f"{mode}_sum")
         return Invocable(name, [Form(len(io), p, _entry(p), io)])
-    cop = op.coopd_op() if op.kind == "known" else python_callable(scan_op, "scan_op")
     if mode == "inclusive":
         p = prim("inclusive_scan", cop)
         forms = [Form(len(io), p, _entry(p), io)]
@@ -150,14 +168,26 @@ def make_scan(dtype, threads_per_block, items_per_thread, initial_value=None, mo
         return Invocable(name, forms)
     p = prim("exclusive_scan", cop)
     seeded = Form(len(io) + 1, p, _entry(p), io + (len(io),))
-    identity = op.identity(dt) if op.kind == "known" else None
+    identity = op.identity(dt.numba)
     if identity is None:
-        unseeded = Form(len(io), missing=str(missing(
-            f"{name}: an exclusive scan with {'a user' if op.kind == 'callable' else 'this'} "
-            f"operator and no initial value", "exclusive scans without an initial value")))
+        u = prim("exclusive_scan_unseeded", cop)
+        unseeded = Form(len(io), u, _entry(u), io)
     else:
         unseeded = Form(len(io), p, _entry(p), io + (Const(identity, dt.numba),))
     return Invocable(name, [seeded, unseeded])
+
+
+def _prefix_callback(prefix: Any, dt: Any, name: str) -> Any:
+    """A StatefulFunction (its ``op`` a class whose ``__call__(self_ptr, block_aggregate)``
+    returns the tile's prefix, its ``dtype`` the state's Numba type) compiled for coopd."""
+    fn = getattr(prefix, "op", None)
+    state = getattr(prefix, "dtype", None)
+    if fn is None or state is None:
+        raise ValueError(f"{name}: block_prefix_callback_op must be a StatefulFunction(op, "
+                         f"dtype); got {prefix!r}")
+    call = getattr(fn, "__call__", fn) if isinstance(fn, type) else fn
+    return _operators.python_prefix_callback(call, state, dt, _cn.default_arch(),
+                                             f"{name} block_prefix_callback_op")
 
 
 def make_exclusive_sum(dtype, threads_per_block, items_per_thread, prefix_op=None,
@@ -244,7 +274,7 @@ def make_exchange(block_exchange_type, dtype, threads_per_block, items_per_threa
     check_items(items_per_thread)
     dim = normalize_dim(threads_per_block)
     t = normalize_dtype(dtype)
-    check_no_methods(methods, name)
+    check_methods(methods, name)
     dt = coopd_dtype(t, name)
     options = {"warp_time_slicing": True} if warp_time_slicing else {}
     p = _make("block_exchange", dt, dim, items_per_thread, method="striped_to_blocked",
@@ -255,18 +285,17 @@ def make_exchange(block_exchange_type, dtype, threads_per_block, items_per_threa
 # ---- sorts ---------------------------------------------------------------------------------
 
 def make_merge_sort_keys(dtype, threads_per_block, items_per_thread, compare_op, methods=None):
-    """Sorts the block's keys with ``compare_op`` (a Python function ``a < b``).
+    """Sorts the block's keys with ``compare_op`` (a Python function ``a < b``; on a user
+    type, complex64/128 included, written on pointers: ``a[0].real < b[0].real``).
 
     In kernels: ``sort(keys)`` (optional temp storage first)."""
     name = "block.make_merge_sort_keys"
     dim = normalize_dim(threads_per_block)
     t = normalize_dtype(dtype)
-    check_no_methods(methods, name)
+    check_methods(methods, name)
     dt = coopd_dtype(t, name)
-    if dt.is_user:
-        raise missing(f"{name} of a user type", "Python operators on user types")
     p = _make("block_merge_sort", dt, dim, items_per_thread, method="sort",
-              op=python_callable(compare_op, "compare_op"))
+              op=python_callable(compare_op, "compare_op"), op_by_pointer=dt.is_user)
     return Invocable(name, [Form(1, p, _entry(p), (0,))])
 
 
