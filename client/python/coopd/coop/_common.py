@@ -1,6 +1,5 @@
 """What coopd.coop's block and warp factories share: argument normalization as cuda.coop 1.1.1
-does it (dtypes, block shapes; its ``_common`` module's names), and the errors for what coopd
-lacks."""
+does it (dtypes, block shapes; its ``_common`` module's names), operators and ``methods=``."""
 
 from __future__ import annotations
 
@@ -78,10 +77,6 @@ def normalize_dtype_param(dtype: Any) -> types.Type:
                      "or scalar type, 'np.<name>' or a Numba type's name")
 
 
-normalize_dim = normalize_dim_param
-normalize_dtype = normalize_dtype_param
-
-
 def coopd_dtype(numba_type: types.Type, what: str) -> DType:
     """coopd's value type for a normalized dtype: a number, or a user type (a NumPy record, a
     Numba struct type, complex64/128). ValueError for a type coopd cannot hold (one with
@@ -119,9 +114,12 @@ def python_callable(op: Any, what: str) -> Callable:
     return op
 
 
-def binary_reduce_op(op: Any) -> Any:
-    """What coopd.numba takes as op= for a reduce's binary_op: a builtin's name for the
-    operators coopd has built in, multiplies as a Python function, else the user's function."""
+def binary_reduce_op(op: Any, dtype: DType) -> Any:
+    """What coopd.numba takes as op= for a reduce's binary_op: on a user type the user's
+    function (cuda.coop's pointer form); otherwise a builtin's name for the operators coopd has
+    built in, multiplies as a Python function, else the user's function."""
+    if dtype.is_user:
+        return python_callable(op, "binary_op")
     try:
         return ScanOp(op).coopd_op()
     except ValueError:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Sequence, Tuple, Union
 
 from numba.cuda import types
 from numba.cuda.core import errors
@@ -47,9 +47,9 @@ class Form:
     constant)."""
 
     nargs: int
-    primitive: Optional[Primitive] = None
-    entry: str = ""
-    args: Sequence[Union[int, Const]] = ()
+    primitive: Primitive
+    entry: str
+    args: Sequence[Union[int, Const]]
     _intrinsics: Dict[bool, Any] = field(default_factory=dict)
 
     def intrinsic(self, explicit_temp: bool, where: str) -> Any:
@@ -66,7 +66,7 @@ def _is_temp_storage(t: types.Type) -> bool:
 
 
 def _form_intrinsic(form: Form, explicit_temp: bool, where: str) -> Any:
-    p: Any = form.primitive
+    p = form.primitive
     offset = 1 if explicit_temp else 0
 
     def define(typingctx: Any, args: Tuple[types.Type, ...]) -> Any:
@@ -125,7 +125,7 @@ class Invocable:
         self.forms = list(forms)
         prims: List[Primitive] = []
         for f in self.forms:
-            if f.primitive is not None and all(f.primitive is not q for q in prims):
+            if all(f.primitive is not q for q in prims):
                 prims.append(f.primitive)
         self.primitives: Tuple[Primitive, ...] = tuple(prims)
         files: List[Any] = []

@@ -11,7 +11,7 @@ from typing import Any
 
 import coopd.numba as _cn
 from coopd.coop._common import (binary_reduce_op, check_items, check_methods, coopd_dtype,
-                                normalize_dtype, python_callable, warp_threads)
+                                normalize_dtype_param, python_callable, warp_threads)
 from coopd.coop._invocable import Form, Invocable
 
 __all__ = ["make_exclusive_sum", "make_merge_sort_keys", "make_reduce", "make_sum"]
@@ -25,13 +25,13 @@ def _make(family: str, dtype: Any, threads_in_warp: int, items_per_thread: int =
 
 def _single(name: str, family: str, dtype: Any, threads_in_warp: int, op: Any = None,
             **kw: Any) -> Invocable:
-    t = normalize_dtype(dtype)
+    t = normalize_dtype_param(dtype)
     dt = coopd_dtype(t, name)
     if dt.is_user and op is None:
         raise ValueError(f"{name} needs a numeric dtype; for {t} use warp.make_reduce with a "
                          "binary_op written on pointers, op(result_ptr, lhs_ptr, rhs_ptr)")
     if op is not None:
-        op = python_callable(op, "binary_op") if dt.is_user else binary_reduce_op(op)
+        op = binary_reduce_op(op, dt)
     p = _make(family, dt, threads_in_warp, op=op, op_by_pointer=dt.is_user, **kw)
     return Invocable(name, [Form(1, p, p.names[0], (0,))])
 
@@ -62,7 +62,7 @@ def make_merge_sort_keys(dtype, items_per_thread, compare_op, threads_in_warp=32
     name = "warp.make_merge_sort_keys"
     check_items(items_per_thread)
     check_methods(methods, name)
-    dt = coopd_dtype(normalize_dtype(dtype), name)
+    dt = coopd_dtype(normalize_dtype_param(dtype), name)
     p = _make("warp_merge_sort", dt, threads_in_warp, items_per_thread, method="sort",
               op=python_callable(compare_op, "compare_op"), op_by_pointer=dt.is_user)
     return Invocable(name, [Form(1, p, p.names[0], (0,))])

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from numba import cuda
 from numba.cuda import types
@@ -105,22 +105,31 @@ def python_operator(func: Callable, kind: str, dtype: DType, arch: str, where: s
     else:
         signature = (_RESULTS[kind] or t)(t, t)
     form = "pointer" if pointer_form else "value"
-    key = (func, kind, t, arch, form)
+    wrapped = by_pointer and not pointer_form
+    shown = f"{(_RESULTS[kind] or t)}({t}, {t})" if wrapped else signature
+    return _compiled_operator(
+        (func, kind, t, arch, form), func, signature, form, arch,
+        (lambda: _pointer_wrapper(func, t, returns_bool, cc_of(arch))) if wrapped else None,
+        f"{where}: the Python operator {func.__name__} does not compile as {shown}",
+        by_pointer=by_pointer)
+
+
+def _compiled_operator(key: Tuple[Any, ...], func: Callable, signature: Any, tag: str, arch: str,
+                       wrap: Optional[Callable[[], Callable]], failure: str,
+                       by_pointer: bool = False) -> coopd.UserOperator:
+    """``func`` (or what ``wrap`` makes of it) compiled once per process and ``key`` to LTO-IR
+    at ``signature``, under a symbol of its own; ValueError starting with ``failure`` when it
+    does not compile."""
     with _lock:
         op = _compiled.get(key)
         if op is None:
-            name = symbol_for(func, (signature, form), arch)
+            name = symbol_for(func, (signature, tag), arch)
             try:
-                compiled = func if (pointer_form or not by_pointer) else \
-                    _pointer_wrapper(func, t, returns_bool, cc_of(arch))
-                ltoir, _ = cuda.compile(compiled, signature, device=True, abi="c",
-                                        output="ltoir", cc=cc_of(arch),
+                ltoir, _ = cuda.compile(wrap() if wrap else func, signature, device=True,
+                                        abi="c", output="ltoir", cc=cc_of(arch),
                                         abi_info={"abi_name": name})
             except Exception as e:
-                shown = signature if not by_pointer or pointer_form else \
-                    f"{(_RESULTS[kind] or t)}({t}, {t})"
-                raise ValueError(f"{where}: the Python operator {func.__name__} does not "
-                                 f"compile as {shown}: {e}") from e
+                raise ValueError(f"{failure}: {e}") from e
             data = bytes(ltoir.data) if hasattr(ltoir, "data") else bytes(ltoir)
             op = coopd.UserOperator(name=name, ltoir=data, by_pointer=by_pointer)
             _compiled[key] = op
@@ -143,18 +152,6 @@ def python_prefix_callback(func: Callable, state_type: types.Type, dtype: DType,
                          f"{state_type!r}")
     t = dtype.numba
     signature = t(types.CPointer(state_type), t)
-    key = (func, "prefix", t, state_type, arch)
-    with _lock:
-        op = _compiled.get(key)
-        if op is None:
-            name = symbol_for(func, (signature, "prefix"), arch)
-            try:
-                ltoir, _ = cuda.compile(func, signature, device=True, abi="c", output="ltoir",
-                                        cc=cc_of(arch), abi_info={"abi_name": name})
-            except Exception as e:
-                raise ValueError(f"{where}: the prefix callback {func.__name__} does not "
-                                 f"compile as {signature}: {e}") from e
-            data = bytes(ltoir.data) if hasattr(ltoir, "data") else bytes(ltoir)
-            op = coopd.UserOperator(name=name, ltoir=data)
-            _compiled[key] = op
-        return op
+    return _compiled_operator(
+        (func, "prefix", t, state_type, arch), func, signature, "prefix", arch, None,
+        f"{where}: the prefix callback {func.__name__} does not compile as {signature}")

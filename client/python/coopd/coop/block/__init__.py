@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import coopd.numba as _cn
 from coopd.coop._common import (binary_reduce_op, check_items, check_methods, coopd_dtype,
-                                normalize_dim, normalize_dtype, python_callable)
+                                normalize_dim_param, normalize_dtype_param, python_callable)
 from coopd.coop._invocable import Const, Form, Invocable
 from coopd.coop._scan_op import ScanOp
 from coopd.numba import _operators
@@ -45,7 +45,7 @@ def _checked(algorithm: str, algorithms: Any, items_per_thread: int, threads_per
     if algorithm not in algorithms:
         raise ValueError(f"unsupported algorithm: {algorithm!r} (one of {', '.join(algorithms)})")
     check_items(items_per_thread)
-    return normalize_dim(threads_per_block), normalize_dtype(dtype)
+    return normalize_dim_param(threads_per_block), normalize_dtype_param(dtype)
 
 
 def _value_type(t: Any, methods: Optional[dict], name: str) -> Any:
@@ -68,9 +68,7 @@ def _reduce(dtype: Any, threads_per_block: Any, items_per_thread: int, binary_op
                              "block.make_reduce with a binary_op")
         full, partial, op = "sum", "sum_partial", None
     else:
-        full, partial = "reduce", "reduce_partial"
-        op = python_callable(binary_op, "binary_op") if dt.is_user else \
-            binary_reduce_op(binary_op)
+        full, partial, op = "reduce", "reduce_partial", binary_reduce_op(binary_op, dt)
     main = _make("block_reduce", dt, dim, items_per_thread, method=full, op=op,
                  algorithm=algorithm, op_by_pointer=dt.is_user)
     forms = [Form(1, main, _entry(main), (0,))]
@@ -226,8 +224,8 @@ def _load_store(family: str, dtype: Any, threads_per_block: Any, items_per_threa
                 algorithm: str, name: str) -> Invocable:
     if algorithm not in LOAD_STORE_ALGORITHMS:
         raise KeyError(algorithm)  # cuda.coop 1.1.1 looks the algorithm up in a dict
-    dim = normalize_dim(threads_per_block)
-    dt = coopd_dtype(normalize_dtype(dtype), name)
+    dim = normalize_dim_param(threads_per_block)
+    dt = coopd_dtype(normalize_dtype_param(dtype), name)
     p = _make(family, dt, dim, items_per_thread, algorithm=algorithm)
     return Invocable(name, [Form(2, p, _entry(p), (0, 1))])
 
@@ -272,8 +270,8 @@ def make_exchange(block_exchange_type, dtype, threads_per_block, items_per_threa
     if kind != BlockExchangeType.StripedToBlocked:
         raise ValueError(f"block_exchange_type must be StripedToBlocked; got {kind!r}")
     check_items(items_per_thread)
-    dim = normalize_dim(threads_per_block)
-    t = normalize_dtype(dtype)
+    dim = normalize_dim_param(threads_per_block)
+    t = normalize_dtype_param(dtype)
     check_methods(methods, name)
     dt = coopd_dtype(t, name)
     options = {"warp_time_slicing": True} if warp_time_slicing else {}
@@ -290,8 +288,8 @@ def make_merge_sort_keys(dtype, threads_per_block, items_per_thread, compare_op,
 
     In kernels: ``sort(keys)`` (optional temp storage first)."""
     name = "block.make_merge_sort_keys"
-    dim = normalize_dim(threads_per_block)
-    t = normalize_dtype(dtype)
+    dim = normalize_dim_param(threads_per_block)
+    t = normalize_dtype_param(dtype)
     check_methods(methods, name)
     dt = coopd_dtype(t, name)
     p = _make("block_merge_sort", dt, dim, items_per_thread, method="sort",
@@ -301,8 +299,8 @@ def make_merge_sort_keys(dtype, threads_per_block, items_per_thread, compare_op,
 
 def _radix_sort(dtype: Any, threads_per_block: Any, items_per_thread: int, descending: bool,
                 name: str) -> Invocable:
-    dim = normalize_dim(threads_per_block)
-    dt = coopd_dtype(normalize_dtype(dtype), name)
+    dim = normalize_dim_param(threads_per_block)
+    dt = coopd_dtype(normalize_dtype_param(dtype), name)
     method = "sort_descending" if descending else "sort"
     p = _make("block_radix_sort", dt, dim, items_per_thread, method=method)
     bits = (Const(0, types.int32), Const(dt.size * 8, types.int32))
