@@ -160,3 +160,25 @@ if [[ ! -x $protoc_venv/bin/python ]] || ! "$protoc_venv/bin/python" -c "import 
 else
   echo "install-deps: grpcio-tools present in $protoc_venv" >&2
 fi
+
+# The oldest numba-cuda and numba that cuda-cccl 1.1.1 accepts (numba-cuda 0.23.0, numba 0.60.0;
+# its users pin them), in a venv of their own for the versions-matrix test
+# (Python.NumbaOldestSupported): coopd.numba and coopd.coop compile and link there too. The
+# newest pair is python3's own (numba-cuda above, and the newest numba it takes).
+# numba-cuda 0.23 finds NVVM in the nvidia-nvvm wheel or under $CUDA_HOME/nvvm/lib64, so the
+# venv carries the wheel matching this toolkit's NVVM (13.0).
+OLDEST_NUMBA_CUDA=0.23.0 OLDEST_NUMBA=0.60.0
+oldest_venv="$(cd "$(dirname "$0")/.." && pwd)/.deps/numba-oldest-venv"
+if ! "$oldest_venv/bin/python" -c "import importlib.metadata as m, grpc, pytest; \
+assert m.version('numba-cuda') == '$OLDEST_NUMBA_CUDA' and m.version('numba') == '$OLDEST_NUMBA'; \
+import numba.cuda" 2>/dev/null; then
+  echo "install-deps: creating $oldest_venv (numba-cuda $OLDEST_NUMBA_CUDA, numba $OLDEST_NUMBA)" >&2
+  rm -rf "$oldest_venv"
+  python3 -m venv "$oldest_venv"
+  "$oldest_venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "numba-cuda==$OLDEST_NUMBA_CUDA" "numba==$OLDEST_NUMBA" "cuda-bindings>=13,<14" \
+    "nvidia-nvvm==13.0.*" grpcio protobuf pytest ||
+    echo "install-deps: could not create $oldest_venv: the versions-matrix test will skip" >&2
+else
+  echo "install-deps: numba-cuda $OLDEST_NUMBA_CUDA and numba $OLDEST_NUMBA present in $oldest_venv" >&2
+fi

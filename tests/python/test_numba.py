@@ -177,6 +177,16 @@ def link_checked(kernel, signature, *primitives):
 
 # ---- no GPU needed ------------------------------------------------------------------------
 
+def test_the_numba_versions_are_the_ones_the_versions_matrix_names():
+    """Python.NumbaOldestSupported runs this file under the oldest pair it names; pip resolving
+    something else there must fail, not pass for the wrong versions."""
+    import importlib.metadata as m
+    for dist, env in (("numba-cuda", "COOPD_EXPECT_NUMBA_CUDA"), ("numba", "COOPD_EXPECT_NUMBA")):
+        expected = os.environ.get(env)
+        if expected:
+            assert m.version(dist) == expected, f"{dist}: {env} says {expected}"
+
+
 def test_importing_coopd_does_not_import_numba():
     code = "import sys, coopd; print('numba' in sys.modules, 'coopd.numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -26,9 +26,23 @@ from numba.cuda import types
 import coopd
 from coopd.numba._dtypes import DType
 
+
+def _numba_cuda_version() -> Tuple[int, ...]:
+    try:
+        import numba_cuda
+        return tuple(int(x) for x in re.findall(r"\d+", numba_cuda.__version__)[:2])
+    except (ImportError, AttributeError):
+        return (0, 0)
+
+
+# A C-ABI function returning boolean is returned as i8 (what CUDA C++ declares for bool).
+# numba-cuda before 0.30 returns the i1 itself, which NVVM rejects ("parse value doesn't match
+# function result type 'i8'"); returning uint8 there gives the same i8 of 0 or 1.
+_BOOL_RESULT = types.boolean if _numba_cuda_version() >= (0, 30) else types.uint8
+
 # Operator kinds (coopctl catalog): what an operator of each kind returns, given T.
-_RESULTS = {"binary": None, "difference": None, "comparator": types.boolean,
-            "flag": types.boolean}
+_RESULTS = {"binary": None, "difference": None, "comparator": _BOOL_RESULT,
+            "flag": _BOOL_RESULT}
 
 _lock = threading.Lock()
 _compiled: Dict[Tuple[Any, ...], coopd.UserOperator] = {}
@@ -101,7 +115,7 @@ def python_operator(func: Callable, kind: str, dtype: DType, arch: str, where: s
     by_pointer = dtype.is_user
     if by_pointer:
         ptr = types.CPointer(t)
-        signature = types.boolean(ptr, ptr) if returns_bool else types.void(ptr, ptr, ptr)
+        signature = _BOOL_RESULT(ptr, ptr) if returns_bool else types.void(ptr, ptr, ptr)
     else:
         signature = (_RESULTS[kind] or t)(t, t)
     form = "pointer" if pointer_form else "value"
