@@ -92,6 +92,9 @@ struct Family {
   std::string_view auto_baseline = {};  // CUB's default: the fallback without a table
   // The method whose tuning-table cells decide "auto" for every method of the family.
   std::string_view auto_measured_method = {};
+  // The dtype sizes (bytes) the tuning grid measures for the family: the CI coverage check
+  // (tuning::CheckCoverage) wants a cell for each.
+  std::vector<uint32_t> auto_grid_dtype_sizes = {1, 2, 4, 8};
   // Auto algorithms eligible only when the spec's operator is commutative.
   std::vector<std::string_view> commutative_algorithms = {};
   // An auto algorithm CUB allows only for tiles (block threads * items_per_thread) of at most

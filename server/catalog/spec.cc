@@ -146,6 +146,15 @@ std::vector<std::string> ArchNames(const std::vector<int>& supported_archs) {
   return out;
 }
 
+absl::Status CheckArch(std::string_view ctx, std::string_view arch, const TargetInfo& target) {
+  const std::vector<std::string> allowed = ArchNames(target.supported_archs);
+  if (std::find(allowed.begin(), allowed.end(), arch) == allowed.end()) {
+    return Invalid(ctx, StrCat("arch must be one of ", StrJoin(allowed, ", "),
+                               " (the architectures this NVRTC supports); got ", Quote(arch)));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const TargetInfo& target,
                                            coop::v1::AutoExplanation* auto_explanation) {
   const Family* fam = FindFamily(in.family());
@@ -425,15 +434,8 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
   }
 
   // arch
-  {
-    const std::vector<std::string> allowed = ArchNames(target.supported_archs);
-    if (std::find(allowed.begin(), allowed.end(), in.arch()) == allowed.end()) {
-      return Invalid(ctx,
-                     StrCat("arch must be one of ", StrJoin(allowed, ", "),
-                            " (the architectures this NVRTC supports); got ", Quote(in.arch())));
-    }
-    out.set_arch(in.arch());
-  }
+  if (absl::Status st = CheckArch(ctx, in.arch(), target); !st.ok()) return st;
+  out.set_arch(in.arch());
 
   // calling convention
   switch (in.calling_convention()) {

@@ -73,6 +73,11 @@ std::vector<std::string> OptionalCcclHeaders();
 // H100/H200 target). sm_90 and sm_90a are different specs (different keys and symbols).
 std::vector<std::string> ArchNames(const std::vector<int>& supported_archs);
 
+// INVALID_ARGUMENT "ctx: arch must be one of <ArchNames> (...); got ..." unless `arch` is one of
+// ArchNames(target.supported_archs): Canonicalize's arch check, for callers that have an arch
+// but no spec (the daemon's --prewarm).
+absl::Status CheckArch(std::string_view ctx, std::string_view arch, const TargetInfo& target);
+
 // Validates `in` and returns the canonical spec, or INVALID_ARGUMENT naming the field, the value
 // received and the values allowed, e.g.
 //   block_reduce: items_per_thread must be 1..64, got 0

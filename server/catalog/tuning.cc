@@ -354,9 +354,7 @@ absl::Status CheckCoverage(const Table& table) {
   std::vector<std::string> missing;
   for (const Family* fam : Families()) {
     if (fam->auto_algorithms.empty()) continue;
-    const bool histogram = fam->name == "block_histogram";
-    const std::vector<uint32_t> sizes =
-        histogram ? std::vector<uint32_t>{1, 2} : std::vector<uint32_t>{1, 2, 4, 8};
+    const std::vector<uint32_t>& sizes = fam->auto_grid_dtype_sizes;
     const std::vector<uint32_t> threads =
         fam->warp ? std::vector<uint32_t>{8, 16, 32} : std::vector<uint32_t>{64, 128, 256, 512};
     for (uint32_t s : sizes) {

@@ -759,14 +759,8 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   }
   if (!prewarm.empty()) {
     for (const auto& arch : prewarm) {
-      TargetInfo target = service.toolchain().Target();
-      coop::v1::PrimitiveSpec probe;
-      probe.set_family("block_reduce");
-      probe.set_dtype("float32");
-      probe.mutable_block()->set_x(32);
-      probe.set_arch(arch);
-      if (auto ok = Canonicalize(probe, target); !ok.ok()) {
-        spdlog::warn("--prewarm: skipping {}: {}", arch, std::string(ok.status().message()));
+      if (absl::Status ok = CheckArch("--prewarm", arch, service.toolchain().Target()); !ok.ok()) {
+        spdlog::warn("{}; skipping it", std::string(ok.message()));
         continue;
       }
       service.Prewarm({arch});

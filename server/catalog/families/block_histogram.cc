@@ -65,6 +65,8 @@ const Family& BlockHistogram() {
       .auto_algorithms = {"sort", "atomic"},
       .auto_baseline = "sort",
       .auto_measured_method = "histogram",
+      // Samples are bin indices: the grid measures 8- and 16-bit ones (up to 65536 bins).
+      .auto_grid_dtype_sizes = {1, 2},
       .auto_tile_limits = {{.algorithm = "sort",
                             .max_tile = kMaxRadixRankTile,
                             .why = "ranks with BlockRadixRank, which counts in 16 bits"}},
