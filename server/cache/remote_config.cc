@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "server/util/config_file.h"
 #include "server/util/escape.h"
+#include "server/util/host_port.h"
 #include "server/util/strings.h"
 
 namespace coopd {
@@ -170,31 +171,14 @@ absl::StatusOr<RemoteCacheConfig> ParseRemoteCacheUrl(const std::string& url,
     if (comma == std::string::npos) comma = hosts.size();
     const std::string hp = hosts.substr(start, comma - start);
     start = comma + 1;
-    RedisNode node;
     // HOST, HOST:PORT, [V6], [V6]:PORT.
-    std::string host = hp, port_text;
-    bool bracketed = false;
-    if (!hp.empty() && hp.front() == '[') {
-      const size_t close = hp.find(']');
-      if (close != std::string::npos) {
-        bracketed = true;
-        host = hp.substr(1, close - 1);
-        if (close + 1 < hp.size()) {
-          port_text = hp[close + 1] == ':' ? hp.substr(close + 2) : std::string("x");
-        }
-      }
-    } else if (const size_t colon = hp.rfind(':'); colon != std::string::npos) {
-      host = hp.substr(0, colon);
-      port_text = hp.substr(colon + 1);
-    }
-    int port = kDefaultPort;
-    if (host.empty() || host.find_first_of(bracketed ? "[]" : "[]:") != std::string::npos ||
-        (!port_text.empty() && (!absl::SimpleAtoi(port_text, &port) || port < 1 || port > 65535)) ||
-        (hp.back() == ':')) {
+    const std::optional<HostPort> parsed = ParseHostPort(hp, /*port_optional=*/true);
+    if (!parsed || parsed->port == 0) {
       return bad(StrCat(show(hp), " must be HOST or HOST:PORT with a port 1..65535"));
     }
-    node.host = host;
-    node.port = port;
+    RedisNode node;
+    node.host = parsed->Bare();
+    node.port = parsed->port < 0 ? kDefaultPort : parsed->port;
     c.nodes.push_back(node);
     if (comma == hosts.size()) break;
   }

@@ -12,6 +12,7 @@
 #include "prometheus/metric_family.h"
 #include "prometheus/text_serializer.h"
 #include "server/util/escape.h"
+#include "server/util/host_port.h"
 #include "server/util/strings.h"
 
 namespace coopd {
@@ -207,10 +208,8 @@ int LogMessage(const mg_connection*, const char* message) {
 }  // namespace
 
 absl::Status CheckMetricsAddress(const std::string& address, const std::string& source) {
-  const size_t colon = address.rfind(':');
-  int port = -1;
-  if (colon == std::string::npos || colon == 0 ||
-      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
+  // Port 0: any free port (the log names the one taken).
+  if (!ParseHostPort(address)) {
     return absl::InvalidArgumentError(
         StrCat(source, ": must be HOST:PORT (e.g. 127.0.0.1:9464, [::1]:9464, 0.0.0.0:9464), got ",
                QuoteValue(address)));

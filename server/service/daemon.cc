@@ -41,6 +41,7 @@
 #include "server/service/log_format.h"
 #include "server/service/settings.h"
 #include "server/util/escape.h"
+#include "server/util/host_port.h"
 #include "server/util/strings.h"
 
 namespace coopd {
@@ -643,7 +644,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
     if (tcp_ports[i] == 0) {
       return absl::UnavailableError(StrCat("--listen: cannot listen on ", config.listen[i]));
     }
-    const std::string host = config.listen[i].substr(0, config.listen[i].rfind(':'));
+    const std::string host = ParseHostPort(config.listen[i]).value_or(HostPort{}).host;
     coop::v1::Listener l;
     l.set_address(StrCat("tcp ", host, ":", tcp_ports[i]));
     l.set_tls(tls);
@@ -680,8 +681,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
     if (!m.ok()) return m.status();
     metrics = std::move(*m);
     spdlog::info("metrics: http://{}:{}/metrics",
-                 config.metrics_address.substr(0, config.metrics_address.rfind(':')),
-                 metrics->port());
+                 ParseHostPort(config.metrics_address).value_or(HostPort{}).host, metrics->port());
   }
   const ClientLimitOptions& cl = config.rpc_limits.clients;
   spdlog::info(
@@ -723,7 +723,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
     }
     for (size_t i = 0; probe_tcp && i < config.listen.size(); ++i) {
       // A wildcard address is probed on loopback.
-      std::string host = config.listen[i].substr(0, config.listen[i].rfind(':'));
+      std::string host = ParseHostPort(config.listen[i]).value_or(HostPort{}).host;
       if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
       if (host == "[::]") host = "[::1]";
       const std::string target = StrCat(host, ":", tcp_ports[i]);

@@ -20,6 +20,7 @@
 #include "server/metrics/metrics.h"
 #include "server/toolchain/toolchain.h"
 #include "server/util/escape.h"
+#include "server/util/host_port.h"
 #include "server/util/strings.h"
 #include "server/util/toml.h"
 
@@ -222,10 +223,8 @@ SettingCodec List(
 }
 
 absl::Status CheckHostPort(const std::string& address, const std::string& source) {
-  const size_t colon = address.rfind(':');
-  int port = 0;
-  if (colon == std::string::npos || colon == 0 ||
-      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
+  // Port 0: any free port (the log and Stats name the one taken).
+  if (!ParseHostPort(address)) {
     return Bad(source, "HOST:PORT (e.g. 0.0.0.0:7070, [::]:7070, 127.0.0.1:0)", address);
   }
   return absl::OkStatus();
