@@ -16,6 +16,8 @@ import re
 import sys
 from typing import Iterator, List, Tuple
 
+import _rule
+
 FAMILIES_DIR = os.path.join("server", "catalog", "families")
 SCANNED = ["server", os.path.join("client", "src"), os.path.join("client", "coopctl"),
            os.path.join("client", "include")]
@@ -104,17 +106,11 @@ def violations(root: str) -> List[str]:
 
 
 def main() -> int:
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    bad = violations(root)
-    for b in bad:
-        print(b)
-    if bad:
-        print(f"family_names: {len(bad)} place(s) name a family outside its file; read the "
-              "Family description instead (server/catalog/family.h)")
-        return 1
-    print(f"family_names: ok ({len(family_names(root))} families, named only in {FAMILIES_DIR}/)")
-    return 0
+    return _rule.run(
+        "family_names", violations,
+        lambda root: f"ok ({len(family_names(root))} families, named only in {FAMILIES_DIR}/)",
+        lambda n: f"{n} place(s) name a family outside its file; read the Family description "
+                  "instead (server/catalog/family.h)")
 
 
 if __name__ == "__main__":
