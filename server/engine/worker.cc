@@ -204,7 +204,7 @@ int RunWorker(int fd, pid_t parent, uint64_t memory_limit_bytes, SandboxPolicy s
                  std::string(temp_ok.message()));
   }
   if (absl::Status s = ConfineSelf(sandbox); !s.ok()) {
-    // The daemon's log is this process's stdout, in the daemon's format (server/main.cc).
+    // The daemon's log is this process's stdout, in the daemon's format (server/daemon/main.cc).
     spdlog::warn("worker {}: {}{}", static_cast<int>(getpid()), std::string(s.message()),
                  sandbox.mode == SandboxMode::kRequire ? "; exiting" : "; running unconfined");
     if (sandbox.mode == SandboxMode::kRequire) return 4;

@@ -22,8 +22,8 @@
 #include "server/cache/record.h"
 #include "server/catalog/render.h"
 #include "server/catalog/spec.h"
+#include "server/daemon/settings.h"
 #include "server/engine/framing.h"
-#include "server/service/settings.h"
 #include "tests/fuzz/fuzz_toolchain.h"
 
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// settings_fuzz: bytes -> coopd's settings (server/service/settings.h: flags parsed by CLI11,
+// settings_fuzz: bytes -> coopd's settings (server/daemon/settings.h: flags parsed by CLI11,
 // the TOML config file by toml++, every value through its codec) and the farm tier's Redis URL
 // (server/cache/remote_config.h). Both are read before the daemon serves anything, from files and
 // flags that an operator, a deployment template or a config-management tool writes.
@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "server/cache/remote_config.h"
-#include "server/service/daemon.h"
-#include "server/service/settings.h"
+#include "server/daemon/daemon.h"
+#include "server/daemon/settings.h"
 #include "tests/fuzz/fuzz_common.h"
 
 namespace {

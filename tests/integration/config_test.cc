@@ -1,4 +1,4 @@
-// coopd's configuration (server/service/settings.h) and its structured logs, through the real
+// coopd's configuration (server/daemon/settings.h) and its structured logs, through the real
 // coopd binary: --print-config shows each value and its source; the layers are defaults < file
 // < COOPD_* environment < flags; a bad file names FILE:LINE; deploy/coopd.toml lists every key
 // at its default; JSON log lines parse (python3's json) and carry the request id the client got.
@@ -471,7 +471,7 @@ TEST_F(Logs, AForgedRequestIdCannotBreakOrForgeALogLine) {
   EXPECT_NE(bounded, long_id) << "ids are bounded (64 bytes)";
   EXPECT_EQ(CallWithRequestId(coopd.socket_path(), long_id.substr(1), &status), long_id.substr(1));
   // A newline cannot be sent at all: gRPC clients refuse metadata values outside printable
-  // ASCII (the C++ library aborts the process); tests/unit/server/service/log_format_test.cc and
+  // ASCII (the C++ library aborts the process); tests/unit/server/daemon/log_format_test.cc and
   // grpc_service_test.cc check that one would be refused and could not break a line.
 
   ASSERT_EQ(coopd.Stop(), 0);

@@ -19,7 +19,7 @@
 namespace coopd {
 
 // Every field's default, environment variable, flag and config-file key are in the settings
-// table (server/service/settings.cc); ParseDaemonArgs fills them all.
+// table (server/daemon/settings.cc); ParseDaemonArgs fills them all.
 struct DaemonConfig {
   std::string socket_path;   // server.socket
   std::string cache_dir;     // cache.dir
@@ -109,7 +109,7 @@ struct DaemonConfig {
 std::string DefaultCacheDir();
 
 // Fills `config` from built-in defaults < config file < COOPD_* environment < command-line
-// flags (server/service/settings.h). INVALID_ARGUMENT naming the source (flag, variable or
+// flags (server/daemon/settings.h). INVALID_ARGUMENT naming the source (flag, variable or
 // FILE:LINE) for bad input. Sets *exit_now for --help, --version and --print-config after
 // printing them.
 absl::Status ParseDaemonArgs(int argc, char** argv, DaemonConfig* config, bool* exit_now);

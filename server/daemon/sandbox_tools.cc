@@ -1,4 +1,4 @@
-#include "server/service/sandbox_tools.h"
+#include "server/daemon/sandbox_tools.h"
 
 #include <grp.h>
 #include <sched.h>
@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "server/daemon/daemon.h"
 #include "server/engine/sandbox.h"
-#include "server/service/daemon.h"
 #include "server/toolchain/toolchain.h"
 #include "server/util/escape.h"
 #include "server/util/strings.h"

@@ -1,4 +1,4 @@
-#include "server/service/settings.h"
+#include "server/daemon/settings.h"
 
 #include <gtest/gtest.h>
 

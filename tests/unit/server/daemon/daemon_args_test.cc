@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "server/service/daemon.h"
+#include "server/daemon/daemon.h"
 
 namespace coopd {
 namespace {

@@ -21,7 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "server/service/daemon.h"
+#include "server/daemon/daemon.h"
 
 namespace coopd {
 

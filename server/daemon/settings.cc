@@ -1,4 +1,4 @@
-#include "server/service/settings.h"
+#include "server/daemon/settings.h"
 
 #include <spdlog/spdlog.h>
 #include <sys/un.h>

@@ -1,4 +1,4 @@
-#include "server/service/daemon.h"
+#include "server/daemon/daemon.h"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -30,6 +30,8 @@
 #include "server/cache/remote_cache.h"
 #include "server/cache/sqlite_cache.h"
 #include "server/catalog/render.h"
+#include "server/daemon/log_format.h"
+#include "server/daemon/settings.h"
 #include "server/engine/bitcode.h"
 #include "server/engine/worker_pool.h"
 #include "server/metrics/metrics.h"
@@ -38,8 +40,6 @@
 #include "server/rpc/inherited_listener.h"
 #include "server/rpc/self_probe.h"
 #include "server/rpc/stop_service.h"
-#include "server/service/log_format.h"
-#include "server/service/settings.h"
 #include "server/util/escape.h"
 #include "server/util/host_port.h"
 #include "server/util/strings.h"
@@ -382,7 +382,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   } else {
     InstallSafeLogFormat(kTextLogPattern);
   }
-  // Compile workers inherit it and log in the same format (server/main.cc). Set before any
+  // Compile workers inherit it and log in the same format (server/daemon/main.cc). Set before any
   // thread starts.
   setenv("COOPD_LOG_FORMAT", config.log_format.c_str(), 1);
   if (!config.config_file.empty()) spdlog::info("config file: {}", config.config_file);

@@ -9,13 +9,13 @@
 #include <string>
 #include <utility>
 
+#include "server/daemon/daemon.h"
+#include "server/daemon/log_format.h"
+#include "server/daemon/sandbox_tools.h"
 #include "server/engine/worker.h"
-#include "server/service/daemon.h"
-#include "server/service/log_format.h"
-#include "server/service/sandbox_tools.h"
 
 int main(int argc, char** argv) {
-  // The compile sandbox seen from outside (server/service/sandbox_tools.h).
+  // The compile sandbox seen from outside (server/daemon/sandbox_tools.h).
   if (argc >= 2 && std::strcmp(argv[1], "sandbox-exec") == 0) {
     return coopd::RunSandboxExec(argc, argv);
   }

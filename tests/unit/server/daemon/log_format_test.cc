@@ -1,4 +1,4 @@
-#include "server/service/log_format.h"
+#include "server/daemon/log_format.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
