@@ -27,10 +27,8 @@ uint64_t ArtifactCache::Size(const Reply& r) {
 
 std::shared_ptr<const Reply> ArtifactCache::Find(const std::string& request) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = index_.find(request);
-  if (it == index_.end()) return nullptr;
-  lru_.splice(lru_.begin(), lru_, it->second);
-  return it->second->second;
+  const std::shared_ptr<const Reply>* held = lru_.Find(request);
+  return held != nullptr ? *held : nullptr;
 }
 
 void ArtifactCache::Store(const std::string& request, std::shared_ptr<const Reply> reply) {
@@ -43,24 +41,9 @@ void ArtifactCache::Store(const std::string& request, std::shared_ptr<const Repl
   }
   const uint64_t size = Size(*reply);
   if (size > max_bytes_) return;
-  std::shared_ptr<const Reply> held = std::move(reply);
   std::vector<std::shared_ptr<const Reply>> released;  // freed after the lock
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = index_.find(request); it != index_.end()) {
-    bytes_ -= Size(*it->second->second);
-    released.push_back(std::move(it->second->second));
-    lru_.erase(it->second);
-    index_.erase(it);
-  }
-  while (!lru_.empty() && (lru_.size() >= max_entries_ || bytes_ + size > max_bytes_)) {
-    bytes_ -= Size(*lru_.back().second);
-    released.push_back(std::move(lru_.back().second));
-    index_.erase(lru_.back().first);
-    lru_.pop_back();
-  }
-  lru_.emplace_front(request, std::move(held));
-  index_[request] = lru_.begin();
-  bytes_ += size;
+  lru_.Put(request, std::move(reply), size, &released);
 }
 
 size_t ArtifactCache::entries() const {
@@ -70,7 +53,7 @@ size_t ArtifactCache::entries() const {
 
 uint64_t ArtifactCache::bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return bytes_;
+  return lru_.bytes();
 }
 
 bool ArtifactCache::Matches(const Reply& reply_held, const coop::v1::Artifact& reply) {

@@ -10,12 +10,11 @@
 #pragma once
 
 #include <cstdint>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 
+#include "coop/lru.h"
 #include "coop/v1/coop.pb.h"
 #include "reply_reader.h"
 
@@ -64,13 +63,10 @@ class ArtifactCache {
   static uint64_t Size(const Reply& r);
 
  private:
-  using Lru = std::list<std::pair<std::string, std::shared_ptr<const Reply>>>;
   const size_t max_entries_;
   const uint64_t max_bytes_;
   mutable std::mutex mu_;
-  Lru lru_;                                               // guarded by mu_; front = most recent
-  std::unordered_map<std::string, Lru::iterator> index_;  // guarded by mu_
-  uint64_t bytes_ = 0;                                    // guarded by mu_
+  coop::Lru<std::shared_ptr<const Reply>> lru_{max_entries_, max_bytes_};  // guarded by mu_
 };
 
 }  // namespace coop::internal

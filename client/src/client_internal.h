@@ -1,5 +1,5 @@
-// client_internal.h: the C++ client's calls on the wire messages themselves, for the C ABI
-// (coop_c.cc) and nothing else; not part of the public API.
+// client_internal.h: the C++ client's calls on the wire messages themselves (calls.cc), for the
+// C ABI (coop_c*.cc) and nothing else; not part of the public API.
 //
 // The C ABI builds specs by proto field path and reads replies whole, so it depends on
 // coop.proto, not on the shape of the C++ structs in coop/client.h. These calls go through the

@@ -171,4 +171,38 @@ std::string UnsafeSecretReason(unsigned mode, long uid, const std::string& holds
   return "";
 }
 
+std::optional<std::string> ReadSmallFile(const std::string& path, const char* secret_holds,
+                                         std::string* error, bool* unsafe) {
+  if (unsafe != nullptr) *unsafe = false;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *error = std::string("cannot open: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  struct stat st {};
+  std::string text;
+  error->clear();
+  if (fstat(fd, &st) != 0) {
+    *error = std::string("cannot stat: ") + std::strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    *error = "not a regular file";
+  } else if (std::string why = secret_holds != nullptr
+                                   ? UnsafeSecretReason(st.st_mode, st.st_uid, secret_holds)
+                                   : std::string();
+             !why.empty()) {
+    *error = why;
+    if (unsafe != nullptr) *unsafe = true;
+  } else if (st.st_size > (1 << 20)) {
+    *error = "larger than 1 MiB";
+  } else {
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof(buf))) > 0) text.append(buf, static_cast<size_t>(n));
+    if (n < 0) *error = std::string("cannot read: ") + std::strerror(errno);
+  }
+  close(fd);
+  if (!error->empty()) return std::nullopt;
+  return text;
+}
+
 }  // namespace coop

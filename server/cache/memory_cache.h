@@ -7,13 +7,12 @@
 // bytes (Get, for callers that want their own copy, copies after unlocking). Thread-safe.
 #pragma once
 
-#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 
 #include "absl/base/thread_annotations.h"
+#include "coop/lru.h"
 #include "server/cache/cache.h"
 
 namespace coopd {
@@ -34,20 +33,15 @@ class MemoryCache final : public CacheTier {
   void ZeroStats() override;
 
  private:
-  struct Node {
-    std::string key;
+  struct Held {
     std::shared_ptr<const CacheValue> value;
     EntryMeta meta;
-    uint64_t Size() const { return key.size() + value->meta.size() + value->blob.size(); }
   };
-  using Lru = std::list<Node>;  // front = most recent
-  void EraseLocked(Lru::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const uint64_t budget_;
   std::mutex mu_;
-  Lru lru_ ABSL_GUARDED_BY(mu_);
-  std::unordered_map<std::string, Lru::iterator> index_ ABSL_GUARDED_BY(mu_);
-  uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  // Sized by key, meta and blob bytes; bounded by PutShared (a budget of 0 stores nothing).
+  coop::Lru<Held> lru_ ABSL_GUARDED_BY(mu_){0, budget_};
   TierStats stats_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -266,7 +266,7 @@ void CoopService::Reply::SendEncoded(grpc::ByteBuffer reply) {
 void CoopService::Reply::Finish(const grpc::Status& status) {
   admission.Release();
   // Every status coopd produces itself carries this trailer, so a client can tell a "retry"
-  // from coopd from a transport failure (coop::Error::from_server, client/src/client.cc). The
+  // from coopd from a transport failure (coop::Error::from_server, client/src/connection.cc). The
   // context stays valid until Finish: gRPC frees it only after the call completes.
   context->AddTrailingMetadata("coopd-status", "server");
   grpc::ServerUnaryReactor* reactor = reactor_;

@@ -1,43 +1,39 @@
 #include "server/service/memory_reply.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
+
 #include <algorithm>
 
 namespace coopd {
 
 namespace {
 
-constexpr int kWireTypeLengthDelimited = 2;
+using google::protobuf::internal::WireFormatLite;
+using google::protobuf::io::CodedOutputStream;
+
 constexpr int kResponseArtifact = coop::v1::SpecializeResponse::kArtifactFieldNumber;
 constexpr int kArtifactLtoir = coop::v1::Artifact::kLtoirFieldNumber;
 constexpr int kArtifactBitcode = coop::v1::Artifact::kBitcodeFieldNumber;
 constexpr int kBitcodeData = coop::v1::BitcodeModule::kDataFieldNumber;
 
-void AppendVarint(std::string* out, uint64_t v) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7F) | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
+uint32_t LengthDelimitedTag(int field) {
+  return WireFormatLite::MakeTag(field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
 }
 
-size_t VarintSize(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
-
+// The bytes of a length-delimited field's tag and length (protobuf's own varint arithmetic).
 size_t HeaderSize(int field, size_t length) {
-  return VarintSize(static_cast<uint64_t>(field) << 3) + VarintSize(length);
+  return CodedOutputStream::VarintSize32(LengthDelimitedTag(field)) +
+         CodedOutputStream::VarintSize64(length);
 }
 
 }  // namespace
 
 void AppendLengthDelimitedHeader(std::string* out, int field, size_t length) {
-  AppendVarint(out, (static_cast<uint64_t>(field) << 3) | kWireTypeLengthDelimited);
-  AppendVarint(out, length);
+  uint8_t header[2 * 10];  // two varints of at most 10 bytes each
+  uint8_t* end = CodedOutputStream::WriteTagToArray(LengthDelimitedTag(field), header);
+  end = CodedOutputStream::WriteVarint64ToArray(length, end);
+  out->append(reinterpret_cast<const char*>(header), static_cast<size_t>(end - header));
 }
 
 EncodedResponse EncodeSpecializeResponse(const coop::v1::Artifact& artifact, size_t ltoir_size,

@@ -14,14 +14,13 @@
 #pragma once
 
 #include <cstdint>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "coop/lru.h"
 #include "coop/v1/coop.pb.h"
 #include "server/service/memory_reply.h"
 
@@ -66,11 +65,9 @@ class RequestMemo {
   void ZeroStats();  // hits, misses and evictions; the entries stay
 
  private:
-  using Lru = std::list<std::pair<std::string, std::shared_ptr<const Entry>>>;  // front: newest
   const size_t capacity_;
   mutable std::mutex mu_;
-  Lru lru_ ABSL_GUARDED_BY(mu_);
-  std::unordered_map<std::string, Lru::iterator> index_ ABSL_GUARDED_BY(mu_);
+  coop::Lru<std::shared_ptr<const Entry>> lru_ ABSL_GUARDED_BY(mu_){capacity_, 0};
   Counters counters_ ABSL_GUARDED_BY(mu_);
 };
 

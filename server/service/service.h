@@ -1,14 +1,23 @@
 // service.h: coopd's request logic, independent of gRPC.
 //
-// Specialize(): validate -> canonical specs -> render one unit -> key -> tiered cache ->
-// single-flight -> compile in a worker (NVRTC + layout query) -> store -> artifact. A request for
-// LLVM bitcode (FORMAT_BITCODE) does the same under the bitcode key with clang, next to the
-// LTO-IR (cached or compiled at the same time on another worker), whose layouts the bitcode's
-// must equal; each format is a cache entry of its own, and a request for both gets one reply.
-// Link(): fetch artifacts by key -> key over every input -> cache -> single-flight -> nvJitLink
-// in a worker -> store -> cubin.
-// Plan(): check the request -> resolve each spec use's temp storage through Specialize (a cache
-// hit once the frontend has specialized it) -> lay out (plan/planner.h).
+// Specialize() walks its stages, one file each, in this order (specialize.cc reads top down):
+//   resolve.cc  validate -> canonical specs ("auto" resolved) -> formats checked
+//   (specialize.cc: each distinct user operator fetched or compiled first, as a link input)
+//   key.cc      render one unit -> its key (and the request memo's key)
+//   fetch.cc    tiered cache -> single-flight -> farm lease (and the client's compile quota)
+//   compile.cc  compile in a worker (NVRTC + layout query; clang for bitcode) -> store
+//   reply.cc    digests -> the bytes the caller holds left out -> artifact
+// A request for LLVM bitcode (FORMAT_BITCODE) does the same under the bitcode key with clang,
+// next to the LTO-IR (cached or compiled at the same time on another worker), whose layouts the
+// bitcode's must equal; each format is a cache entry of its own, and a request for both gets one
+// reply. A memoized request whose artifacts are in memory is answered on the gRPC thread
+// (SpecializeFromMemory, reply.cc).
+// Link() (link.cc): fetch artifacts by key -> key over every input -> cache -> single-flight ->
+// nvJitLink in a worker -> store -> cubin.
+// Plan() (plan.cc): check the request -> resolve each spec use's temp storage through
+// Specialize (a cache hit once the frontend has specialized it) -> lay out (plan/planner.h).
+// Stats, Explain and the Catalog: stats.cc; ListEntries, Purge, Verify, Vacuum: maintenance.cc;
+// construction and pre-warming: service.cc. Helpers shared by these files: service_internal.h.
 //
 // Errors are absl::Status values with the codes of BRIEF.md section 5; the gRPC layer converts
 // them in one place. Thread-safe. Specialize() and Link() do cache I/O on the calling thread
@@ -205,55 +214,13 @@ class Service {
   coop::v1::CatalogResponse Catalog() const;
 
  private:
-  // Canonical specs ("auto" resolved). With `autos`, it gets one explanation per spec (the
-  // choice's `requested` is empty for a spec that did not ask for "auto").
-  absl::StatusOr<std::vector<coop::v1::PrimitiveSpec>> Validate(
-      const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
-      std::vector<coop::v1::AutoExplanation>* autos = nullptr);
-  // The request limits that concern user operators: each source's size, and how many distinct
-  // operators `specs` hold (`where(i)` prefixes errors about specs[i]).
-  absl::Status CheckUserOperators(const std::vector<const coop::v1::PrimitiveSpec*>& specs,
-                                  const std::function<std::string(size_t)>& where) const;
+  // The formats a request asks for (CheckFormats).
   struct Formats {
     bool ltoir = false;
     bool bitcode = false;
   };
-  // The request's formats, checked (and, for bitcode, clang, the archs and the operators).
-  absl::StatusOr<Formats> CheckFormats(const std::vector<int>& formats,
-                                       const std::vector<coop::v1::PrimitiveSpec>& specs,
-                                       bool bundle) const;
-  // The artifact stored under `key`, counted as a hit; nullopt when absent, damaged, or (with
-  // `expected`) of the other format.
-  std::optional<coop::v1::Artifact> LookupArtifact(const std::string& key,
-                                                   std::optional<coop::v1::Format> expected);
-  // Counts a hit from `tier` (Stats' memory, disk or remote hits; the hit latency histogram).
-  void CountHit(CacheOrigin tier, double lookup_seconds);
-  // The artifact a cached value holds, as a hit from `origin` serves it (its digests set, its
-  // large bytes copied in only `with_blob`); nullopt (logged) when the value does not parse,
-  // names another key, or holds another format than `expected`.
-  static std::optional<coop::v1::Artifact> ArtifactFromValue(
-      const CacheValue& value, const std::string& key, std::optional<coop::v1::Format> expected,
-      coop::v1::Origin origin, bool with_blob);
-  // A memory hit's reply for `entry`, made from the memory tier's values (null for a format the
-  // entry does not name); null when a value is not its artifact.
-  std::shared_ptr<const MemoryReply> BuildMemoryReply(
-      const RequestMemo::Entry& entry, const std::shared_ptr<const CacheValue>& ltoir,
-      const std::shared_ptr<const CacheValue>& bitcode) const;
-  // Serves `key` from the cache, else joins its compile in flight, else (when the caller's
-  // compile quota allows) runs `start` with the flight's token, which the compile must honour
-  // and hand to compiles_in_flight_.Complete for `key`. Without `may_compile`, a miss is
-  // PERMISSION_DENIED; over its quota, RESOURCE_EXHAUSTED. The caller's cancellation makes it
-  // leave the flight (single_flight.h).
-  using Start = std::function<void(const std::shared_ptr<CancelToken>& flight)>;
-  void Fetch(const std::string& key, coop::v1::Format format, const std::string& description,
-             const std::string& request_id, bool may_compile, ArtifactDone done, const Start& start,
-             const RequestScope& caller);
-  void FillClangJob(coop::worker::v1::CompileJob* job) const;
-  // A primitive unit's compile job for either backend: source, options, PCH, arch, layouts.
-  coop::worker::v1::Request PrimitiveJob(const std::vector<coop::v1::PrimitiveSpec>& specs,
-                                         const RenderedUnit& unit,
-                                         const std::vector<std::string>& options) const;
 
+  // --- specialize.cc: the walk, and the user operators it resolves first.
   // A distinct user operator of a request, before it is compiled (source) or taken (LTO-IR).
   struct PendingOperator {
     coop::v1::UserOperator request;   // with its source or LTO-IR
@@ -269,10 +236,6 @@ class Service {
   void ResolveOperators(std::vector<PendingOperator> ops, bool bitcode,
                         const std::string& request_id, bool may_compile, OperatorsDone done,
                         const RequestScope& caller);
-  void StartOperatorCompile(const PendingOperator& op, const std::string& unit,
-                            const std::vector<std::string>& options, const KeyComponents& key,
-                            const std::string& request_id,
-                            const std::shared_ptr<CancelToken>& flight);
   // The rest of Specialize, once the operators' LTO-IR is at hand.
   void SpecializeResolved(const std::vector<coop::v1::PrimitiveSpec>& specs,
                           const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
@@ -280,6 +243,73 @@ class Service {
                           ArtifactDone done, const RequestScope& caller,
                           const std::string& memo_key = "",
                           const std::vector<coop::v1::AlgorithmChoice>& choices = {});
+
+  // --- resolve.cc: validate, canonicalize, auto; the request limits; the formats.
+  // Canonical specs ("auto" resolved). With `autos`, it gets one explanation per spec (the
+  // choice's `requested` is empty for a spec that did not ask for "auto").
+  absl::StatusOr<std::vector<coop::v1::PrimitiveSpec>> Validate(
+      const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
+      std::vector<coop::v1::AutoExplanation>* autos = nullptr);
+  // The request limits that concern user operators: each source's size, and how many distinct
+  // operators `specs` hold (`where(i)` prefixes errors about specs[i]).
+  absl::Status CheckUserOperators(const std::vector<const coop::v1::PrimitiveSpec*>& specs,
+                                  const std::function<std::string(size_t)>& where) const;
+  // The request's formats, checked (and, for bitcode, clang, the archs and the operators).
+  absl::StatusOr<Formats> CheckFormats(const std::vector<int>& formats,
+                                       const std::vector<coop::v1::PrimitiveSpec>& specs,
+                                       bool bundle) const;
+
+  // --- key.cc: a compile's key, and the request memo's key.
+  // What one backend's compile of a unit is keyed by: its semantic options and the key over the
+  // encoding, the source, those options and the toolchain.
+  struct Keyed {
+    std::vector<std::string> options;
+    KeyComponents key;
+  };
+  // `encoding` is the canonical request (BundleEncoding, OperatorEncoding), `source` the unit;
+  // FORMAT_BITCODE keys clang's compile, anything else NVRTC's.
+  Keyed KeyFor(const std::string& encoding, const std::string& source, const std::string& arch,
+               coop::v1::Format format) const;
+  // The request memo's key for a request (request_memo.h): MemoEpoch(), then the request's bytes.
+  std::string MemoKey(const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
+                      const std::vector<int>& formats) const;
+  // Everything besides the request that its keys depend on: the toolchain's identity (fixed for
+  // this service's life) and ResolutionEpoch().
+  std::string MemoEpoch() const;
+
+  // --- fetch.cc: tiers, single-flight, farm lease, quotas.
+  // The artifact stored under `key`, counted as a hit; nullopt when absent, damaged, or (with
+  // `expected`) of the other format.
+  std::optional<coop::v1::Artifact> LookupArtifact(const std::string& key,
+                                                   std::optional<coop::v1::Format> expected);
+  // Counts a hit from `tier` (Stats' memory, disk or remote hits; the hit latency histogram).
+  void CountHit(CacheOrigin tier, double lookup_seconds);
+  // The artifact a cached value holds, as a hit from `origin` serves it (its digests set, its
+  // large bytes copied in only `with_blob`); nullopt (logged) when the value does not parse,
+  // names another key, or holds another format than `expected`.
+  static std::optional<coop::v1::Artifact> ArtifactFromValue(
+      const CacheValue& value, const std::string& key, std::optional<coop::v1::Format> expected,
+      coop::v1::Origin origin, bool with_blob);
+  // Serves `key` from the cache, else joins its compile in flight, else (when the caller's
+  // compile quota allows) runs `start` with the flight's token, which the compile must honour
+  // and hand to compiles_in_flight_.Complete for `key`. Without `may_compile`, a miss is
+  // PERMISSION_DENIED; over its quota, RESOURCE_EXHAUSTED. The caller's cancellation makes it
+  // leave the flight (single_flight.h).
+  using Start = std::function<void(const std::shared_ptr<CancelToken>& flight)>;
+  void Fetch(const std::string& key, coop::v1::Format format, const std::string& description,
+             const std::string& request_id, bool may_compile, ArtifactDone done, const Start& start,
+             const RequestScope& caller);
+
+  // --- compile.cc: NVRTC and clang jobs.
+  void FillClangJob(coop::worker::v1::CompileJob* job) const;
+  // A primitive unit's compile job for either backend: source, options, PCH, arch, layouts.
+  coop::worker::v1::Request PrimitiveJob(const std::vector<coop::v1::PrimitiveSpec>& specs,
+                                         const RenderedUnit& unit,
+                                         const std::vector<std::string>& options) const;
+  void StartOperatorCompile(const PendingOperator& op, const std::string& unit,
+                            const std::vector<std::string>& options, const KeyComponents& key,
+                            const std::string& request_id,
+                            const std::shared_ptr<CancelToken>& flight);
   void StartCompile(const std::vector<coop::v1::PrimitiveSpec>& specs, const RenderedUnit& unit,
                     const std::vector<std::string>& options, const KeyComponents& key,
                     const std::vector<coop::v1::ArtifactLinkInput>& link_inputs,
@@ -295,12 +325,13 @@ class Service {
                            const std::function<void(ArtifactDone, const RequestScope&)>& ltoir,
                            const std::shared_ptr<CancelToken>& flight);
   void RecordCompileTime(double ms);
-  // The request memo's key for a request (request_memo.h): MemoEpoch(), then the request's bytes.
-  std::string MemoKey(const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
-                      const std::vector<int>& formats) const;
-  // Everything besides the request that its keys depend on: the toolchain's identity (fixed for
-  // this service's life) and ResolutionEpoch().
-  std::string MemoEpoch() const;
+
+  // --- reply.cc: digests, held artifacts, choices, memoized and memory replies.
+  // A memory hit's reply for `entry`, made from the memory tier's values (null for a format the
+  // entry does not name); null when a value is not its artifact.
+  std::shared_ptr<const MemoryReply> BuildMemoryReply(
+      const RequestMemo::Entry& entry, const std::shared_ptr<const CacheValue>& ltoir,
+      const std::shared_ptr<const CacheValue>& bitcode) const;
   // Serves a memoized request from the cache alone; false (nothing delivered) when an artifact
   // is not cached as it was.
   bool ServeMemoized(const RequestMemo::Entry& entry, const std::string& request_id,

@@ -1,5 +1,5 @@
 // c_abi_fuzz: bytes -> a sequence of the C ABI's calls that parse caller input without asking a
-// daemon (client/src/coop_c.cc): coop_spec_from_json, the coop_spec_set_* / add_string field
+// daemon (client/src/coop_c*.cc): coop_spec_from_json, the coop_spec_set_* / add_string field
 // setters (a dotted field path and a value), coop_spec_json and coop_spec_clone, the
 // coop_link_* builders, coop_options_set_* and coop_status_name. Each call's arguments come
 // from the input, NULL included where the header allows it.

@@ -3,6 +3,7 @@
 // daemon and its clients so both agree without configuration. No gRPC.
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace coop {
@@ -54,5 +55,16 @@ int OpenOwnFile(const std::string& path, int flags, std::string* error);
 // user or root. The reason continues a message that names the file: "mode 0660 lets its group
 // write it; chmod 640 (or 600)". `holds` is "a secret" or "secrets".
 std::string UnsafeSecretReason(unsigned mode, long uid, const std::string& holds);
+
+// The contents of the small file `path` that a setting names (a token file, a TLS certificate or
+// key, a password file): a regular file of at most 1 MiB, opened O_CLOEXEC and checked on the
+// open descriptor. With `secret_holds` ("a secret", "secrets"), also refused for
+// UnsafeSecretReason. nullopt with *error set to the reason alone ("cannot open: No such file or
+// directory", "not a regular file", "larger than 1 MiB", "mode 0660 lets its group write it;
+// chmod 640 (or 600)"), for the caller to put after the file's name; *unsafe (when not null)
+// says whether the reason is UnsafeSecretReason's. The one reader of such files, in coopd and
+// in the client.
+std::optional<std::string> ReadSmallFile(const std::string& path, const char* secret_holds,
+                                         std::string* error, bool* unsafe = nullptr);
 
 }  // namespace coop
