@@ -7,6 +7,7 @@
 #include <cstring>
 #include <thread>
 
+#include "server/util/host_port.h"
 #include "server/util/strings.h"
 
 namespace coopd {
@@ -48,7 +49,8 @@ uint16_t Crc16(const char* p, size_t n) {
   return crc;
 }
 
-// "MOVED 3999 127.0.0.1:6381" -> slot and node name; false for other errors.
+// "MOVED 3999 127.0.0.1:6381" -> the node's name (RedisNode::Name(): an IPv6 host, which Redis
+// writes unbracketed, in brackets); false for other errors and for an unreadable address.
 bool ParseRedirect(const redisReply* r, const char* kind, std::string* node) {
   const size_t n = std::strlen(kind);
   if (r->type != REDIS_REPLY_ERROR || std::strncmp(r->str, kind, n) != 0 || r->str[n] != ' ') {
@@ -56,8 +58,10 @@ bool ParseRedirect(const redisReply* r, const char* kind, std::string* node) {
   }
   const char* space = std::strchr(r->str + n + 1, ' ');
   if (space == nullptr) return false;
-  *node = std::string(space + 1);
-  return !node->empty();
+  const auto addr = ParseReportedHostPort(space + 1);
+  if (!addr) return false;
+  *node = RedisNode{addr->Bare(), addr->port}.Name();
+  return true;
 }
 
 }  // namespace
@@ -102,12 +106,11 @@ RedisClient::Node* RedisClient::NodeFor(const std::string& name) {
   if (it != nodes_.end()) return it->second.get();
   auto node = std::make_unique<Node>();
   node->name = name;
-  const size_t colon = name.rfind(':');
-  node->addr.host = name.substr(0, colon);
-  if (node->addr.host.size() > 2 && node->addr.host.front() == '[') {
-    node->addr.host = node->addr.host.substr(1, node->addr.host.size() - 2);
-  }
-  node->addr.port = std::atoi(name.c_str() + colon + 1);
+  // Names come from RedisNode::Name(), so they parse; one that did not would connect to port 0
+  // and fail there, naming it.
+  const auto addr = ParseReportedHostPort(name);
+  node->addr.host = addr ? addr->Bare() : name;
+  node->addr.port = addr ? addr->port : 0;
   Node* raw = node.get();
   nodes_.emplace(name, std::move(node));
   return raw;

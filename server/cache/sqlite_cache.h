@@ -134,7 +134,7 @@ class SqliteCache final : public CacheTier {
   // Eviction transactions run so far (each deletes up to kMaxEvictBatch entries).
   uint64_t eviction_batches() const { return eviction_batches_; }
 
-  // One SQLite connection with its prepared statements (defined in the .cc).
+  // One SQLite connection with its prepared statements (defined in sqlite_connection.h).
   struct Connection;
 
  private:
@@ -154,7 +154,8 @@ class SqliteCache final : public CacheTier {
   void Background();
   bool EvictOneBatch();  // returns false when under the low-water mark, or stopping
 
-  // Reader connections: leased for one read (a scope), then returned to the pool.
+  // Reader connections: leased for one read (a scope), then returned to the pool
+  // (ReaderLease is defined in sqlite_internal.h).
   class ReaderLease;
   std::unique_ptr<Connection> TakeReader(absl::Status* error);
   void ReturnReader(std::unique_ptr<Connection> reader);

@@ -1,11 +1,12 @@
-// settings.h: coopd's settings, declared once each in one table (settings.cc), and the loader
-// that layers them: built-in defaults < config file < COOPD_* environment < command-line flags.
+// settings.h: coopd's settings, declared once each in one table (settings_table.cc), and the
+// loader that layers them: built-in defaults < config file < COOPD_* environment < command-line
+// flags.
 //
 // A setting is one row of the table: its TOML key ("cache.memory_mb": section and name), its
 // COOPD_* environment variable, its flag, its default, a codec (the TOML type it takes, how its
 // text is validated into DaemonConfig and how the effective value is written back as TOML) and
 // its help line. --help, --print-config, the config file's key check and the flags all come
-// from the table, so adding a setting is adding a row (settings.cc says how).
+// from the table, so adding a setting is adding a row (settings_table.cc says how).
 //
 // The config file is `--config FILE` (or $COOPD_CONFIG), else $XDG_CONFIG_HOME/coopd/coopd.toml
 // (XDG_CONFIG_HOME defaulting to ~/.config) when that file exists. Errors are INVALID_ARGUMENT

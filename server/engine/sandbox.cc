@@ -78,8 +78,8 @@ uint64_t HandledFs(int abi) {
 }
 
 // The rule is on the fd of `path` opened O_NOFOLLOW: a root whose last component is a symlink
-// gets no rule (the daemon resolves the roots it is given: daemon.cc WorkerSandbox), so a link
-// planted under a root's name can never widen the rule to what it points at. A write root must
+// gets no rule (the daemon resolves the roots it is given: daemon_engine.cc WorkerSandbox), so a
+// link planted under a root's name can never widen the rule to what it points at. A write root must
 // moreover be a directory owned by this process's effective uid that neither group nor others
 // may write: anything else is refused (FAILED_PRECONDITION), for another user could plant or
 // swap what is in it.

@@ -1,16 +1,16 @@
+// metrics.cc: the Prometheus endpoint: metric families from a StatsReader, served by
+// prometheus-cpp's Exposer.
 #include "server/metrics/metrics.h"
 
+#include <CivetServer.h>
 #include <civetweb.h>
 #include <spdlog/spdlog.h>
 
-#include <cstring>
-#include <mutex>
-#include <sstream>
+#include <exception>
 #include <vector>
 
-#include "absl/strings/numbers.h"
-#include "prometheus/metric_family.h"
-#include "prometheus/text_serializer.h"
+#include "prometheus/collectable.h"
+#include "prometheus/exposer.h"
 #include "server/util/escape.h"
 #include "server/util/host_port.h"
 #include "server/util/strings.h"
@@ -57,21 +57,10 @@ class Families {
   std::vector<MetricFamily> families_;
 };
 
-const char* TierLabel(CacheOrigin o) {
-  switch (o) {
-    case CacheOrigin::kMemory:
-      return "memory";
-    case CacheOrigin::kDisk:
-      return "disk";
-    case CacheOrigin::kRemote:
-      return "remote";
-  }
-  return "unknown";
-}
-
 }  // namespace
 
-std::string RenderMetrics(Service& service, const coop::v1::Stats& s) {
+std::vector<MetricFamily> CollectMetrics(StatsReader& reader) {
+  const coop::v1::Stats s = reader.Counters();
   Families f;
   const auto counter = MetricType::Counter;
   const auto gauge = MetricType::Gauge;
@@ -133,11 +122,11 @@ std::string RenderMetrics(Service& service, const coop::v1::Stats& s) {
   one("link_hits_total", counter, "Link requests served from the cache", d(s.link_hits()));
   f.Begin("compile_duration_seconds", MetricType::Histogram,
           "Compile time of each successful compile, as the worker measured it")
-      .AddHistogram(service.compile_seconds().Collect());
+      .AddHistogram(reader.CompileSeconds());
   f.Begin("cache_hit_duration_seconds", MetricType::Histogram,
           "Time to serve a cache hit: lookup in the tiers, decode and check");
-  for (CacheOrigin o : {CacheOrigin::kMemory, CacheOrigin::kDisk, CacheOrigin::kRemote}) {
-    f.AddHistogram(service.hit_seconds(o).Collect(), {{"tier", TierLabel(o)}});
+  for (auto& [tier, histogram] : reader.HitSeconds()) {
+    f.AddHistogram(std::move(histogram), {{"tier", tier}});
   }
   one("queue_depth", gauge, "Compile jobs waiting for a worker", d(s.queue_depth()));
   uint64_t busy = 0, idle = 0, down = 0;
@@ -173,32 +162,20 @@ std::string RenderMetrics(Service& service, const coop::v1::Stats& s) {
       .Add(1, {{"nvrtc", s.toolchain().nvrtc_version()},
                {"cccl", s.toolchain().cccl_version()},
                {"header_digest", s.toolchain().header_digest().substr(0, 16)}});
-  std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, f.families());
-  return out.str();
+  return f.families();
 }
+
+// The Exposer's view of the reader: each scrape collects one reading.
+class ReaderCollectable : public prometheus::Collectable {
+ public:
+  explicit ReaderCollectable(StatsReader* reader) : reader_(reader) {}
+  std::vector<MetricFamily> Collect() const override { return CollectMetrics(*reader_); }
+
+ private:
+  StatsReader* reader_;
+};
 
 namespace {
-
-int HandleMetrics(mg_connection* conn, void* data) {
-  const mg_request_info* info = mg_get_request_info(conn);
-  if (std::strcmp(info->request_method, "GET") != 0 &&
-      std::strcmp(info->request_method, "HEAD") != 0) {
-    mg_send_http_error(conn, 405, "%s", "only GET and HEAD\n");
-    return 405;
-  }
-  const auto* server = static_cast<const MetricsServer*>(data);
-  const std::string body = RenderMetrics(*server->service(), server->stats()());
-  mg_send_http_ok(conn, "text/plain; version=0.0.4; charset=utf-8",
-                  static_cast<long long>(body.size()));
-  if (std::strcmp(info->request_method, "GET") == 0) mg_write(conn, body.data(), body.size());
-  return 200;
-}
-
-int HandleOther(mg_connection* conn, void*) {
-  mg_send_http_error(conn, 404, "%s", "coopd serves /metrics only\n");
-  return 404;
-}
 
 int LogMessage(const mg_connection*, const char* message) {
   spdlog::warn("metrics: {}", message);
@@ -218,35 +195,32 @@ absl::Status CheckMetricsAddress(const std::string& address, const std::string& 
 }
 
 absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& address,
-                                                                    Service* service,
-                                                                    StatsSource stats) {
+                                                                    StatsReader* reader) {
   if (absl::Status s = CheckMetricsAddress(address, "--metrics"); !s.ok()) return s;
-  static std::once_flag init;
-  std::call_once(init, [] { mg_init_library(0); });
   // civetweb names an IPv4 host as "HOST:PORT" and IPv6 as "[HOST]:PORT"; "+" would mean both.
-  const std::string ports = address;
-  const char* options[] = {"listening_ports",    ports.c_str(), "num_threads", "2",
-                           "request_timeout_ms", "10000",       nullptr};
-  mg_callbacks callbacks{};
-  callbacks.log_message = LogMessage;
+  // Paths other than /metrics get civetweb's 404.
+  static const CivetCallbacks* callbacks = [] {
+    auto* c = new CivetCallbacks();
+    c->log_message = LogMessage;
+    return c;
+  }();
   auto server = std::unique_ptr<MetricsServer>(new MetricsServer());
-  server->service_ = service;
-  server->stats_ = stats ? std::move(stats) : [service] { return service->GetStats(); };
-  server->ctx_ = mg_start(&callbacks, nullptr, options);
-  if (server->ctx_ == nullptr) {
+  try {
+    server->exposer_ = std::make_unique<prometheus::Exposer>(
+        std::vector<std::string>{"listening_ports", address, "num_threads", "2",
+                                 "request_timeout_ms", "10000"},
+        callbacks);
+  } catch (const std::exception&) {
     return absl::UnavailableError(StrCat("--metrics: cannot listen on ", address,
                                          " (in use, or not an address of this machine)"));
   }
-  mg_set_request_handler(server->ctx_, "/metrics$", HandleMetrics, server.get());
-  mg_set_request_handler(server->ctx_, "/", HandleOther, nullptr);
-  mg_server_port listening[4];
-  const int n = mg_get_server_ports(server->ctx_, 4, listening);
-  server->port_ = n > 0 ? listening[0].port : 0;
+  server->collectable_ = std::make_shared<ReaderCollectable>(reader);
+  server->exposer_->RegisterCollectable(server->collectable_);
+  const std::vector<int> ports = server->exposer_->GetListeningPorts();
+  server->port_ = ports.empty() ? 0 : ports[0];
   return server;
 }
 
-MetricsServer::~MetricsServer() {
-  if (ctx_ != nullptr) mg_stop(ctx_);
-}
+MetricsServer::~MetricsServer() = default;
 
 }  // namespace coopd

@@ -9,6 +9,7 @@
 
 #include "server/rpc/reply_writer.h"
 #include "server/util/escape.h"
+#include "server/util/host_port.h"
 #include "server/util/strings.h"
 
 namespace coopd {
@@ -105,11 +106,11 @@ absl::Status ParseRequest(const grpc::ByteBuffer& request, size_t max_bytes,
 std::string ClientIdentity(const grpc::CallbackServerContext& context,
                            std::string_view token_name) {
   if (!token_name.empty()) return StrCat("token:", token_name);
-  std::string peer = context.peer();
+  const std::string peer = context.peer();
   if (peer.rfind("ipv4:", 0) == 0 || peer.rfind("ipv6:", 0) == 0) {
-    const size_t colon = peer.rfind(':');
-    if (colon > 5) peer.resize(colon);  // the host, not the connection's port
-    return peer;
+    // The host, not the connection's port: one client's connections share an identity.
+    const auto addr = ParseReportedHostPort(std::string_view(peer).substr(5));
+    return addr ? StrCat(peer.substr(0, 5), addr->host) : peer;
   }
   const auto& metadata = context.client_metadata();
   auto it = metadata.find(kClientMetadataKey);

@@ -37,4 +37,19 @@ std::optional<HostPort> ParseHostPort(std::string_view text, bool port_optional)
   return out;
 }
 
+std::optional<HostPort> ParseReportedHostPort(std::string_view text) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  std::string_view host = text.substr(0, colon);
+  if (host.size() >= 6 && host.substr(0, 3) == "%5B" && host.substr(host.size() - 3) == "%5D") {
+    host = host.substr(3, host.size() - 6);
+  } else if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host.empty()) return std::nullopt;
+  const std::string bracketed =
+      host.find(':') != std::string_view::npos ? "[" + std::string(host) + "]" : std::string(host);
+  return ParseHostPort(bracketed + std::string(text.substr(colon)));
+}
+
 }  // namespace coopd

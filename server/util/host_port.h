@@ -1,6 +1,6 @@
 // host_port.h: HOST:PORT, read one way wherever a user gives coopd an address: --listen,
-// --metrics and the Redis tier's URLs. (Addresses that Redis Cluster or gRPC report are in their
-// own formats, with IPv6 unbracketed, and are read where they arrive.)
+// --metrics and the Redis tier's URLs; and, more leniently, the addresses peers report to coopd
+// (Redis Cluster's MOVED and ASK replies, gRPC's peer names), where IPv6 comes unbracketed.
 //
 // Accepted: "HOST:PORT" and "[V6]:PORT"; with `port_optional`, also "HOST" and "[V6]". HOST is
 // non-empty and has no ':', brackets, spaces or control characters ("0.0.0.0", "redis.local"); an
@@ -24,5 +24,11 @@ struct HostPort {
 
 // nullopt when `text` is not an address of the form above.
 std::optional<HostPort> ParseHostPort(std::string_view text, bool port_optional = false);
+
+// An address a peer reported: "HOST:PORT", "[V6]:PORT" (brackets also percent-encoded, as gRPC
+// writes them: "%5B::1%5D:PORT"), or an unbracketed "V6:PORT", whose port follows the last ':'.
+// A HOST with a ':' comes back bracketed ("[::1]"), so that Bare() and the rules above hold.
+// nullopt without a port of 0..65535, or for an empty host, spaces or control characters.
+std::optional<HostPort> ParseReportedHostPort(std::string_view text);
 
 }  // namespace coopd

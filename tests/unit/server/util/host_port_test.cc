@@ -1,4 +1,5 @@
-// ParseHostPort: the one reader of HOST:PORT behind --listen, --metrics and the Redis URLs.
+// ParseHostPort: the one reader of HOST:PORT behind --listen, --metrics and the Redis URLs;
+// ParseReportedHostPort: the addresses Redis Cluster and gRPC report.
 #include "server/util/host_port.h"
 
 #include <gtest/gtest.h>
@@ -44,6 +45,31 @@ TEST(HostPort, RefusesWhatIsNotOneAddress) {
                           "[::1]:", "[[::1]]:1", "ho]st:1", "host:7070 ", " host:7070"}) {
     EXPECT_FALSE(ParseHostPort(bad)) << bad;
     EXPECT_FALSE(ParseHostPort(bad, /*port_optional=*/true)) << bad;
+  }
+}
+
+TEST(HostPort, ReadsWhatPeersReportWithIpv6Unbracketed) {
+  struct Case {
+    const char* text;
+    const char* host;
+    const char* bare;
+    int port;
+  };
+  for (const Case& c :
+       {Case{"10.0.0.7:6380", "10.0.0.7", "10.0.0.7", 6380},
+        Case{"redis-2.farm:7001", "redis-2.farm", "redis-2.farm", 7001},
+        Case{"::1:6379", "[::1]", "::1", 6379},
+        Case{"fe80::2:1:30001", "[fe80::2:1]", "fe80::2:1", 30001},
+        Case{"[::1]:6379", "[::1]", "::1", 6379}, Case{"%5B::1%5D:41234", "[::1]", "::1", 41234}}) {
+    auto a = ParseReportedHostPort(c.text);
+    ASSERT_TRUE(a) << c.text;
+    EXPECT_EQ(a->host, c.host) << c.text;
+    EXPECT_EQ(a->Bare(), c.bare) << c.text;
+    EXPECT_EQ(a->port, c.port) << c.text;
+  }
+  for (const char* bad : {"", "host", ":6379", "host:", "host:65536", "host:x", "[]:1", "%5B%5D:1",
+                          "ho st:1", "host:1\n", "[::1]x:1"}) {
+    EXPECT_FALSE(ParseReportedHostPort(bad)) << bad;
   }
 }
 
