@@ -84,6 +84,37 @@ else
   echo "install-deps: CCCL 3.3 headers present in $newer_cccl" >&2
 fi
 
+# CCCL 3.5, the headers inside PyPI's cuda-cccl 1.1.1 wheel (cuda/cccl/headers/include): what
+# cuda.coop's users compile against, and the first CCCL whose block_topk honours k. Used by the
+# tests; unpacked into .deps/ the same way, the headers only.
+CCCL35_WHEEL_VERSION=1.1.1
+cccl35="$(cd "$(dirname "$0")/.." && pwd)/.deps/cuda-cccl-$CCCL35_WHEEL_VERSION"
+if [[ ! -e $cccl35/include/cub/block/block_topk.cuh ]]; then
+  echo "install-deps: fetching the cuda-cccl==$CCCL35_WHEEL_VERSION wheel's headers (CCCL 3.5) into $cccl35" >&2
+  wheel_dir=$(mktemp -d)
+  python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+    --dest "$wheel_dir" "cuda-cccl==$CCCL35_WHEEL_VERSION"
+  python3 - "$wheel_dir" "$cccl35" <<'PY'
+import glob, os, shutil, sys, zipfile
+wheel = glob.glob(os.path.join(sys.argv[1], "cuda_cccl-*.whl"))[0]
+prefix = "cuda/cccl/headers/include/"
+tmp = sys.argv[2] + ".partial"
+shutil.rmtree(tmp, ignore_errors=True)
+with zipfile.ZipFile(wheel) as z:
+    for name in z.namelist():
+        if name.startswith(prefix) and not name.endswith("/"):
+            target = os.path.join(tmp, "include", name[len(prefix):])
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with z.open(name) as src, open(target, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+shutil.rmtree(sys.argv[2], ignore_errors=True)
+os.rename(tmp, sys.argv[2])
+PY
+  rm -rf "$wheel_dir"
+else
+  echo "install-deps: CCCL 3.5 headers present in $cccl35" >&2
+fi
+
 # cuobjdump and nvdisasm, which this CUDA 13.0 install lacks, from PyPI's nvidia-cuda-cuobjdump
 # and nvidia-cuda-nvdisasm: the SASS check's self-test (tests/integration/device/
 # sass_check_test.sh) runs device/gpu_suite/sass_check.sh, which disassembles cubins with

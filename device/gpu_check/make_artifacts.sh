@@ -7,6 +7,8 @@
 #   COOPD_CCCL33=DIR   CCCL 3.3 headers for the block_topk cases (a second coopd is started with
 #                      --cccl-include DIR); default .deps/nvidia-cuda-cccl-13.3.3.3.1/nvidia/cu13/
 #                      include/cccl (deploy/install-deps.sh); topk cases are skipped without it
+#   COOPD_CCCL35=DIR   CCCL 3.5 headers for the topk35 cases (a third coopd); default
+#                      .deps/cuda-cccl-1.1.1/include (deploy/install-deps.sh); skipped without it
 # Writes OUT_DIR/<case>.ltoir, OUT_DIR/<case>.h, OUT_DIR/<case>.json (coopctl's reply) and
 # OUT_DIR/<case>.op<N>.ltoir (a user operator's LTO-IR, the artifact's link_inputs, linked too),
 # OUT_DIR/user_op_symbols.txt (the user operators' symbols, for the SASS checks) and
@@ -21,15 +23,22 @@ out=$(realpath -m "$1")
 rm -rf "$out"
 mkdir -p "$out"
 cccl33=${COOPD_CCCL33:-.deps/nvidia-cuda-cccl-13.3.3.3.1/nvidia/cu13/include/cccl}
+cccl35=${COOPD_CCCL35:-.deps/cuda-cccl-1.1.1/include}
 tmp=$(mktemp -d)
 pid2=
-trap 'kill $pid $pid2 2>/dev/null; wait $pid $pid2 2>/dev/null; rm -rf "$tmp"' EXIT
+pid3=
+trap 'kill $pid $pid2 $pid3 2>/dev/null; wait $pid $pid2 $pid3 2>/dev/null; rm -rf "$tmp"' EXIT
 "$build/server/coopd" --socket "$tmp/s" --cache-dir "$tmp/c" --log-level warn &
 pid=$!
 if [[ -e $cccl33/cub/block/block_topk.cuh ]]; then
   "$build/server/coopd" --socket "$tmp/s33" --cache-dir "$tmp/c33" --log-level warn \
     --cccl-include "$(realpath "$cccl33")" &
   pid2=$!
+fi
+if [[ -e $cccl35/cub/block/block_topk.cuh ]]; then
+  "$build/server/coopd" --socket "$tmp/s35" --cache-dir "$tmp/c35" --log-level warn \
+    --cccl-include "$(realpath "$cccl35")" &
+  pid3=$!
 fi
 for _ in $(seq 200); do "$build/client/coopctl" --socket "$tmp/s" stats >/dev/null 2>&1 && break; sleep 0.1; done
 : >"$out/manifest.txt"
@@ -146,6 +155,16 @@ if [[ -n $pid2 ]]; then  # block_topk: the coopd on CCCL 3.3 headers
   socket=$tmp/s
 else
   echo "make_artifacts: skipping block_topk: no CCCL 3.3 headers in $cccl33 (deploy/install-deps.sh)" >&2
+fi
+if [[ -n $pid3 ]]; then  # block_topk on CCCL 3.5: a radix selection that honours k
+  for _ in $(seq 200); do "$build/client/coopctl" --socket "$tmp/s35" stats >/dev/null 2>&1 && break; sleep 0.1; done
+  socket=$tmp/s35
+  spec topk35_max_i32 block_topk --method max_keys --dtype int32 --threads 128 --items 4 "${A[@]}"
+  spec topk35_min_pairs_f32 block_topk --method min_pairs --dtype float32 --value-dtype uint32 --threads 64 --items 8 "${A[@]}"
+  spec topk35_max_pairs_f32 block_topk --method max_pairs --dtype float32 --value-dtype uint32 --threads 256 --items 8 "${A[@]}"
+  socket=$tmp/s
+else
+  echo "make_artifacts: skipping block_topk on CCCL 3.5: no headers in $cccl35 (deploy/install-deps.sh)" >&2
 fi
 
 # ---- catalogue entries covered since: run-length decode, radix rank, warp load/store/exchange,

@@ -1158,13 +1158,54 @@ void CheckHalfReduce(const std::string& art, Dim block, int items) {
   CU(cuModuleUnload(m));
 }
 
-// block_topk (CCCL 3.3): per-block k in [1, tile]; the first k items of the tile in blocked order
-// must be the k largest (max) / smallest (min) keys, in sorted order (CUB 3.3.3 sorts the tile);
-// with pairs, each of those values must be the index of an input item with that key, all
+// The median time of `art`'s kernel over 20 launches (after 3 warm-ups), in ms, by case: the
+// topk cases' timings, compared after they all ran (PrintTopKTimings).
+std::map<std::string, float> topk_ms;
+
+void TimeTopK(const std::string& art, CUmodule m, unsigned grid, Dim block,
+              std::vector<void*> args) {
+  CUfunction f;
+  CU(cuModuleGetFunction(&f, m, "k"));
+  CUevent a, b;
+  CU(cuEventCreate(&a, CU_EVENT_DEFAULT));
+  CU(cuEventCreate(&b, CU_EVENT_DEFAULT));
+  std::vector<float> ms;
+  for (int i = 0; i < 23; ++i) {
+    CU(cuEventRecord(a, nullptr));
+    CU(cuLaunchKernel(f, grid, 1, 1, block.x, block.y, block.z, 0, nullptr, args.data(), nullptr));
+    CU(cuEventRecord(b, nullptr));
+    CU(cuEventSynchronize(b));
+    float t = 0;
+    CU(cuEventElapsedTime(&t, a, b));
+    if (i >= 3) ms.push_back(t);
+  }
+  cuEventDestroy(a);
+  cuEventDestroy(b);
+  std::sort(ms.begin(), ms.end());
+  topk_ms[art] = ms[ms.size() / 2];
+}
+
+// The same top-k spec on CCCL 3.5 (a radix selection honouring k) and on CCCL 3.3 (a full radix
+// sort of the tile), timed in this run: "RESULT topk <3.5 case> <ms> <3.3 case> <ms> <ratio>".
+void PrintTopKTimings() {
+  for (auto [fast, slow] : {std::pair<const char*, const char*>{"topk35_max_i32", "topk_max_i32"},
+                            {"topk35_min_pairs_f32", "topk_min_pairs_f32"}}) {
+    if (!topk_ms.count(fast) || !topk_ms.count(slow)) continue;
+    std::printf("RESULT topk %s %.4f %s %.4f %.3f\n", fast, topk_ms[fast], slow, topk_ms[slow],
+                topk_ms[fast] / topk_ms[slow]);
+  }
+  std::fflush(stdout);
+}
+
+// block_topk: per-block k in [1, tile]; the first k items of the tile in blocked order must be
+// the k largest (max) / smallest (min) keys: in sorted order on CCCL 3.3 (which sorts the tile),
+// in any order on CCCL 3.5 (`selection`: a radix selection; the first k are compared sorted).
+// With pairs, each of those values must be the index of an input item with that key, all
 // distinct. Items past k are not checked.
 template <class K, class V>
-void CheckTopK(const std::string& art, Dim block, int items, bool max, bool pairs) {
-  if (!Have(art)) return Skip(art, "artifact missing (needs coopd on CCCL 3.3 headers)");
+void CheckTopK(const std::string& art, Dim block, int items, bool max, bool pairs,
+               bool selection = false) {
+  if (!Have(art)) return Skip(art, "artifact missing (needs coopd on CCCL 3.3 or 3.5 headers)");
   const std::string body =
       PairsKernel(CName<V>(), items, ", const int* ks",
                   std::string("@S0@(t0, k, ") + (pairs ? "v, " : "") + "ks[blockIdx.x], 0, " +
@@ -1185,6 +1226,7 @@ void CheckTopK(const std::string& art, Dim block, int items, bool max, bool pair
   Launch(m, "k", blocks, block, {&dk.ptr, &dv.ptr, &dko.ptr, &dvo.ptr, &dks.ptr});
   const auto got_k = dko.Get();
   const auto got_v = dvo.Get();
+  TimeTopK(art, m, blocks, block, {&dk.ptr, &dv.ptr, &dko.ptr, &dvo.ptr, &dks.ptr});
   std::vector<K> want_k(keys.size());
   std::vector<bool> mask(keys.size(), false);
   size_t bad_v = 0;
@@ -1208,7 +1250,18 @@ void CheckTopK(const std::string& art, Dim block, int items, bool max, bool pair
       }
     }
   }
-  Expect(art + ".keys", got_k, want_k, 0, &mask);
+  std::vector<K> first_k = got_k;
+  if (selection) {  // the first k of each block, sorted as want_k is
+    for (unsigned b = 0; b < blocks; ++b) {
+      auto first = first_k.begin() + b * tile;
+      if (max) {
+        std::sort(first, first + ks[b], std::greater<K>());
+      } else {
+        std::sort(first, first + ks[b]);
+      }
+    }
+  }
+  Expect(art + ".keys", first_k, want_k, 0, &mask);
   if (pairs) {
     Report(art + ".values", bad_v == 0,
            bad_v ? std::to_string(bad_v) + " of the first k values do not index their key"
@@ -1650,9 +1703,13 @@ void RunChecks() {
   CheckBlockReduce<int>(
       "op_stateful_reduce", {128}, 2, "@S0@", [](int a, int b) { return std::min(a + b, 7000); }, 0,
       100, 0, &limit);
-  // block_topk (CCCL 3.3)
+  // block_topk: CCCL 3.3 (a sort of the tile), CCCL 3.5 (a radix selection honouring k)
   CheckTopK<int32_t, int32_t>("topk_max_i32", {128}, 4, true, false);
   CheckTopK<float, uint32_t>("topk_min_pairs_f32", {64}, 8, false, true);
+  CheckTopK<int32_t, int32_t>("topk35_max_i32", {128}, 4, true, false, true);
+  CheckTopK<float, uint32_t>("topk35_min_pairs_f32", {64}, 8, false, true, true);
+  CheckTopK<float, uint32_t>("topk35_max_pairs_f32", {256}, 8, true, true, true);
+  PrintTopKTimings();
   // run-length decode, radix rank, warp load/store/exchange, partial and segmented
   // reductions, prefix-callback scans, user types
   CheckRunLengthDecode("rld_decode_i32", {64}, 2, 4);

@@ -1,7 +1,8 @@
 // block_topk exists from CCCL 3.3 on: against the toolkit's CCCL 3.0 coopd refuses it with
-// FAILED_PRECONDITION naming the release it needs; against PyPI's CCCL 3.3 headers
-// (deploy/install-deps.sh unpacks them into .deps/) it compiles, links, and reports the layout
-// nvcc reports. Two header roots never share a cache entry.
+// FAILED_PRECONDITION naming the release it needs; against PyPI's CCCL 3.3 headers and the
+// CCCL 3.5 of the cuda-cccl 1.1.1 wheel (deploy/install-deps.sh unpacks both into .deps/) it
+// compiles, links, and reports the layout nvcc reports. Two header roots never share a cache
+// entry.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -74,9 +75,12 @@ TEST(TopK, RefusedByTheToolkitsCccl30WithTheReleaseItNeeds) {
   EXPECT_TRUE(client.Specialize(BlockReduceF32()));
 }
 
-TEST(TopK, WorksAgainstNewerCcclAndMatchesNvccsLayout) {
-  REQUIRE_NEWER_CCCL();
-  TestDaemon daemon({"--cccl-include", NEWER_CCCL_INCLUDE});
+// Against the CCCL at `root` (version `version`, e.g. "3.3."): the catalogue lists block_topk,
+// every row of nvcc's layout truth (`truth`, built against the same root) matches from NVRTC and
+// clang, and every method links with a calling kernel into an sm_90 cubin.
+void CheckTopKAgainst(const std::string& root, const std::string& truth,
+                      const std::string& version) {
+  TestDaemon daemon({"--cccl-include", root});
   auto client = daemon.Client();
   auto catalog = client.GetCatalog();
   ASSERT_TRUE(catalog);
@@ -86,9 +90,9 @@ TEST(TopK, WorksAgainstNewerCcclAndMatchesNvccsLayout) {
     }
   }
 
-  // Layout against nvcc's, for every row of the CCCL 3.3 truth table, from NVRTC and clang.
+  // Layout against nvcc's, for every row of the truth table, from NVRTC and clang.
   std::string out, err;
-  ASSERT_EQ(RunCommand({LAYOUT_TRUTH_TOPK_BINARY}, &out, &err), 0) << err;
+  ASSERT_EQ(RunCommand({truth}, &out, &err), 0) << err;
   std::istringstream rows(out);
   int checked = 0;
   for (std::string line; std::getline(rows, line); ++checked) {
@@ -106,7 +110,7 @@ TEST(TopK, WorksAgainstNewerCcclAndMatchesNvccsLayout) {
     EXPECT_FALSE(a->bitcode.data.empty()) << line;
     EXPECT_EQ(a->temp_storage_bytes, bytes) << line;
     EXPECT_EQ(a->temp_storage_align, align) << line;
-    EXPECT_EQ(a->toolchain.cccl_version.rfind("3.3.", 0), 0u) << a->toolchain.cccl_version;
+    EXPECT_EQ(a->toolchain.cccl_version.rfind(version, 0), 0u) << a->toolchain.cccl_version;
   }
   EXPECT_EQ(checked, 4);
 
@@ -135,6 +139,24 @@ TEST(TopK, WorksAgainstNewerCcclAndMatchesNvccsLayout) {
                                   "sm_90", {"-optimize-unused-variables"});
     ASSERT_TRUE(cubin.ok()) << method << ": " << cubin.status();
   }
+}
+
+TEST(TopK, WorksAgainstNewerCcclAndMatchesNvccsLayout) {
+  REQUIRE_NEWER_CCCL();
+  CheckTopKAgainst(NEWER_CCCL_INCLUDE, LAYOUT_TRUTH_TOPK_BINARY, "3.3.");
+}
+
+// CCCL 3.5 replaced block_topk's methods by NAME<IsFullTile>(keys, [values,] k, num_valid,
+// begin_bit, end_bit), a radix selection: the wrappers call the form the headers have.
+TEST(TopK, WorksAgainstCccl35sRadixSelectionAndMatchesNvccsLayout) {
+  if (!std::filesystem::exists(std::string(CCCL35_INCLUDE) + "/cub/block/block_topk.cuh")) {
+    const char* required = std::getenv("COOPD_REQUIRE_NEWER_CCCL");
+    ASSERT_FALSE(required != nullptr && std::string(required) == "1")
+        << "CCCL 3.5 headers missing at " << CCCL35_INCLUDE;
+    GTEST_SKIP() << "CCCL 3.5 headers not found at " CCCL35_INCLUDE
+                    " (run deploy/install-deps.sh); block_topk against CCCL 3.5 not tested";
+  }
+  CheckTopKAgainst(CCCL35_INCLUDE, LAYOUT_TRUTH_TOPK35_BINARY, "3.5.");
 }
 
 TEST(TopK, DifferentHeaderRootsNeverShareCacheEntries) {

@@ -1,5 +1,6 @@
-// layout_truth_topk: like layout_truth, for block_topk, built by nvcc against the newer CCCL
-// (3.3) that deploy/install-deps.sh unpacks into .deps/. Same output format.
+// layout_truth_topk: like layout_truth, for block_topk, built by nvcc against a newer CCCL that
+// deploy/install-deps.sh unpacks into .deps/ (3.3, and 3.5 as layout_truth_topk35). Same output
+// format.
 #include <cstdint>
 #include <cstdio>
 #include <cub/block/block_topk.cuh>

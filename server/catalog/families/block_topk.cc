@@ -1,5 +1,6 @@
 // block_topk: cub::detail::block_topk (CCCL 3.3 or newer; the toolchain probe says whether the
-// configured root has it).
+// configured root has it). Its methods' signatures changed in CCCL 3.5; the device wrappers
+// (device/include/coop/device/topk.cuh) call the form the headers have.
 #include "server/catalog/families/families.h"
 #include "server/util/strings.h"
 
@@ -63,7 +64,9 @@ const Family& BlockTopK() {
       .description =
           "cub::detail::block_topk: the k largest (max_*) or smallest (min_*) keys of "
           "the block's tile, with their values for *_pairs, come first in blocked "
-          "order (CCCL 3.3 or newer)",
+          "order (CCCL 3.3 or newer). CCCL 3.3 and 3.4 ignore k and sort the whole "
+          "tile (the k come first in order); CCCL 3.5 on selects them by radix "
+          "selection, honouring k (the k come first in no set order)",
       .methods = {{.name = "max_keys",
                    .description = "the k largest keys first in blocked order (keys in place; bits "
                                   "[begin_bit, end_bit))"},

@@ -1,9 +1,21 @@
 // topk.cuh: wrappers for block top-k, which first appeared in CCCL 3.3
 // (cub/block/block_topk.cuh, class cub::detail::block_topk). Included by the prelude only when
 // the configured CCCL headers have it; coopd refuses block_topk requests otherwise.
+//
+// The class changed under the same name. CCCL 3.3 and 3.4: NAME(keys[, values], k, begin_bit,
+// end_bit), which ignores k and radix-sorts the whole tile (so the k selected keys come first,
+// in order). CCCL 3.5 on: NAME<IsFullTile>(keys[, values], k, num_valid, begin_bit, end_bit), a
+// radix selection (AIR) that honours k; the k selected keys come first, in no set order among
+// themselves. COOP_TOPK_CALL picks the form the headers have; a full tile ignores num_valid.
 #pragma once
 
 #include <coop/device/common.cuh>
+
+#if defined(CCCL_VERSION) && CCCL_VERSION >= 3005000
+#define COOP_TOPK_CALL(NAME, ...) template NAME<true>(__VA_ARGS__, k, 0, begin_bit, end_bit)
+#else
+#define COOP_TOPK_CALL(NAME, ...) NAME(__VA_ARGS__, k, begin_bit, end_bit)
+#endif
 
 namespace coop {
 namespace device {
@@ -16,7 +28,7 @@ namespace device {
                                               int end_bit) {                                     \
     K kk[N];                                                                                     \
     load_items(keys, kk);                                                                        \
-    Prim(temp<Prim>(t)).NAME(kk, k, begin_bit, end_bit);                                         \
+    Prim(temp<Prim>(t)).COOP_TOPK_CALL(NAME, kk);                                                \
     store_items(kk, keys);                                                                       \
   }                                                                                              \
   template <class Prim, int N, class K, class V>                                                 \
@@ -26,7 +38,7 @@ namespace device {
     V vv[N];                                                                                     \
     load_items(keys, kk);                                                                        \
     load_items(values, vv);                                                                      \
-    Prim(temp<Prim>(t)).NAME(kk, vv, k, begin_bit, end_bit);                                     \
+    Prim(temp<Prim>(t)).COOP_TOPK_CALL(NAME, kk, vv);                                            \
     store_items(kk, keys);                                                                       \
     store_items(vv, values);                                                                     \
   }
@@ -35,6 +47,7 @@ COOP_TOPK(min_keys)
 COOP_TOPK(max_pairs)
 COOP_TOPK(min_pairs)
 #undef COOP_TOPK
+#undef COOP_TOPK_CALL
 
 }  // namespace device
 }  // namespace coop
