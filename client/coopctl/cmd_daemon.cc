@@ -186,6 +186,9 @@ int CatalogCommand(coop::Client& client) {
         f.family_options == "top_k") {
       std::cout << "  --value-dtype T (key-value pairs; default keys only)\n";
     }
+    if (f.family_options == "top_k") {
+      std::cout << "  --valid-items (an entry taking num_valid: partial tiles; CCCL 3.5+)\n";
+    }
     if (f.family_options == "radix_sort") std::cout << "  --radix-bits 1..8 (default 4)\n";
     if (f.family_options == "histogram") std::cout << "  --bins 1..65536 (required)\n";
     if (f.family_options == "radix_rank") std::cout << "  --radix-bits 1..8 (required)\n";

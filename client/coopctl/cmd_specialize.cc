@@ -66,6 +66,7 @@ Json SpecJson(const coop::Spec& s) {
   j["decoded_items_per_thread"] = s.run_length_decode.decoded_items_per_thread;
   j["with_aggregate"] = s.scan.with_aggregate;
   j["warp_time_slicing"] = s.exchange.warp_time_slicing;
+  j["valid_items"] = s.top_k.valid_items;
   j["prefix_callback"] = s.prefix_callback.name;
   return j;
 }

@@ -12,7 +12,7 @@ constexpr CommandHelp kTable[] = {
      "  specialize FAMILY [--method M] --dtype T --threads X[,Y[,Z]] [--items N]\n"
      "             [--algorithm A] [--op OP] [--warp-threads N] [--with-aggregate]\n"
      "             [--warp-time-slicing] [--value-dtype T] [--radix-bits N] [--bins N]\n"
-     "             [--decoded-items N]\n"
+     "             [--decoded-items N] [--valid-items]\n"
      "             [--abi c|numba] --arch sm_XX[a] [--format ltoir|bitcode|both]\n"
      "             [--json] [--out DIR]\n"
      "             [--op-name NAME (--op-source FILE | --op-ltoir FILE) [--op-stateful]]\n"

@@ -106,6 +106,8 @@ void AddSpecOptions(CLI::App* app, SpecArgs* a) {
   app->add_flag("--with-aggregate", a->with_aggregate, "scans: also return the block aggregate");
   app->add_flag("--warp-time-slicing", a->warp_time_slicing, "exchanges: CUB's time slicing");
   app->add_option("--value-dtype", a->value_dtype, "sorts: values of key-value pairs");
+  app->add_flag("--valid-items", a->valid_items,
+                "block_topk: the partial-tile form, whose entry takes num_valid (CCCL 3.5+)");
   AddNumber(app, "--radix-bits", &a->radix_bits, "radix sort and rank: bits per pass");
   AddNumber(app, "--bins", &a->bins, "histogram: number of bins");
   AddNumber(app, "--decoded-items", &a->decoded_items, "run-length decode: items per thread");
@@ -155,6 +157,7 @@ coop::Spec ToSpec(const SpecArgs& a, const std::filesystem::path& base) {
   spec.arch = a.arch;
   spec.scan.with_aggregate = a.with_aggregate;
   spec.exchange.warp_time_slicing = a.warp_time_slicing;
+  spec.top_k.valid_items = a.valid_items;
   // Held in radix_sort until RouteSortFlags moves them to the family's options message.
   spec.radix_sort.value_dtype = a.value_dtype;
   if (!a.radix_bits.empty()) spec.radix_sort.radix_bits = ParseUint("--radix-bits", a.radix_bits);

@@ -51,7 +51,7 @@ struct SpecArgs {
   std::string op_name, op_source, op_ltoir, prefix_name, prefix_source, prefix_ltoir;
   std::string items, warp_threads, radix_bits, bins, decoded_items;
   bool op_stateful = false, op_commutative = false, op_by_pointer = false, with_aggregate = false,
-       warp_time_slicing = false;
+       warp_time_slicing = false, valid_items = false;
 };
 
 // Checks a flag's value against its allowed values: `must be c or numba, got "x"`.

@@ -41,7 +41,7 @@ std::vector<const char*> FamilyOptionsSet(const Spec& s) {
     set.push_back("radix_sort");
   }
   if (!s.merge_sort.value_dtype.empty()) set.push_back("merge_sort");
-  if (!s.top_k.value_dtype.empty()) set.push_back("top_k");
+  if (!s.top_k.value_dtype.empty() || s.top_k.valid_items) set.push_back("top_k");
   if (s.histogram.bins != 0) set.push_back("histogram");
   if (s.run_length_decode.decoded_items_per_thread != 0) set.push_back("run_length_decode");
   if (s.radix_rank.radix_bits != 0) set.push_back("radix_rank");
@@ -106,6 +106,7 @@ v1::PrimitiveSpec ToProto(const Spec& s) {
     p.mutable_merge_sort()->set_value_dtype(s.merge_sort.value_dtype);
   }
   if (!s.top_k.value_dtype.empty()) p.mutable_top_k()->set_value_dtype(s.top_k.value_dtype);
+  if (s.top_k.valid_items) p.mutable_top_k()->set_valid_items(true);
   if (s.histogram.bins != 0) p.mutable_histogram()->set_bins(s.histogram.bins);
   if (s.run_length_decode.decoded_items_per_thread != 0) {
     p.mutable_run_length_decode()->set_decoded_items_per_thread(
@@ -144,6 +145,7 @@ Spec FromProto(const v1::PrimitiveSpec& p) {
   s.radix_sort.radix_bits = p.radix_sort().radix_bits();
   s.merge_sort.value_dtype = p.merge_sort().value_dtype();
   s.top_k.value_dtype = p.top_k().value_dtype();
+  s.top_k.valid_items = p.top_k().valid_items();
   s.histogram.bins = p.histogram().bins();
   s.run_length_decode.decoded_items_per_thread = p.run_length_decode().decoded_items_per_thread();
   s.radix_rank.radix_bits = p.radix_rank().radix_bits();

@@ -162,6 +162,8 @@ if [[ -n $pid3 ]]; then  # block_topk on CCCL 3.5: a radix selection that honour
   spec topk35_max_i32 block_topk --method max_keys --dtype int32 --threads 128 --items 4 "${A[@]}"
   spec topk35_min_pairs_f32 block_topk --method min_pairs --dtype float32 --value-dtype uint32 --threads 64 --items 8 "${A[@]}"
   spec topk35_max_pairs_f32 block_topk --method max_pairs --dtype float32 --value-dtype uint32 --threads 256 --items 8 "${A[@]}"
+  spec topk35_partial_min_i32 block_topk --method min_keys --dtype int32 --threads 128 --items 4 --valid-items "${A[@]}"
+  spec topk35_partial_max_pairs_f32 block_topk --method max_pairs --dtype float32 --value-dtype uint32 --threads 64 --items 8 --valid-items "${A[@]}"
   socket=$tmp/s
 else
   echo "make_artifacts: skipping block_topk on CCCL 3.5: no headers in $cccl35 (deploy/install-deps.sh)" >&2

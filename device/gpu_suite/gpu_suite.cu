@@ -1201,15 +1201,17 @@ void PrintTopKTimings() {
 // the k largest (max) / smallest (min) keys: in sorted order on CCCL 3.3 (which sorts the tile),
 // in any order on CCCL 3.5 (`selection`: a radix selection; the first k are compared sorted).
 // With pairs, each of those values must be the index of an input item with that key, all
-// distinct. Items past k are not checked.
+// distinct. Items past k are not checked. `partial` (top_k.valid_items, CCCL 3.5): each block
+// passes a random num_valid in [1, tile] and k in [1, num_valid]; only the tile's first
+// num_valid items are candidates.
 template <class K, class V>
 void CheckTopK(const std::string& art, Dim block, int items, bool max, bool pairs,
-               bool selection = false) {
+               bool selection = false, bool partial = false) {
   if (!Have(art)) return Skip(art, "artifact missing (needs coopd on CCCL 3.3 or 3.5 headers)");
-  const std::string body =
-      PairsKernel(CName<V>(), items, ", const int* ks",
-                  std::string("@S0@(t0, k, ") + (pairs ? "v, " : "") + "ks[blockIdx.x], 0, " +
-                      std::to_string(8 * sizeof(K)) + ");");
+  const std::string body = PairsKernel(
+      CName<V>(), items, ", const int* ks, const int* nvs",
+      std::string("@S0@(t0, k, ") + (pairs ? "v, " : "") + "ks[blockIdx.x], " +
+          (partial ? "nvs[blockIdx.x], " : "") + "0, " + std::to_string(8 * sizeof(K)) + ");");
   CUmodule m = Build(art, body, CName<K>());
   if (!m) return;
   const unsigned blocks = Blocks();
@@ -1217,21 +1219,23 @@ void CheckTopK(const std::string& art, Dim block, int items, bool max, bool pair
   std::vector<K> keys;
   std::vector<V> vals;
   RandomPairs(blocks * tile, tile, &keys, &vals);
-  auto ks = Random<int>(blocks, 1, double(tile));
+  auto nvs = partial ? Random<int>(blocks, 1, double(tile)) : std::vector<int>(blocks, int(tile));
+  std::vector<int> ks(blocks);
+  for (unsigned b = 0; b < blocks; ++b) ks[b] = Random<int>(1, 1, double(nvs[b]))[0];
   Buf<K> dk(keys), dko(keys.size());
   Buf<V> dv(vals), dvo(vals.size());
-  Buf<int> dks(ks);
+  Buf<int> dks(ks), dnvs(nvs);
   dko.Poison();
   dvo.Poison();
-  Launch(m, "k", blocks, block, {&dk.ptr, &dv.ptr, &dko.ptr, &dvo.ptr, &dks.ptr});
+  Launch(m, "k", blocks, block, {&dk.ptr, &dv.ptr, &dko.ptr, &dvo.ptr, &dks.ptr, &dnvs.ptr});
   const auto got_k = dko.Get();
   const auto got_v = dvo.Get();
-  TimeTopK(art, m, blocks, block, {&dk.ptr, &dv.ptr, &dko.ptr, &dvo.ptr, &dks.ptr});
+  TimeTopK(art, m, blocks, block, {&dk.ptr, &dv.ptr, &dko.ptr, &dvo.ptr, &dks.ptr, &dnvs.ptr});
   std::vector<K> want_k(keys.size());
   std::vector<bool> mask(keys.size(), false);
   size_t bad_v = 0;
   for (unsigned b = 0; b < blocks; ++b) {
-    std::vector<K> sorted(keys.begin() + b * tile, keys.begin() + (b + 1) * tile);
+    std::vector<K> sorted(keys.begin() + b * tile, keys.begin() + b * tile + size_t(nvs[b]));
     if (max) {
       std::sort(sorted.begin(), sorted.end(), std::greater<K>());
     } else {
@@ -1243,8 +1247,8 @@ void CheckTopK(const std::string& art, Dim block, int items, bool max, bool pair
       mask[b * tile + j] = true;
       if (pairs) {
         const V v = got_v[b * tile + j];
-        const bool ok = static_cast<int64_t>(v) >= 0 && size_t(v) < tile && !seen[size_t(v)] &&
-                        keys[b * tile + size_t(v)] == got_k[b * tile + j];
+        const bool ok = static_cast<int64_t>(v) >= 0 && size_t(v) < size_t(nvs[b]) &&
+                        !seen[size_t(v)] && keys[b * tile + size_t(v)] == got_k[b * tile + j];
         if (ok) seen[size_t(v)] = true;
         bad_v += !ok;
       }
@@ -1709,6 +1713,8 @@ void RunChecks() {
   CheckTopK<int32_t, int32_t>("topk35_max_i32", {128}, 4, true, false, true);
   CheckTopK<float, uint32_t>("topk35_min_pairs_f32", {64}, 8, false, true, true);
   CheckTopK<float, uint32_t>("topk35_max_pairs_f32", {256}, 8, true, true, true);
+  CheckTopK<int32_t, int32_t>("topk35_partial_min_i32", {128}, 4, false, false, true, true);
+  CheckTopK<float, uint32_t>("topk35_partial_max_pairs_f32", {64}, 8, true, true, true, true);
   PrintTopKTimings();
   // run-length decode, radix rank, warp load/store/exchange, partial and segmented
   // reductions, prefix-callback scans, user types

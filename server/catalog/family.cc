@@ -1,5 +1,7 @@
 #include "server/catalog/family.h"
 
+#include <cstdio>
+
 #include "server/catalog/user_op.h"
 #include "server/util/escape.h"
 #include "server/util/strings.h"
@@ -11,6 +13,14 @@ const Family* FindFamily(std::string_view name) {
     if (f->name == name) return f;
   }
   return nullptr;
+}
+
+bool CcclAtLeast(std::string_view version, int major, int minor) {
+  int got_major = 0, got_minor = 0;
+  if (std::sscanf(std::string(version).c_str(), "%d.%d", &got_major, &got_minor) != 2) {
+    return false;
+  }
+  return got_major != major ? got_major > major : got_minor >= minor;
 }
 
 absl::Status Invalid(std::string_view context, std::string_view detail) {

@@ -46,7 +46,8 @@ enum class DtypeRule {
 struct SpecContext {
   std::string_view ctx;  // the error prefix: the family's name
   const coop::v1::PrimitiveSpec& in;
-  const Method& method;  // the resolved method
+  const Method& method;           // the resolved method
+  std::string_view cccl_version;  // of the headers the spec compiles against ("3.5.0")
 };
 
 // One entry to render: its C parameter list (after temp_storage), its C result type ("void"
@@ -130,6 +131,8 @@ const std::vector<std::string_view>& UserTypeFamilyNames();
 
 // ---- Helpers for the hooks (family.cc) ----
 
+// Whether CCCL `version` ("3.5.0") is at least major.minor. An unreadable version is not.
+bool CcclAtLeast(std::string_view version, int major, int minor);
 // INVALID_ARGUMENT "context: detail".
 absl::Status Invalid(std::string_view context, std::string_view detail);
 std::string Quote(std::string_view s);

@@ -428,7 +428,7 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
   }
 
   // What CUB's static_asserts require of the fields above.
-  const SpecContext spec_context{ctx, in, *method};
+  const SpecContext spec_context{ctx, in, *method, target.cccl_version};
   if (fam->check != nullptr) {
     if (absl::Status st = fam->check(spec_context, out); !st.ok()) return st;
   }
@@ -500,6 +500,8 @@ std::string CanonicalEncoding(const PrimitiveSpec& s) {
       s.has_radix_rank() ? StrCat("radix_rank.radix_bits=", s.radix_rank().radix_bits(), "\n")
                          : std::string(),
       s.has_top_k() ? StrCat("top_k.value_dtype=", s.top_k().value_dtype(), "\n") : std::string(),
+      // Only partial-tile top-k specs carry this line, so adding it changed no other key.
+      s.has_top_k() && s.top_k().valid_items() ? "top_k.valid_items=1\n" : "",
       s.has_prefix_callback() ? StrCat("prefix_callback=user:", s.prefix_callback().digest(), "\n")
                               : std::string());
 }

@@ -36,6 +36,18 @@ bool HaveNewerCccl() {
     }                                                                                            \
   } while (0)
 
+// Likewise for the CCCL 3.5 headers (the cuda-cccl 1.1.1 wheel's).
+#define REQUIRE_CCCL35()                                                                       \
+  do {                                                                                         \
+    if (!std::filesystem::exists(std::string(CCCL35_INCLUDE) + "/cub/block/block_topk.cuh")) { \
+      const char* required = std::getenv("COOPD_REQUIRE_NEWER_CCCL");                          \
+      ASSERT_FALSE(required != nullptr && std::string(required) == "1")                        \
+          << "CCCL 3.5 headers missing at " << CCCL35_INCLUDE;                                 \
+      GTEST_SKIP() << "CCCL 3.5 headers not found at " CCCL35_INCLUDE                          \
+                      " (run deploy/install-deps.sh); block_topk against CCCL 3.5 not tested"; \
+    }                                                                                          \
+  } while (0)
+
 coop::Spec TopK(const std::string& method, const std::string& dtype, uint32_t threads,
                 uint32_t items, const std::string& value_dtype = "") {
   coop::Spec s;
@@ -73,6 +85,29 @@ TEST(TopK, RefusedByTheToolkitsCccl30WithTheReleaseItNeeds) {
   EXPECT_TRUE(listed);
   // The daemon is fine afterwards.
   EXPECT_TRUE(client.Specialize(BlockReduceF32()));
+}
+
+// Links a float32 128x4 top-k artifact's entry with a kernel calling it (keys, values for pairs,
+// num_valid for the partial form) into an sm_90 cubin.
+void LinkWithCallingKernel(const coop::Artifact& a, bool pairs, bool partial) {
+  const auto& e = a.entries.at(0);
+  const std::string kernel =
+      e.declaration +
+      "\nextern \"C\" __global__ void top(float* keys, int* values, int k, int n) {\n"
+      "  __shared__ __align__(" +
+      std::to_string(a.temp_storage_align) + ") unsigned char temp[" +
+      std::to_string(a.temp_storage_bytes) +
+      "];\n"
+      "  float* my_keys = keys + 4 * threadIdx.x;\n"
+      "  int* my_values = values + 4 * threadIdx.x; (void)my_values; (void)n;\n  " +
+      e.symbol + "(temp, my_keys" + (pairs ? ", my_values" : "") + ", k" + (partial ? ", n" : "") +
+      ", 0, 32);\n}\n";
+  const std::string kernel_ltoir = CompileKernel(kernel);
+  ASSERT_FALSE(kernel_ltoir.empty()) << kernel;
+  auto cubin = coopd::LinkCubin({{coopd::LinkInput::kLtoIr, "kernel", kernel_ltoir},
+                                 {coopd::LinkInput::kLtoIr, "artifact", a.ltoir}},
+                                "sm_90", {"-optimize-unused-variables"});
+  ASSERT_TRUE(cubin.ok()) << e.symbol << ": " << cubin.status();
 }
 
 // Against the CCCL at `root` (version `version`, e.g. "3.3."): the catalogue lists block_topk,
@@ -119,25 +154,7 @@ void CheckTopKAgainst(const std::string& root, const std::string& truth,
     const bool pairs = method.find("pairs") != std::string::npos;
     auto a = client.Specialize(TopK(method, "float32", 128, 4, pairs ? "int32" : ""));
     ASSERT_TRUE(a) << method << ": " << a.error().message;
-    const auto& e = a->entries.at(0);
-    const std::string kernel =
-        e.declaration +
-        "\nextern \"C\" __global__ void top(float* keys, int* values, int k) {\n"
-        "  __shared__ __align__(" +
-        std::to_string(a->temp_storage_align) + ") unsigned char temp[" +
-        std::to_string(a->temp_storage_bytes) +
-        "];\n"
-        "  float* my_keys = keys + 4 * threadIdx.x;\n"
-        "  int* my_values = values + 4 * threadIdx.x; (void)my_values;\n  " +
-        e.symbol + "(temp, my_keys" + (pairs ? ", my_values" : "") +
-        ", k, 0, 32);\n"
-        "}\n";
-    const std::string kernel_ltoir = CompileKernel(kernel);
-    ASSERT_FALSE(kernel_ltoir.empty()) << kernel;
-    auto cubin = coopd::LinkCubin({{coopd::LinkInput::kLtoIr, "kernel", kernel_ltoir},
-                                   {coopd::LinkInput::kLtoIr, "artifact", a->ltoir}},
-                                  "sm_90", {"-optimize-unused-variables"});
-    ASSERT_TRUE(cubin.ok()) << method << ": " << cubin.status();
+    LinkWithCallingKernel(*a, pairs, false);
   }
 }
 
@@ -149,14 +166,50 @@ TEST(TopK, WorksAgainstNewerCcclAndMatchesNvccsLayout) {
 // CCCL 3.5 replaced block_topk's methods by NAME<IsFullTile>(keys, [values,] k, num_valid,
 // begin_bit, end_bit), a radix selection: the wrappers call the form the headers have.
 TEST(TopK, WorksAgainstCccl35sRadixSelectionAndMatchesNvccsLayout) {
-  if (!std::filesystem::exists(std::string(CCCL35_INCLUDE) + "/cub/block/block_topk.cuh")) {
-    const char* required = std::getenv("COOPD_REQUIRE_NEWER_CCCL");
-    ASSERT_FALSE(required != nullptr && std::string(required) == "1")
-        << "CCCL 3.5 headers missing at " << CCCL35_INCLUDE;
-    GTEST_SKIP() << "CCCL 3.5 headers not found at " CCCL35_INCLUDE
-                    " (run deploy/install-deps.sh); block_topk against CCCL 3.5 not tested";
-  }
+  REQUIRE_CCCL35();
   CheckTopKAgainst(CCCL35_INCLUDE, LAYOUT_TRUTH_TOPK35_BINARY, "3.5.");
+}
+
+// The partial-tile form (top_k.valid_items): an entry taking num_valid on CCCL 3.5, which links;
+// refused on CCCL 3.3, whose block_topk has no such form, with an error naming both.
+TEST(TopK, ValidItemsTakesNumValidOnCccl35AndIsRefusedOnCccl33) {
+  REQUIRE_NEWER_CCCL();
+  REQUIRE_CCCL35();
+  {
+    TestDaemon older({"--cccl-include", NEWER_CCCL_INCLUDE});
+    auto client = older.Client();
+    coop::Spec s = TopK("max_keys", "float32", 128, 4);
+    s.top_k.valid_items = true;
+    auto a = client.Specialize(s);
+    ASSERT_FALSE(a);
+    EXPECT_EQ(a.error().code, coop::ErrorCode::kFailedPrecondition);
+    EXPECT_NE(a.error().message.find("block_topk: top_k.valid_items (the partial-tile form, "
+                                     "num_valid) needs CCCL 3.5 or newer; this coopd compiles "
+                                     "against CCCL 3.3."),
+              std::string::npos)
+        << a.error().message;
+    EXPECT_TRUE(client.Specialize(TopK("max_keys", "float32", 128, 4)));  // still serves
+  }
+  TestDaemon daemon({"--cccl-include", CCCL35_INCLUDE});
+  auto client = daemon.Client();
+  std::string full_key;
+  for (const std::string method : {"max_keys", "min_keys", "max_pairs", "min_pairs"}) {
+    const bool pairs = method.find("pairs") != std::string::npos;
+    coop::Spec s = TopK(method, "float32", 128, 4, pairs ? "int32" : "");
+    auto full = client.Specialize(s);
+    ASSERT_TRUE(full) << method << ": " << full.error().message;
+    s.top_k.valid_items = true;
+    auto a = client.Specialize(s, coop::Formats::kBoth);
+    ASSERT_TRUE(a) << method << ": " << a.error().message;
+    EXPECT_NE(a->key, full->key);
+    EXPECT_TRUE(a->spec.top_k.valid_items);
+    const auto& e = a->entries.at(0);
+    EXPECT_NE(e.declaration.find("int k, int num_valid, int begin_bit, int end_bit"),
+              std::string::npos)
+        << e.declaration;
+    EXPECT_EQ(full->entries.at(0).declaration.find("num_valid"), std::string::npos);
+    LinkWithCallingKernel(*a, pairs, true);
+  }
 }
 
 TEST(TopK, DifferentHeaderRootsNeverShareCacheEntries) {

@@ -52,6 +52,8 @@ struct MergeSortOptions {
 };
 struct TopKOptions {
   std::string value_dtype;  // values selected along with the keys; empty selects keys only
+  // The partial-tile form: the entry takes `int num_valid` after k (CCCL 3.5 or newer).
+  bool valid_items = false;
 };
 struct HistogramOptions {
   uint32_t bins = 0;  // number of counters (required, >= 1)

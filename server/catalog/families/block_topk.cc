@@ -27,7 +27,17 @@ absl::Status CanonicalizeTopKOptions(const SpecContext& c, PrimitiveSpec& out) {
                                  "BLOCK_DIM_Y/Z); got ",
                                  out.block().x(), "x", out.block().y(), "x", out.block().z()));
   }
+  if (c.in.top_k().valid_items() && !CcclAtLeast(c.cccl_version, 3, 5)) {
+    return absl::FailedPreconditionError(
+        StrCat(c.ctx,
+               ": top_k.valid_items (the partial-tile form, num_valid) needs CCCL 3.5 or newer; "
+               "this coopd compiles against CCCL ",
+               c.cccl_version,
+               ". Start coopd with --cccl-include pointing at newer headers, e.g. those of the "
+               "cuda-cccl 1.1.1 wheel (site-packages/cuda/cccl/headers/include)"));
+  }
   out.mutable_top_k()->set_value_dtype(value_dtype);
+  out.mutable_top_k()->set_valid_items(c.in.top_k().valid_items());
   return absl::OkStatus();
 }
 
@@ -40,17 +50,21 @@ std::vector<EntryPlan> PlanTopK(const PrimitiveSpec& s, const DType& dt) {
   p.params = {{t + "*", "keys"}};
   if (!value_dtype.empty()) p.params.push_back({SortValueType(value_dtype) + "*", "values"});
   p.params.push_back({"int", "k"});
+  const bool partial = s.top_k().valid_items();
+  if (partial) p.params.push_back({"int", "num_valid"});
   p.params.push_back({"int", "begin_bit"});
   p.params.push_back({"int", "end_bit"});
   std::string args = "temp_storage";
   for (const auto& param : p.params) args += ", " + param.second;
-  p.call = StrCat("::coop::device::topk_", s.method(), "<Prim, ", n, ">(", args, ")");
-  p.description =
-      StrCat("the k ", s.method().rfind("max", 0) == 0 ? "largest" : "smallest", " of the tile's ",
-             s.block().x() * n, " keys", value_dtype.empty() ? "" : " (with their values)",
-             " come first in blocked order, compared on key bits [begin_bit, end_bit); keys (and "
-             "values) are the thread's ",
-             n, "-item blocked arrays, rearranged in place");
+  p.call = StrCat("::coop::device::topk_", s.method(), partial ? "_partial" : "", "<Prim, ", n,
+                  ">(", args, ")");
+  p.description = StrCat(
+      "the k ", s.method().rfind("max", 0) == 0 ? "largest" : "smallest", " of the tile's ",
+      s.block().x() * n, " keys", value_dtype.empty() ? "" : " (with their values)",
+      " come first in blocked order, compared on key bits [begin_bit, end_bit); keys (and "
+      "values) are the thread's ",
+      n, "-item blocked arrays, rearranged in place",
+      partial ? "; only the tile's first num_valid items (blocked order) are candidates" : "");
   std::vector<EntryPlan> plans;
   plans.push_back(std::move(p));
   return plans;

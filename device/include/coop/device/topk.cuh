@@ -47,6 +47,36 @@ COOP_TOPK(min_keys)
 COOP_TOPK(max_pairs)
 COOP_TOPK(min_pairs)
 #undef COOP_TOPK
+
+#if defined(CCCL_VERSION) && CCCL_VERSION >= 3005000
+// The partial-tile form (spec option top_k.valid_items; CCCL 3.5 on): only the tile's first
+// num_valid items, in blocked order, are candidates.
+#define COOP_TOPK_PARTIAL(NAME)                                                                 \
+  template <class Prim, int N, class K>                                                         \
+  __device__ __forceinline__ void topk_##NAME##_partial(void* t, K* keys, int k, int num_valid, \
+                                                        int begin_bit, int end_bit) {           \
+    K kk[N];                                                                                    \
+    load_items(keys, kk);                                                                       \
+    Prim(temp<Prim>(t)).template NAME<false>(kk, k, num_valid, begin_bit, end_bit);             \
+    store_items(kk, keys);                                                                      \
+  }                                                                                             \
+  template <class Prim, int N, class K, class V>                                                \
+  __device__ __forceinline__ void topk_##NAME##_partial(                                        \
+      void* t, K* keys, V* values, int k, int num_valid, int begin_bit, int end_bit) {          \
+    K kk[N];                                                                                    \
+    V vv[N];                                                                                    \
+    load_items(keys, kk);                                                                       \
+    load_items(values, vv);                                                                     \
+    Prim(temp<Prim>(t)).template NAME<false>(kk, vv, k, num_valid, begin_bit, end_bit);         \
+    store_items(kk, keys);                                                                      \
+    store_items(vv, values);                                                                    \
+  }
+COOP_TOPK_PARTIAL(max_keys)
+COOP_TOPK_PARTIAL(min_keys)
+COOP_TOPK_PARTIAL(max_pairs)
+COOP_TOPK_PARTIAL(min_pairs)
+#undef COOP_TOPK_PARTIAL
+#endif
 #undef COOP_TOPK_CALL
 
 }  // namespace device

@@ -345,6 +345,42 @@ TEST(Spec, FamiliesTheHeadersLackAreAFailedPrecondition) {
             "got 128x2x1");
 }
 
+// top_k.valid_items exists from CCCL 3.5 on: refused before, kept (and keyed) from then.
+TEST(Spec, TopKValidItemsNeedsCccl35) {
+  PrimitiveSpec s;
+  s.set_family("block_topk");
+  s.set_method("max_keys");
+  s.set_dtype("uint32");
+  s.mutable_block()->set_x(128);
+  s.set_items_per_thread(4);
+  s.set_arch("sm_90");
+  s.mutable_top_k()->set_valid_items(true);
+  auto target = Target();
+  target.cccl_headers_present = OptionalCcclHeaders();
+  for (const char* older : {"3.3.3", "3.4.9", "2.8.0", "unknown"}) {
+    target.cccl_version = older;
+    auto r = Canonicalize(s, target);
+    ASSERT_FALSE(r.ok()) << older;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_EQ(r.status().message(),
+              std::string("block_topk: top_k.valid_items (the partial-tile form, num_valid) needs "
+                          "CCCL 3.5 or newer; this coopd compiles against CCCL ") +
+                  older +
+                  ". Start coopd with --cccl-include pointing at newer headers, e.g. those of "
+                  "the cuda-cccl 1.1.1 wheel (site-packages/cuda/cccl/headers/include)");
+  }
+  for (const char* newer : {"3.5.0", "3.10.0", "4.0.0"}) {
+    target.cccl_version = newer;
+    auto r = Canonicalize(s, target);
+    ASSERT_TRUE(r.ok()) << newer << ": " << r.status();
+    EXPECT_TRUE(r->top_k().valid_items());
+  }
+  auto full = s;
+  full.mutable_top_k()->set_valid_items(false);
+  EXPECT_NE(CanonicalEncoding(*Canonicalize(s, target)),
+            CanonicalEncoding(*Canonicalize(full, target)));
+}
+
 TEST(Spec, ScanOptionsOnlyForBlockScan) {
   auto s = BlockReduce();
   s.mutable_scan()->set_with_aggregate(true);

@@ -206,10 +206,12 @@ class UserType(_message.Message):
     def __init__(self, size: _Optional[int] = ..., align: _Optional[int] = ...) -> None: ...
 
 class TopKOptions(_message.Message):
-    __slots__ = ("value_dtype",)
+    __slots__ = ("value_dtype", "valid_items")
     VALUE_DTYPE_FIELD_NUMBER: _ClassVar[int]
+    VALID_ITEMS_FIELD_NUMBER: _ClassVar[int]
     value_dtype: str
-    def __init__(self, value_dtype: _Optional[str] = ...) -> None: ...
+    valid_items: bool
+    def __init__(self, value_dtype: _Optional[str] = ..., valid_items: bool = ...) -> None: ...
 
 class RunLengthDecodeOptions(_message.Message):
     __slots__ = ("decoded_items_per_thread",)
