@@ -84,17 +84,26 @@ else
   echo "install-deps: CCCL 3.3 headers present in $newer_cccl" >&2
 fi
 
-# CCCL 3.5, the headers inside PyPI's cuda-cccl 1.1.1 wheel (cuda/cccl/headers/include): what
-# cuda.coop's users compile against, and the first CCCL whose block_topk honours k. Used by the
-# tests; unpacked into .deps/ the same way, the headers only.
-CCCL35_WHEEL_VERSION=1.1.1
-cccl35="$(cd "$(dirname "$0")/.." && pwd)/.deps/cuda-cccl-$CCCL35_WHEEL_VERSION"
-if [[ ! -e $cccl35/include/cub/block/block_topk.cuh ]]; then
-  echo "install-deps: fetching the cuda-cccl==$CCCL35_WHEEL_VERSION wheel's headers (CCCL 3.5) into $cccl35" >&2
+# The headers inside PyPI's cuda-cccl wheels (cuda/cccl/headers/include), unpacked into
+# .deps/cuda-cccl-VERSION/include, the headers only:
+#   1.1.1: CCCL 3.5, what cuda.coop's users compile against, and the first CCCL whose block_topk
+#          honours k;
+#   1.2.1: CCCL 3.6, the newest CCCL on PyPI (December 2026).
+# The tests serve them beside the toolkit's from one coopd (--cccl NAME=DIR).
+fetch_cccl_wheel_headers() {
+  local version=$1 what=$2
+  local dest
+  dest="$(cd "$(dirname "$0")/.." && pwd)/.deps/cuda-cccl-$version"
+  if [[ -e $dest/include/cub/block/block_topk.cuh ]]; then
+    echo "install-deps: $what headers present in $dest" >&2
+    return
+  fi
+  echo "install-deps: fetching the cuda-cccl==$version wheel's headers ($what) into $dest" >&2
+  local wheel_dir
   wheel_dir=$(mktemp -d)
   python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
-    --dest "$wheel_dir" "cuda-cccl==$CCCL35_WHEEL_VERSION"
-  python3 - "$wheel_dir" "$cccl35" <<'PY'
+    --dest "$wheel_dir" "cuda-cccl==$version"
+  python3 - "$wheel_dir" "$dest" <<'PY'
 import glob, os, shutil, sys, zipfile
 wheel = glob.glob(os.path.join(sys.argv[1], "cuda_cccl-*.whl"))[0]
 prefix = "cuda/cccl/headers/include/"
@@ -111,9 +120,9 @@ shutil.rmtree(sys.argv[2], ignore_errors=True)
 os.rename(tmp, sys.argv[2])
 PY
   rm -rf "$wheel_dir"
-else
-  echo "install-deps: CCCL 3.5 headers present in $cccl35" >&2
-fi
+}
+fetch_cccl_wheel_headers 1.1.1 "CCCL 3.5"
+fetch_cccl_wheel_headers 1.2.1 "CCCL 3.6"
 
 # cuobjdump and nvdisasm, which this CUDA 13.0 install lacks, from PyPI's nvidia-cuda-cuobjdump
 # and nvidia-cuda-nvdisasm: the SASS check's self-test (tests/integration/device/

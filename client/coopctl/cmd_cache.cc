@@ -261,6 +261,7 @@ int Stats(coop::Client& client, bool zero) {
     }
     j["worker_status"] = std::move(workers);
     j["toolchain"] = ToolchainJson(s->toolchain);
+    j["cccls"] = CcclsJson(s->cccls);
     Print(j);
   } else {
     std::cout << "requests:        " << s->requests << " (" << s->invalid_requests << " invalid)\n"
@@ -323,11 +324,14 @@ int Stats(coop::Client& client, bool zero) {
               << "links:           " << s->links << " (" << s->link_failures << " failed, "
               << s->link_hits << " cache hits); bundles " << s->bundles << "\n"
               << "toolchain:       NVRTC " << s->toolchain.nvrtc_version << ", CCCL "
-              << s->toolchain.cccl_version << "; bitcode: "
+              << s->toolchain.cccl_version
+              << (s->toolchain.cccl_name.empty() ? "" : " (" + s->toolchain.cccl_name + ")")
+              << "; bitcode: "
               << (s->toolchain.clang_version.empty() ? "unavailable (no clang)"
                                                      : s->toolchain.clang_version)
               << "\n"
               << "uptime:          " << s->uptime_s << " s\n";
+    PrintCcclsText(s->cccls);
   }
   return 0;
 }

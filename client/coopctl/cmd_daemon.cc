@@ -101,8 +101,8 @@ int Stop(coop::Client& client, bool wait) {
   return 0;
 }
 
-int CatalogCommand(coop::Client& client) {
-  auto c = client.GetCatalog();
+int CatalogCommand(coop::Client& client, const std::string& cccl) {
+  auto c = client.GetCatalog(cccl);
   if (!c) FailWith(c.error());
   if (g_json) {
     Json families = Json::array();
@@ -148,6 +148,8 @@ int CatalogCommand(coop::Client& client) {
     j["calling_conventions"] = c->calling_conventions;
     j["bitcode_archs"] = c->bitcode_archs;
     j["bitcode_unavailable"] = c->bitcode_unavailable;
+    j["cccls"] = CcclsJson(c->cccls);
+    j["cccl"] = c->cccl;
     Print(j);
     return 0;
   }
@@ -206,6 +208,11 @@ int CatalogCommand(coop::Client& client) {
                                          : join(c->bitcode_archs))
             << "\n"
             << "abi: " << join(c->calling_conventions) << "\n";
+  if (!c->cccls.empty()) {
+    std::cout << "families above: as CCCL " << (c->cccl.empty() ? "(default)" : c->cccl)
+              << " sees them (--cccl NAME|VERSION: another's)\n";
+    PrintCcclsText(c->cccls);
+  }
   return 0;
 }
 

@@ -68,6 +68,7 @@ Json SpecJson(const coop::Spec& s) {
   j["warp_time_slicing"] = s.exchange.warp_time_slicing;
   j["valid_items"] = s.top_k.valid_items;
   j["prefix_callback"] = s.prefix_callback.name;
+  j["cccl"] = s.cccl;
   return j;
 }
 
@@ -157,6 +158,7 @@ void PrintArtifactText(const coop::Artifact& a, const std::vector<std::string>& 
   }
   std::cout << "toolchain:    NVRTC " << a.toolchain.nvrtc_version << ", nvJitLink "
             << a.toolchain.nvjitlink_version << ", CCCL " << a.toolchain.cccl_version
+            << (a.toolchain.cccl_name.empty() ? "" : " (" + a.toolchain.cccl_name + ")")
             << ", headers " << a.toolchain.header_digest.substr(0, 16) << "\n";
   if (!a.toolchain.clang_version.empty()) {
     std::cout << "clang:        " << a.toolchain.clang_version << "\n";

@@ -97,7 +97,8 @@ int ProbeExitStatus(int coopctl_status, bool answered_not_serving);
 
 int Health(coop::Client& client, const std::string& service);
 int Stop(coop::Client& client, bool wait);
-int CatalogCommand(coop::Client& client);
+// `cccl`: whose catalogue (empty: coopd's default).
+int CatalogCommand(coop::Client& client, const std::string& cccl);
 
 // ---- cmd_warm.cc: warm ----------------------------------------------------------------------
 

@@ -13,7 +13,8 @@ constexpr CommandHelp kTable[] = {
      "             [--algorithm A] [--op OP] [--warp-threads N] [--with-aggregate]\n"
      "             [--warp-time-slicing] [--value-dtype T] [--radix-bits N] [--bins N]\n"
      "             [--decoded-items N] [--valid-items]\n"
-     "             [--abi c|numba] --arch sm_XX[a] [--format ltoir|bitcode|both]\n"
+     "             [--abi c|numba] --arch sm_XX[a] [--cccl NAME|VERSION]\n"
+     "             [--format ltoir|bitcode|both]\n"
      "             [--json] [--out DIR]\n"
      "             [--op-name NAME (--op-source FILE | --op-ltoir FILE) [--op-stateful]]\n"
      "             [--user-type SIZE[,ALIGN]]   (instead of --dtype: an opaque struct)\n"
@@ -25,6 +26,9 @@ constexpr CommandHelp kTable[] = {
      "      declarations), and <symbol>.op<N>.ltoir / .op<N>.bc per user operator (link them\n"
      "      too).\n"
      "      --op-name with --op-source/--op-ltoir: a user operator instead of --op.\n"
+     "      --cccl: the CCCL to compile against when coopd has several (`coopctl catalog`\n"
+     "      lists them): a name, or a version (3.5.0, or 3.5 when it names one); default:\n"
+     "      coopd's default. Every spec of a bundle or plan names the same one.\n"
      "      Several specs joined by \" + \" form a bundle: one LTO-IR, one round trip.\n",
      "compile (or fetch from the cache) one specialization, or a bundle of several",
      "  coopctl specialize block_reduce --method sum --dtype float32 --threads 256 --arch sm_90\n"
@@ -61,15 +65,17 @@ constexpr CommandHelp kTable[] = {
      "show a spec's cache key, its components, and why it misses the cache",
      "  coopctl explain block_reduce --method sum --dtype float32 --threads 256 --arch sm_90\n"},
     {"catalog",
-     "  catalog [--json]\n"
-     "      Every family, method, algorithm, dtype, operator and arch coopd accepts.\n",
-     "list every family, method, algorithm, dtype, operator and arch coopd accepts",
+     "  catalog [--cccl NAME|VERSION] [--json]\n"
+     "      Every family, method, algorithm, dtype, operator and arch coopd accepts, and\n"
+     "      every CCCL it compiles against (the default first). --cccl: the families'\n"
+     "      availability on that CCCL (default: coopd's default).\n",
+     "list every family, method, algorithm, dtype, operator, arch and CCCL coopd accepts",
      "  coopctl catalog\n"
-     "  coopctl catalog --json\n"},
+     "  coopctl catalog --cccl 3.5 --json\n"},
     {"stats",
      "  stats [--zero] [--json]\n"
-     "      Counters of the running coopd; --zero prints them, then zeroes them. Never starts\n"
-     "      coopd.\n",
+     "      Counters of the running coopd, and the CCCLs it compiles against; --zero prints\n"
+     "      them, then zeroes them. Never starts coopd.\n",
      "print the running coopd's counters",
      "  coopctl stats\n"
      "  coopctl stats --zero --json\n"},

@@ -138,6 +138,12 @@ int Main(int argc, char** argv) {
     subs["plan"]->add_flag("--json", g_json, "machine-readable output");
     subs["plan"]->prefix_command();  // the uses, from the first one on
     subs["catalog"]->add_flag("--json", g_json, "machine-readable output");
+    std::string catalog_cccl;
+    subs["catalog"]
+        ->add_option("--cccl", catalog_cccl,
+                     "the CCCL whose families' availability to describe (a name or "
+                     "a version; default: coopd's default)")
+        ->type_name("NAME|VERSION");
     bool zero = false;
     subs["stats"]->add_flag("--zero", zero, "zero the counters after printing them");
     subs["stats"]->add_flag("--json", g_json, "machine-readable output");
@@ -221,7 +227,7 @@ int Main(int argc, char** argv) {
     coop::Client client(options);
     if (command == "link") return Link(client, link, rest);
     if (command == "plan") return Plan(client, base_offset, reserves, sub->remaining());
-    if (command == "catalog") return CatalogCommand(client);
+    if (command == "catalog") return CatalogCommand(client, catalog_cccl);
     if (command == "stats") return Stats(client, zero);
     if (command == "ls") return Ls(client, ls_filter.filter, limit, manifest);
     if (command == "purge") return Purge(client, purge_filter.filter, all);

@@ -200,6 +200,7 @@ bool SpecToManifest(const coop::Spec& s, Json* out, std::string* why) {
   if (s.scan.with_aggregate) j["with_aggregate"] = true;
   if (s.exchange.warp_time_slicing) j["warp_time_slicing"] = true;
   if (s.top_k.valid_items) j["valid_items"] = true;
+  if (!s.cccl.empty()) j["cccl"] = s.cccl;
   if (!ValueDtype(s).empty()) j["value_dtype"] = ValueDtype(s);
   if (RadixBits(s) != 0) j["radix_bits"] = RadixBits(s);
   if (s.histogram.bins != 0) j["bins"] = s.histogram.bins;

@@ -2,7 +2,7 @@
 // YAML; format in docs/operators.md, example in deploy/warm-manifest.example.yaml).
 //
 //   {"coopctl_manifest": 1,
-//    "defaults": {"arch": "sm_90"},                        (optional: keys every spec lacks)
+//    "defaults": {"arch": "sm_90", "cccl": "3.5"},         (optional: keys every spec lacks)
 //    "specs": [
 //      {"family": "block_reduce", "dtype": "float32", "threads": 256},
 //      {"family": "block_scan", "method": "exclusive_sum", "dtype": "int32",

@@ -55,11 +55,38 @@ void WriteFile(const std::filesystem::path& path, std::string_view data) {
 }
 
 Json ToolchainJson(const coop::Toolchain& t) {
-  return {{"nvrtc", t.nvrtc_version},
-          {"nvjitlink", t.nvjitlink_version},
-          {"cccl", t.cccl_version},
-          {"header_digest", t.header_digest},
-          {"clang", t.clang_version}};
+  Json j = {{"nvrtc", t.nvrtc_version},
+            {"nvjitlink", t.nvjitlink_version},
+            {"cccl", t.cccl_version},
+            {"header_digest", t.header_digest},
+            {"clang", t.clang_version}};
+  j["cccl_name"] = t.cccl_name;  // the CCCL's name (CcclInfo::name); cccl is its version
+  return j;
+}
+
+Json CcclsJson(const std::vector<coop::CcclInfo>& cccls) {
+  Json out = Json::array();
+  for (const auto& c : cccls) {
+    out.push_back({{"name", c.name},
+                   {"version", c.version},
+                   {"include", c.include},
+                   {"digest", c.digest},
+                   {"is_default", c.is_default},
+                   {"origin", c.origin},
+                   {"unavailable", c.unavailable},
+                   {"probe", c.probe}});
+  }
+  return out;
+}
+
+void PrintCcclsText(const std::vector<coop::CcclInfo>& cccls) {
+  for (const auto& c : cccls) {
+    std::cout << "cccl:            " << c.name << " " << c.version
+              << (c.is_default ? " (default)" : "") << ", " << c.origin << ", " << c.include
+              << ", sha256 " << c.digest.substr(0, 16)
+              << (c.probe.empty() ? "" : ", probe " + c.probe) << "\n";
+    for (const auto& u : c.unavailable) std::cout << "  unavailable: " << OneLine(u) << "\n";
+  }
 }
 
 Json ChoiceJson(const coop::AlgorithmChoice& c) {

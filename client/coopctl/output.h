@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "coop/client.h"
 #include "coopctl/manifest.h"
@@ -35,6 +36,11 @@ void WriteFile(const std::filesystem::path& path, std::string_view data);
 // (specialize's artifacts, explain).
 Json ToolchainJson(const coop::Toolchain& t);
 Json ChoiceJson(const coop::AlgorithmChoice& c);
+
+// The CCCLs a daemon compiles against (catalog, stats): a JSON array of objects, and the text
+// lines, one a CCCL ("cccl:  NAME VERSION (default) ...") and one a family unavailable on it.
+Json CcclsJson(const std::vector<coop::CcclInfo>& cccls);
+void PrintCcclsText(const std::vector<coop::CcclInfo>& cccls);
 
 // "tcp 0.0.0.0:7070: TLS, client certificates, tokens" or "...: INSECURE (plaintext)".
 std::string ListenerText(const coop::Listener& l);

@@ -114,6 +114,11 @@ void AddSpecOptions(CLI::App* app, SpecArgs* a) {
   app->add_option("--abi", a->abi, "calling convention of the entries (default c)")
       ->check(OneOf({"c", "numba"}));
   app->add_option("--arch", a->arch, "target architecture, e.g. sm_90, sm_90a");
+  app->add_option("--cccl", a->cccl,
+                  "the CCCL to compile against: a name (toolkit, default, or one the daemon "
+                  "configured) or a version (3.5.0, 3.5); default: the daemon's default "
+                  "(coopctl catalog lists them)")
+      ->type_name("NAME|VERSION");
   app->add_option("--user-type", a->user_type, "an opaque struct instead of --dtype")
       ->type_name("SIZE[,ALIGN]");
   app->add_option("--op-name", a->op_name, "a user operator instead of --op: its name");
@@ -155,6 +160,7 @@ coop::Spec ToSpec(const SpecArgs& a, const std::filesystem::path& base) {
   spec.op = a.op;
   if (!a.warp_threads.empty()) spec.warp_threads = ParseUint("--warp-threads", a.warp_threads);
   spec.arch = a.arch;
+  spec.cccl = a.cccl;
   spec.scan.with_aggregate = a.with_aggregate;
   spec.exchange.warp_time_slicing = a.warp_time_slicing;
   spec.top_k.valid_items = a.valid_items;
@@ -257,7 +263,7 @@ std::string Describe(const coop::Spec& s) {
   std::string out = s.family;
   if (!s.method.empty()) out += " " + s.method;
   if (!s.dtype.empty()) out += " " + s.dtype;
-  return out + Shape(s) + " " + s.arch;
+  return out + Shape(s) + " " + s.arch + (s.cccl.empty() ? "" : " cccl " + s.cccl);
 }
 
 std::vector<std::vector<std::string>> SplitAtPlus(const std::vector<std::string>& args) {

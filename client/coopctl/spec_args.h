@@ -47,7 +47,8 @@ uint32_t ParseUint(const std::string& flag, const std::string& v);
 
 // Where one spec's flags land. A bundle has one per spec.
 struct SpecArgs {
-  std::string family, method, dtype, threads, algorithm, op, arch, abi, value_dtype, user_type;
+  std::string family, method, dtype, threads, algorithm, op, arch, abi, value_dtype, user_type,
+      cccl;
   std::string op_name, op_source, op_ltoir, prefix_name, prefix_source, prefix_ltoir;
   std::string items, warp_threads, radix_bits, bins, decoded_items;
   bool op_stateful = false, op_commutative = false, op_by_pointer = false, with_aggregate = false,
@@ -68,7 +69,8 @@ coop::Spec ToSpec(const SpecArgs& args, const std::filesystem::path& base = {});
 // catalogue's family_options): ToSpec holds them in radix_sort and this moves them.
 void RouteSortFlags(coop::Client& client, std::vector<coop::Spec>* specs);
 
-// One line naming a spec: "block_reduce sum float32 block 256x1x1 items 1 sm_90".
+// One line naming a spec: "block_reduce sum float32 block 256x1x1 items 1 sm_90" (and
+// " cccl NAME" when it names a CCCL).
 std::string Describe(const coop::Spec& s);
 std::string Shape(const coop::Spec& s);
 std::string ValueDtype(const coop::Spec& s);

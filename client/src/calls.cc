@@ -190,45 +190,15 @@ Result<VerifyReport> Client::Verify() {
 }
 
 Result<Catalog> Client::GetCatalog() {
+  return GetCatalog("");
+}
+
+Result<Catalog> Client::GetCatalog(const std::string& cccl) {
+  v1::CatalogRequest req;
+  req.set_cccl(cccl);
   v1::CatalogResponse resp;
-  if (auto e = impl_->Unary(&v1::Coop::Stub::Catalog, v1::CatalogRequest(), &resp)) return *e;
-  auto strings = [](const auto& field) {
-    return std::vector<std::string>(field.begin(), field.end());
-  };
-  Catalog out;
-  for (const auto& f : resp.families()) {
-    CatalogFamily family;
-    family.name = f.name();
-    family.description = f.description();
-    for (const auto& m : f.methods())
-      family.methods.push_back({m.name(), m.needs_op(), m.description(), m.op_kind()});
-    family.algorithms = strings(f.algorithms());
-    family.default_algorithm = f.default_algorithm();
-    family.warp = f.warp();
-    family.max_items_per_thread = f.max_items_per_thread();
-    family.scan_options = f.scan_options();
-    family.warp_multiple_algorithms = strings(f.warp_multiple_algorithms());
-    family.exchange_options = f.exchange_options();
-    family.family_options = f.family_options();
-    family.dtypes = strings(f.dtypes());
-    family.power_of_two_threads = f.power_of_two_threads();
-    family.available = f.available();
-    family.requires = f.requires();
-    family.auto_algorithms = strings(f.auto_algorithms());
-    family.auto_baseline = f.auto_baseline();
-    family.auto_measured_method = f.auto_measured_method();
-    out.families.push_back(std::move(family));
-  }
-  out.dtypes = strings(resp.dtypes());
-  out.builtin_ops = strings(resp.builtin_ops());
-  for (const auto& k : resp.op_kinds()) {
-    out.op_kinds.push_back({k.name(), k.signature(), strings(k.builtins())});
-  }
-  out.archs = strings(resp.archs());
-  out.calling_conventions = strings(resp.calling_conventions());
-  out.bitcode_archs = strings(resp.bitcode_archs());
-  out.bitcode_unavailable = resp.bitcode_unavailable();
-  return out;
+  if (auto e = impl_->Unary(&v1::Coop::Stub::Catalog, req, &resp)) return *e;
+  return FromProto(resp);
 }
 
 Result<VacuumReport> Client::Vacuum() {

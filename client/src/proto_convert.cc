@@ -120,6 +120,7 @@ v1::PrimitiveSpec ToProto(const Spec& s) {
     p.mutable_user_type()->set_size(s.user_type_size);
     p.mutable_user_type()->set_align(s.user_type_align);
   }
+  p.set_cccl(s.cccl);
   return p;
 }
 
@@ -151,12 +152,72 @@ Spec FromProto(const v1::PrimitiveSpec& p) {
   s.radix_rank.radix_bits = p.radix_rank().radix_bits();
   s.user_type_size = p.user_type().size();
   s.user_type_align = p.user_type().align();
+  s.cccl = p.cccl();
   return s;
 }
 
 Toolchain FromProto(const v1::Toolchain& t) {
-  return {t.nvrtc_version(), t.nvjitlink_version(), t.cccl_version(), t.header_digest(),
-          t.clang_version()};
+  Toolchain out;
+  out.nvrtc_version = t.nvrtc_version();
+  out.nvjitlink_version = t.nvjitlink_version();
+  out.cccl_version = t.cccl_version();
+  out.header_digest = t.header_digest();
+  out.clang_version = t.clang_version();
+  out.cccl_name = t.cccl_name();
+  return out;
+}
+
+CcclInfo FromProto(const v1::CcclInfo& c) {
+  return {c.name(),
+          c.version(),
+          c.include(),
+          c.digest(),
+          c.is_default(),
+          c.origin(),
+          std::vector<std::string>(c.unavailable().begin(), c.unavailable().end()),
+          c.probe()};
+}
+
+Catalog FromProto(const v1::CatalogResponse& resp) {
+  auto strings = [](const auto& field) {
+    return std::vector<std::string>(field.begin(), field.end());
+  };
+  Catalog out;
+  for (const auto& f : resp.families()) {
+    CatalogFamily family;
+    family.name = f.name();
+    family.description = f.description();
+    for (const auto& m : f.methods())
+      family.methods.push_back({m.name(), m.needs_op(), m.description(), m.op_kind()});
+    family.algorithms = strings(f.algorithms());
+    family.default_algorithm = f.default_algorithm();
+    family.warp = f.warp();
+    family.max_items_per_thread = f.max_items_per_thread();
+    family.scan_options = f.scan_options();
+    family.warp_multiple_algorithms = strings(f.warp_multiple_algorithms());
+    family.exchange_options = f.exchange_options();
+    family.family_options = f.family_options();
+    family.dtypes = strings(f.dtypes());
+    family.power_of_two_threads = f.power_of_two_threads();
+    family.available = f.available();
+    family.requires = f.requires();
+    family.auto_algorithms = strings(f.auto_algorithms());
+    family.auto_baseline = f.auto_baseline();
+    family.auto_measured_method = f.auto_measured_method();
+    out.families.push_back(std::move(family));
+  }
+  out.dtypes = strings(resp.dtypes());
+  out.builtin_ops = strings(resp.builtin_ops());
+  for (const auto& k : resp.op_kinds()) {
+    out.op_kinds.push_back({k.name(), k.signature(), strings(k.builtins())});
+  }
+  out.archs = strings(resp.archs());
+  out.calling_conventions = strings(resp.calling_conventions());
+  out.bitcode_archs = strings(resp.bitcode_archs());
+  out.bitcode_unavailable = resp.bitcode_unavailable();
+  for (const auto& c : resp.cccls()) out.cccls.push_back(FromProto(c));
+  out.cccl = resp.cccl();
+  return out;
 }
 
 Origin FromProto(v1::Origin o) {
@@ -272,6 +333,7 @@ Stats FromProto(const v1::Stats& resp) {
   out.memo_evictions = resp.memo_evictions();
   out.digest_only_replies = resp.digest_only_replies();
   out.bytes_omitted = resp.bytes_omitted();
+  for (const auto& c : resp.cccls()) out.cccls.push_back(FromProto(c));
   return out;
 }
 

@@ -21,6 +21,8 @@ v1::CacheFilter ToProto(const CacheFilter& f);
 Spec FromProto(const v1::PrimitiveSpec& p);
 AlgorithmChoice FromProto(const v1::AlgorithmChoice& c);
 Toolchain FromProto(const v1::Toolchain& t);
+CcclInfo FromProto(const v1::CcclInfo& c);
+Catalog FromProto(const v1::CatalogResponse& resp);
 Origin FromProto(v1::Origin o);
 Stats FromProto(const v1::Stats& resp);
 PlanRegion FromProto(const v1::PlanRegion& r);

@@ -4,11 +4,12 @@
 # usage: device/gpu_check/make_artifacts.sh OUT_DIR
 #   COOPD_BUILD=DIR    the coopd build to use (default ./build)
 #   COOPD_CASES=REGEX  only the cases whose name matches (bash =~)
-#   COOPD_CCCL33=DIR   CCCL 3.3 headers for the block_topk cases (a second coopd is started with
-#                      --cccl-include DIR); default .deps/nvidia-cuda-cccl-13.3.3.3.1/nvidia/cu13/
-#                      include/cccl (deploy/install-deps.sh); topk cases are skipped without it
-#   COOPD_CCCL35=DIR   CCCL 3.5 headers for the topk35 cases (a third coopd); default
-#                      .deps/cuda-cccl-1.1.1/include (deploy/install-deps.sh); skipped without it
+#   COOPD_CCCL33=DIR   CCCL 3.3 headers for the topk (3.3) cases; default
+#                      .deps/nvidia-cuda-cccl-13.3.3.3.1 (deploy/install-deps.sh)
+#   COOPD_CCCL35=DIR   CCCL 3.5 headers for the topk35 cases; default .deps/cuda-cccl-1.1.1
+#   COOPD_CCCL36=DIR   CCCL 3.6 headers for the topk36 cases; default .deps/cuda-cccl-1.2.1
+# One coopd serves every CCCL found (--cccl cccl33=DIR ...; the other cases use the toolkit's);
+# the cases of a CCCL that is not there are skipped, saying so.
 # Writes OUT_DIR/<case>.ltoir, OUT_DIR/<case>.h, OUT_DIR/<case>.json (coopctl's reply) and
 # OUT_DIR/<case>.op<N>.ltoir (a user operator's LTO-IR, the artifact's link_inputs, linked too),
 # OUT_DIR/user_op_symbols.txt (the user operators' symbols, for the SASS checks) and
@@ -22,24 +23,24 @@ build=${COOPD_BUILD:-build}
 out=$(realpath -m "$1")
 rm -rf "$out"
 mkdir -p "$out"
-cccl33=${COOPD_CCCL33:-.deps/nvidia-cuda-cccl-13.3.3.3.1/nvidia/cu13/include/cccl}
-cccl35=${COOPD_CCCL35:-.deps/cuda-cccl-1.1.1/include}
+declare -A cccl_dirs=([cccl33]=${COOPD_CCCL33:-.deps/nvidia-cuda-cccl-13.3.3.3.1}
+                      [cccl35]=${COOPD_CCCL35:-.deps/cuda-cccl-1.1.1}
+                      [cccl36]=${COOPD_CCCL36:-.deps/cuda-cccl-1.2.1})
+declare -A have_cccl=()
+cccl_args=()
+for name in cccl33 cccl35 cccl36; do
+  dir=${cccl_dirs[$name]}
+  if [[ -e $dir/include/cub/block/block_topk.cuh || -e $dir/cub/block/block_topk.cuh ||
+        -e $dir/nvidia/cu13/include/cccl/cub/block/block_topk.cuh ]]; then
+    cccl_args+=(--cccl "$name=$(realpath "$dir")")
+    have_cccl[$name]=1
+  fi
+done
 tmp=$(mktemp -d)
-pid2=
-pid3=
-trap 'kill $pid $pid2 $pid3 2>/dev/null; wait $pid $pid2 $pid3 2>/dev/null; rm -rf "$tmp"' EXIT
-"$build/server/coopd" --socket "$tmp/s" --cache-dir "$tmp/c" --log-level warn &
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+"$build/server/coopd" --socket "$tmp/s" --cache-dir "$tmp/c" --log-level warn \
+  --probe-cccl off "${cccl_args[@]}" &
 pid=$!
-if [[ -e $cccl33/cub/block/block_topk.cuh ]]; then
-  "$build/server/coopd" --socket "$tmp/s33" --cache-dir "$tmp/c33" --log-level warn \
-    --cccl-include "$(realpath "$cccl33")" &
-  pid2=$!
-fi
-if [[ -e $cccl35/cub/block/block_topk.cuh ]]; then
-  "$build/server/coopd" --socket "$tmp/s35" --cache-dir "$tmp/c35" --log-level warn \
-    --cccl-include "$(realpath "$cccl35")" &
-  pid3=$!
-fi
 for _ in $(seq 200); do "$build/client/coopctl" --socket "$tmp/s" stats >/dev/null 2>&1 && break; sleep 0.1; done
 : >"$out/manifest.txt"
 : >"$out/user_op_symbols.txt"
@@ -147,27 +148,37 @@ spec op_lto_scan block_scan --method inclusive_scan --dtype int32 --threads 128 
   --op-name clamp_add_lto --op-ltoir "$tmp/clamp_add_lto.ltoir" "${A[@]}"
 spec op_stateful_reduce block_reduce --method reduce --dtype int32 --threads 128 --items 2 \
   --op-name limit_add --op-source "$ops/limit_add.cu" --op-stateful "${A[@]}"
-if [[ -n $pid2 ]]; then  # block_topk: the coopd on CCCL 3.3 headers
-  for _ in $(seq 200); do "$build/client/coopctl" --socket "$tmp/s33" stats >/dev/null 2>&1 && break; sleep 0.1; done
-  socket=$tmp/s33
-  spec topk_max_i32 block_topk --method max_keys --dtype int32 --threads 128 --items 4 "${A[@]}"
-  spec topk_min_pairs_f32 block_topk --method min_pairs --dtype float32 --value-dtype uint32 --threads 64 --items 8 "${A[@]}"
-  socket=$tmp/s
+# block_topk on CCCL 3.3 (a sort of the tile), 3.5 (a radix selection that honours k; partial
+# tiles) and 3.6 (the same on whole keys), each spec naming its CCCL (coopctl --cccl).
+if [[ -n ${have_cccl[cccl33]:-} ]]; then
+  C=(--cccl cccl33 "${A[@]}")
+  spec topk_max_i32 block_topk --method max_keys --dtype int32 --threads 128 --items 4 "${C[@]}"
+  spec topk_min_pairs_f32 block_topk --method min_pairs --dtype float32 --value-dtype uint32 --threads 64 --items 8 "${C[@]}"
+  spec topk33_k8_max_f32 block_topk --method max_keys --dtype float32 --threads 128 --items 8 "${C[@]}"
 else
-  echo "make_artifacts: skipping block_topk: no CCCL 3.3 headers in $cccl33 (deploy/install-deps.sh)" >&2
+  echo "make_artifacts: skipping block_topk on CCCL 3.3: no headers in ${cccl_dirs[cccl33]} (deploy/install-deps.sh)" >&2
 fi
-if [[ -n $pid3 ]]; then  # block_topk on CCCL 3.5: a radix selection that honours k
-  for _ in $(seq 200); do "$build/client/coopctl" --socket "$tmp/s35" stats >/dev/null 2>&1 && break; sleep 0.1; done
-  socket=$tmp/s35
-  spec topk35_max_i32 block_topk --method max_keys --dtype int32 --threads 128 --items 4 "${A[@]}"
-  spec topk35_min_pairs_f32 block_topk --method min_pairs --dtype float32 --value-dtype uint32 --threads 64 --items 8 "${A[@]}"
-  spec topk35_max_pairs_f32 block_topk --method max_pairs --dtype float32 --value-dtype uint32 --threads 256 --items 8 "${A[@]}"
-  spec topk35_partial_min_i32 block_topk --method min_keys --dtype int32 --threads 128 --items 4 --valid-items "${A[@]}"
-  spec topk35_partial_max_pairs_f32 block_topk --method max_pairs --dtype float32 --value-dtype uint32 --threads 64 --items 8 --valid-items "${A[@]}"
-  socket=$tmp/s
+if [[ -n ${have_cccl[cccl35]:-} ]]; then
+  C=(--cccl cccl35 "${A[@]}")
+  spec topk35_max_i32 block_topk --method max_keys --dtype int32 --threads 128 --items 4 "${C[@]}"
+  spec topk35_min_pairs_f32 block_topk --method min_pairs --dtype float32 --value-dtype uint32 --threads 64 --items 8 "${C[@]}"
+  spec topk35_max_pairs_f32 block_topk --method max_pairs --dtype float32 --value-dtype uint32 --threads 256 --items 8 "${C[@]}"
+  spec topk35_partial_min_i32 block_topk --method min_keys --dtype int32 --threads 128 --items 4 --valid-items "${C[@]}"
+  spec topk35_partial_max_pairs_f32 block_topk --method max_pairs --dtype float32 --value-dtype uint32 --threads 64 --items 8 --valid-items "${C[@]}"
+  spec topk35_k8_max_f32 block_topk --method max_keys --dtype float32 --threads 128 --items 8 "${C[@]}"
+  spec topk35_k8_partial_max_f32 block_topk --method max_keys --dtype float32 --threads 128 --items 8 --valid-items "${C[@]}"
 else
-  echo "make_artifacts: skipping block_topk on CCCL 3.5: no headers in $cccl35 (deploy/install-deps.sh)" >&2
+  echo "make_artifacts: skipping block_topk on CCCL 3.5: no headers in ${cccl_dirs[cccl35]} (deploy/install-deps.sh)" >&2
 fi
+if [[ -n ${have_cccl[cccl36]:-} ]]; then
+  C=(--cccl cccl36 "${A[@]}")
+  spec topk36_k8_max_f32 block_topk --method max_keys --dtype float32 --threads 128 --items 8 "${C[@]}"
+  spec topk36_k8_partial_max_f32 block_topk --method max_keys --dtype float32 --threads 128 --items 8 --valid-items "${C[@]}"
+else
+  echo "make_artifacts: skipping block_topk on CCCL 3.6: no headers in ${cccl_dirs[cccl36]} (deploy/install-deps.sh)" >&2
+fi
+# The baseline the k = 8 cases are timed against: a full sort of the same 128 x 8 tiles.
+spec topk_sort_desc_f32 block_radix_sort --method sort_descending --dtype float32 --threads 128 --items 8 "${A[@]}"
 
 # ---- catalogue entries covered since: run-length decode, radix rank, warp load/store/exchange,
 # partial and segmented reductions, prefix-callback scans (running total and user callback),

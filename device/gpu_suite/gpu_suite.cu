@@ -1185,11 +1185,18 @@ void TimeTopK(const std::string& art, CUmodule m, unsigned grid, Dim block,
   topk_ms[art] = ms[ms.size() / 2];
 }
 
-// The same top-k spec on CCCL 3.5 (a radix selection honouring k) and on CCCL 3.3 (a full radix
-// sort of the tile), timed in this run: "RESULT topk <3.5 case> <ms> <3.3 case> <ms> <ratio>".
+// Top-k timed against a full sort of the same tiles, in this run: the same top-k spec on CCCL
+// 3.5 (a radix selection honouring k) and on CCCL 3.3 (whose block_topk sorts the tile), and k = 8
+// of 128 x 8 float32 tiles on CCCL 3.3, 3.5 and 3.6 against block_radix_sort's descending sort
+// of those tiles: "RESULT topk <case> <ms> <baseline> <ms> <ratio>".
 void PrintTopKTimings() {
   for (auto [fast, slow] : {std::pair<const char*, const char*>{"topk35_max_i32", "topk_max_i32"},
-                            {"topk35_min_pairs_f32", "topk_min_pairs_f32"}}) {
+                            {"topk35_min_pairs_f32", "topk_min_pairs_f32"},
+                            {"topk33_k8_max_f32", "topk_sort_desc_f32"},
+                            {"topk35_k8_max_f32", "topk_sort_desc_f32"},
+                            {"topk35_k8_partial_max_f32", "topk_sort_desc_f32"},
+                            {"topk36_k8_max_f32", "topk_sort_desc_f32"},
+                            {"topk36_k8_partial_max_f32", "topk_sort_desc_f32"}}) {
     if (!topk_ms.count(fast) || !topk_ms.count(slow)) continue;
     std::printf("RESULT topk %s %.4f %s %.4f %.3f\n", fast, topk_ms[fast], slow, topk_ms[slow],
                 topk_ms[fast] / topk_ms[slow]);
@@ -1203,15 +1210,19 @@ void PrintTopKTimings() {
 // With pairs, each of those values must be the index of an input item with that key, all
 // distinct. Items past k are not checked. `partial` (top_k.valid_items, CCCL 3.5): each block
 // passes a random num_valid in [1, tile] and k in [1, num_valid]; only the tile's first
-// num_valid items are candidates.
+// num_valid items are candidates. `fixed_k` > 0: every block's k is that (and num_valid at least
+// it). `sort`: the artifact is block_radix_sort's sort (min) or sort_descending (max) of the
+// keys, the baseline a top-k is timed against; its first k are checked the same way.
 template <class K, class V>
 void CheckTopK(const std::string& art, Dim block, int items, bool max, bool pairs,
-               bool selection = false, bool partial = false) {
-  if (!Have(art)) return Skip(art, "artifact missing (needs coopd on CCCL 3.3 or 3.5 headers)");
-  const std::string body = PairsKernel(
-      CName<V>(), items, ", const int* ks, const int* nvs",
-      std::string("@S0@(t0, k, ") + (pairs ? "v, " : "") + "ks[blockIdx.x], " +
-          (partial ? "nvs[blockIdx.x], " : "") + "0, " + std::to_string(8 * sizeof(K)) + ");");
+               bool selection = false, bool partial = false, int fixed_k = 0, bool sort = false) {
+  if (!Have(art)) return Skip(art, "artifact missing (needs coopd with CCCL 3.3 or newer)");
+  const std::string bits = "0, " + std::to_string(8 * sizeof(K)) + ");";
+  const std::string body =
+      PairsKernel(CName<V>(), items, ", const int* ks, const int* nvs",
+                  sort ? "@S0@(t0, k, " + bits
+                       : std::string("@S0@(t0, k, ") + (pairs ? "v, " : "") + "ks[blockIdx.x], " +
+                             (partial ? "nvs[blockIdx.x], " : "") + bits);
   CUmodule m = Build(art, body, CName<K>());
   if (!m) return;
   const unsigned blocks = Blocks();
@@ -1219,9 +1230,11 @@ void CheckTopK(const std::string& art, Dim block, int items, bool max, bool pair
   std::vector<K> keys;
   std::vector<V> vals;
   RandomPairs(blocks * tile, tile, &keys, &vals);
-  auto nvs = partial ? Random<int>(blocks, 1, double(tile)) : std::vector<int>(blocks, int(tile));
-  std::vector<int> ks(blocks);
-  for (unsigned b = 0; b < blocks; ++b) ks[b] = Random<int>(1, 1, double(nvs[b]))[0];
+  auto nvs = partial ? Random<int>(blocks, std::max(1, fixed_k), double(tile))
+                     : std::vector<int>(blocks, int(tile));
+  std::vector<int> ks(blocks, fixed_k);
+  for (unsigned b = 0; b < blocks && fixed_k == 0; ++b)
+    ks[b] = Random<int>(1, 1, double(nvs[b]))[0];
   Buf<K> dk(keys), dko(keys.size());
   Buf<V> dv(vals), dvo(vals.size());
   Buf<int> dks(ks), dnvs(nvs);
@@ -1715,6 +1728,15 @@ void RunChecks() {
   CheckTopK<float, uint32_t>("topk35_max_pairs_f32", {256}, 8, true, true, true);
   CheckTopK<int32_t, int32_t>("topk35_partial_min_i32", {128}, 4, false, false, true, true);
   CheckTopK<float, uint32_t>("topk35_partial_max_pairs_f32", {64}, 8, true, true, true, true);
+  // k = 8 of 128 x 8 float32 tiles, full and partial, on CCCL 3.3, 3.5 and 3.6 (one coopd serving
+  // all three), and block_radix_sort's descending sort of the same tiles (toolkit CCCL) as the
+  // baseline they are timed against.
+  CheckTopK<float, uint32_t>("topk_sort_desc_f32", {128}, 8, true, false, false, false, 8, true);
+  CheckTopK<float, uint32_t>("topk33_k8_max_f32", {128}, 8, true, false, false, false, 8);
+  CheckTopK<float, uint32_t>("topk35_k8_max_f32", {128}, 8, true, false, true, false, 8);
+  CheckTopK<float, uint32_t>("topk35_k8_partial_max_f32", {128}, 8, true, false, true, true, 8);
+  CheckTopK<float, uint32_t>("topk36_k8_max_f32", {128}, 8, true, false, true, false, 8);
+  CheckTopK<float, uint32_t>("topk36_k8_partial_max_f32", {128}, 8, true, false, true, true, 8);
   PrintTopKTimings();
   // run-length decode, radix rank, warp load/store/exchange, partial and segmented
   // reductions, prefix-callback scans, user types

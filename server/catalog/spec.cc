@@ -167,9 +167,10 @@ absl::StatusOr<PrimitiveSpec> Canonicalize(const PrimitiveSpec& in, const Target
   if (!FamilyAvailable(*fam, target)) {
     return absl::FailedPreconditionError(StrCat(
         ctx, ": needs CCCL ", fam->min_cccl, " or newer (", fam->requires_header,
-        "); this coopd compiles against CCCL ", target.cccl_version, " at ", target.cccl_include,
-        ". Start coopd with --cccl-include pointing at newer headers, e.g. those of "
-        "`pip install nvidia-cuda-cccl==13.3.3.3.1` (site-packages/nvidia/cu13/include/cccl)"));
+        "); the spec compiles against CCCL ", target.cccl_version, " at ", target.cccl_include,
+        ". Name a newer CCCL in cccl (coopctl catalog lists this coopd's), or serve one with "
+        "coopd --cccl NAME=DIR, e.g. the headers of `pip install nvidia-cuda-cccl==13.3.3.3.1` "
+        "(DIR: its site-packages)"));
   }
   PrimitiveSpec out;
   out.set_family(std::string(fam->name));

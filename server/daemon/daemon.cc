@@ -35,13 +35,13 @@ absl::Status RunDaemon(const DaemonConfig& config) {
 
   // The engine: the toolchain, the private directories, the cache tiers and the workers.
   ActivateTuningTables(config);
-  auto toolchain = ProbeDaemonToolchain(config);
-  if (!toolchain.ok()) return toolchain.status();
+  auto toolchains = ProbeDaemonToolchains(config);
+  if (!toolchains.ok()) return toolchains.status();
   CompileDirs dirs;
-  if (absl::Status s = MakeCompileDirs(*toolchain, &dirs); !s.ok()) return s;
+  if (absl::Status s = MakeCompileDirs(toolchains->front(), &dirs); !s.ok()) return s;
   CacheTiers tiers;
   if (absl::Status s = OpenCacheTiers(config, &tiers); !s.ok()) return s;
-  auto pool_options = WorkerPoolSettings(config, *toolchain, dirs);
+  auto pool_options = WorkerPoolSettings(config, *toolchains, dirs);
   if (!pool_options.ok()) return pool_options.status();
   WorkerPool pool(*pool_options);
   if (absl::Status s = StartWorkers(config, &pool); !s.ok()) return s;
@@ -49,7 +49,7 @@ absl::Status RunDaemon(const DaemonConfig& config) {
   // The service, and the gRPC service in front of it.
   std::vector<std::string> history;
   const ServiceOptions options = ServiceSettings(config, tiers, dirs, &history);
-  Service service(std::move(*toolchain), std::move(tiers.cache), tiers.disk_tier, &pool, options);
+  Service service(std::move(*toolchains), std::move(tiers.cache), tiers.disk_tier, &pool, options);
   Executor executor(config.executor_threads);
   Executor maintenance(2);  // purge, verify, vacuum: never on the request threads
   CoopService grpc_service(&service, &executor, &maintenance, config.rpc_limits, &access);

@@ -23,8 +23,14 @@ namespace coopd {
 struct DaemonConfig {
   std::string socket_path;   // server.socket
   std::string cache_dir;     // cache.dir
-  std::string cccl_include;  // toolchain.cccl_include
-  std::string clang;         // toolchain.clang: the bitcode backend, a path or a name on PATH
+  std::string cccl_include;  // toolchain.cccl_include: the default CCCL
+  // toolchain.cccl (--cccl NAME=DIR, [[cccl]] tables): further CCCLs a spec may name, and where
+  // they were configured ("--cccl", "COOPD_CCCL", "FILE:LINE").
+  std::vector<CcclSource> cccls;
+  // compile.probe_cccl: which CCCLs to probe by compiling every family on them at start-up, in
+  // the background: "auto" (those of --cccl and [[cccl]]), "all", or "off".
+  std::string probe_cccl;
+  std::string clang;  // toolchain.clang: the bitcode backend, a path or a name on PATH
   // catalog.tuning_table: a tuning table (docs/tuning.md) replacing the embedded one of its
   // arch; empty: the embedded tables. `tuning_tables` is what ParseDaemonArgs loaded (so a bad
   // file stops coopd before it serves, and --print-config shows the tables).
@@ -120,11 +126,13 @@ absl::Status RunDaemon(const DaemonConfig& config);
 
 class ClangWorkspace;
 
-// The confinement coopd gives its compile workers (engine/sandbox.h): read the header roots,
+// The confinement coopd gives its compile workers (engine/sandbox.h): read the header roots
+// (every CCCL's of `toolchains`; the rest is the same in each),
 // the toolchain and the shared libraries, write `clang_workspace` (when not null), execute
 // clang. Each worker adds its own temporary directory. Logs what it decided; with `mode`
 // require, FAILED_PRECONDITION on a kernel without Landlock. `coopd sandbox-exec` uses it too.
-absl::StatusOr<SandboxPolicy> WorkerSandbox(SandboxMode mode, const Toolchain& tc,
+absl::StatusOr<SandboxPolicy> WorkerSandbox(SandboxMode mode,
+                                            const std::vector<Toolchain>& toolchains,
                                             const ClangWorkspace* clang_workspace);
 
 }  // namespace coopd

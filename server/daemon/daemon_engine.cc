@@ -16,9 +16,11 @@
 
 namespace coopd {
 
-absl::StatusOr<SandboxPolicy> WorkerSandbox(SandboxMode mode, const Toolchain& tc,
+absl::StatusOr<SandboxPolicy> WorkerSandbox(SandboxMode mode,
+                                            const std::vector<Toolchain>& toolchains,
                                             const ClangWorkspace* clang_workspace) {
   namespace fs = std::filesystem;
+  const Toolchain& tc = toolchains.front();
   SandboxPolicy policy;
   policy.mode = mode;
   if (mode == SandboxMode::kOff) {
@@ -41,7 +43,7 @@ absl::StatusOr<SandboxPolicy> WorkerSandbox(SandboxMode mode, const Toolchain& t
     if (r != p) list->push_back(p);
   };
   // The headers a compile may include.
-  add(&policy.read, tc.cccl_include);
+  for (const Toolchain& t : toolchains) add(&policy.read, t.cccl_include);
   add(&policy.read, tc.cuda_include);
   // The CUDA toolkit (NVRTC's builtins library, clang's --cuda-path), and where libnvrtc lives.
   add(&policy.read, fs::path(tc.cuda_include).parent_path().string());
@@ -98,9 +100,10 @@ void ActivateTuningTables(const DaemonConfig& config) {
   }
 }
 
-absl::StatusOr<Toolchain> ProbeDaemonToolchain(const DaemonConfig& config) {
+absl::StatusOr<std::vector<Toolchain>> ProbeDaemonToolchains(const DaemonConfig& config) {
   ToolchainOptions tc_options;
   tc_options.cccl_include = config.cccl_include;
+  tc_options.extra_cccls = config.cccls;
   tc_options.clang = config.clang;
   {
     std::error_code ec;
@@ -111,17 +114,27 @@ absl::StatusOr<Toolchain> ProbeDaemonToolchain(const DaemonConfig& config) {
     if (!ec) tc_options.manifest_path = config.cache_dir + "/headers.manifest";
   }
   const auto probe_start = std::chrono::steady_clock::now();
-  auto toolchain = ProbeToolchain(tc_options);
-  if (!toolchain.ok()) return toolchain.status();
+  std::string note;
+  auto toolchains = ProbeToolchains(tc_options, &note);
+  if (!toolchains.ok()) return toolchains.status();
+  if (!note.empty()) spdlog::warn("{}", note);
+  const Toolchain& first = toolchains->front();
+  size_t hashed = 0, total = 0;
+  for (const Toolchain& t : *toolchains) {
+    hashed += t.headers_hashed;
+    total += t.headers_total;
+  }
   spdlog::info(
-      "toolchain: NVRTC {}, nvJitLink {}, CCCL {} at {}, header digest {} ({} of {} header files "
-      "hashed, {:.0f} ms)",
-      toolchain->NvrtcVersion(), toolchain->NvJitLinkVersion(), toolchain->cccl_version,
-      toolchain->cccl_include, toolchain->header_digest.substr(0, 16), toolchain->headers_hashed,
-      toolchain->headers_total,
+      "toolchain: NVRTC {}, nvJitLink {} ({} of {} header files hashed, {:.0f} ms)",
+      first.NvrtcVersion(), first.NvJitLinkVersion(), hashed, total,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - probe_start)
           .count());
-  return toolchain;
+  for (const Toolchain& t : *toolchains) {
+    spdlog::info("CCCL {} \"{}\" at {} ({}{}), header digest {}", t.cccl_version, t.cccl_name,
+                 t.cccl_include, t.cccl_origin, &t == &first ? "; the default" : "",
+                 t.header_digest.substr(0, 16));
+  }
+  return toolchains;
 }
 
 absl::Status MakeCompileDirs(const Toolchain& toolchain, CompileDirs* dirs) {
@@ -183,9 +196,9 @@ absl::Status OpenCacheTiers(const DaemonConfig& config, CacheTiers* tiers) {
 }
 
 absl::StatusOr<WorkerPoolOptions> WorkerPoolSettings(const DaemonConfig& config,
-                                                     const Toolchain& toolchain,
+                                                     const std::vector<Toolchain>& toolchains,
                                                      const CompileDirs& dirs) {
-  auto sandbox = WorkerSandbox(config.sandbox, toolchain, dirs.clang_workspace.get());
+  auto sandbox = WorkerSandbox(config.sandbox, toolchains, dirs.clang_workspace.get());
   if (!sandbox.ok()) return sandbox.status();
   WorkerPoolOptions pool_options;
   pool_options.sandbox = std::move(*sandbox);

@@ -110,7 +110,7 @@ void ActivateTuningTables(const DaemonConfig& config);
 
 // Makes the cache directory (private when coopd creates it), then probes and logs the toolchain
 // (its header manifest lives in the cache directory).
-absl::StatusOr<Toolchain> ProbeDaemonToolchain(const DaemonConfig& config);
+absl::StatusOr<std::vector<Toolchain>> ProbeDaemonToolchains(const DaemonConfig& config);
 
 // Everything coopd writes to temporary storage goes into one private directory of its own
 // (engine/private_dir.h): the clang workspace and each worker's directory.
@@ -137,7 +137,7 @@ absl::Status OpenCacheTiers(const DaemonConfig& config, CacheTiers* tiers);
 
 // The compile workers' options, their sandbox included (WorkerSandbox, which logs it).
 absl::StatusOr<WorkerPoolOptions> WorkerPoolSettings(const DaemonConfig& config,
-                                                     const Toolchain& toolchain,
+                                                     const std::vector<Toolchain>& toolchains,
                                                      const CompileDirs& dirs);
 
 // Starts the workers and logs how many.

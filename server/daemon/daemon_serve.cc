@@ -101,6 +101,26 @@ void StartPrewarm(const DaemonConfig& config, std::vector<std::string> history, 
       service->Prewarm({arch});
     }
   }
+  // The probe of the CCCLs, for the first arch pre-warmed, else sm_90 where NVRTC has it.
+  std::vector<size_t> probe;
+  const auto& toolchains = service->toolchains();
+  for (size_t i = 0; i < toolchains.size() && config.probe_cccl != "off"; ++i) {
+    const std::string& origin = toolchains[i].cccl_origin;
+    if (config.probe_cccl == "all" || (origin != "CUDA toolkit" && origin != "--cccl-include")) {
+      probe.push_back(i);
+    }
+  }
+  if (probe.empty()) return;
+  const std::vector<std::string> archs = ArchNames(service->toolchain().supported_archs);
+  std::string arch =
+      std::find(archs.begin(), archs.end(), "sm_90") != archs.end() ? "sm_90" : archs.back();
+  for (const auto& a : prewarm) {
+    if (std::find(archs.begin(), archs.end(), a) != archs.end()) {
+      arch = a;
+      break;
+    }
+  }
+  service->ProbeCccls(probe, arch);
 }
 
 void IdleWatch::Start(const DaemonConfig& config, WorkerPool* pool,

@@ -152,13 +152,14 @@ int RunSandboxExec(int argc, char** argv) {
   // The toolchain the daemon would find, for the same policy.
   ToolchainOptions tc_options;
   tc_options.cccl_include = config.cccl_include;
+  tc_options.extra_cccls = config.cccls;
   tc_options.clang = config.clang;
   if (std::error_code ec; fs::is_directory(config.cache_dir, ec)) {
     tc_options.manifest_path = config.cache_dir + "/headers.manifest";
   }
-  auto toolchain = ProbeToolchain(tc_options);
-  if (!toolchain.ok()) return ExecFail(std::string(toolchain.status().message()));
-  auto policy = WorkerSandbox(config.sandbox, *toolchain, nullptr);
+  auto toolchains = ProbeToolchains(tc_options);
+  if (!toolchains.ok()) return ExecFail(std::string(toolchains.status().message()));
+  auto policy = WorkerSandbox(config.sandbox, *toolchains, nullptr);
   if (!policy.ok()) return ExecFail(std::string(policy.status().message()));
   if (config.sandbox != SandboxMode::kOff) {
     // PROG is executed as clang is: itself and its program interpreter.

@@ -115,6 +115,47 @@ std::string NodeTypeName(const toml::node& n) {
   }
 }
 
+// [[cccl]] tables (name, include), the file's form of toolchain.cccl: each becomes an item
+// "NAME=DIR" of that setting's value, after any of [toolchain] cccl's.
+absl::Status ReadCcclTables(const std::string& path, int line, const toml::node& node,
+                            std::map<std::string, FileValue>* out) {
+  const toml::array* tables = node.as_array();
+  if (tables == nullptr || !tables->is_array_of_tables()) {
+    return absl::InvalidArgumentError(
+        StrCat(path, ":", line,
+               ": cccl must be [[cccl]] tables, each with name = \"NAME\" and include = "
+               "\"DIR\", got ",
+               NodeTypeName(node)));
+  }
+  FileValue& value = (*out)["toolchain.cccl"];
+  if (value.where.empty()) value.where = StrCat(path, ":", line, ": [[cccl]]");
+  for (const auto& item : *tables) {
+    const toml::table& t = *item.as_table();
+    const int at = static_cast<int>(t.source().begin.line);
+    std::string fields[2];
+    const char* const names[2] = {"name", "include"};
+    for (const auto& [k, v] : t) {
+      const std::string key(k.str());
+      const int i = key == "name" ? 0 : key == "include" ? 1 : -1;
+      if (i < 0 || !v.is_string()) {
+        return absl::InvalidArgumentError(
+            StrCat(path, ":", static_cast<int>(k.source().begin.line), ": [[cccl]]: ",
+                   i < 0 ? StrCat("unknown key ", QuoteValue(key), "; its keys are name, include")
+                         : StrCat(key, " must be a string, got ", NodeTypeName(v))));
+      }
+      fields[i] = *v.value<std::string>();
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fields[i].empty()) {
+        return absl::InvalidArgumentError(
+            StrCat(path, ":", at, ": [[cccl]]: ", names[i], " is required and not empty"));
+      }
+    }
+    value.values.push_back(fields[0] + "=" + fields[1]);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ReadConfigFile(const std::string& path, std::map<std::string, FileValue>* out) {
@@ -164,6 +205,12 @@ absl::Status ReadConfigFile(const std::string& path, std::map<std::string, FileV
   for (const auto& [section_key, section_node] : parsed.table()) {
     const std::string section(section_key.str());
     const int section_line = static_cast<int>(section_key.source().begin.line);
+    if (section == "cccl") {
+      if (absl::Status s = ReadCcclTables(path, section_line, section_node, out); !s.ok()) {
+        return s;
+      }
+      continue;
+    }
     const toml::table* keys = section_node.as_table();
     if (section_keys.count(section) == 0) {
       return unknown(section, section_line, keys == nullptr ? "" : section);
@@ -221,6 +268,10 @@ absl::Status ReadConfigFile(const std::string& path, std::map<std::string, FileV
           }
           break;
         }
+      }
+      if (auto seen = out->find(key); seen != out->end()) {  // [[cccl]] came first
+        value.values.insert(value.values.end(), seen->second.values.begin(),
+                            seen->second.values.end());
       }
       (*out)[key] = std::move(value);
     }

@@ -327,6 +327,34 @@ std::vector<SettingSpec> MakeTable() {
                .default_help = "$CUDA_HOME/include/cccl or /usr/local/cuda/include/cccl",
                .help = "CCCL headers root",
                .codec = Text(&DaemonConfig::cccl_include)});
+  t.push_back(
+      {.key = "toolchain.cccl",
+       .env = "COOPD_CCCL",
+       .flag = "--cccl",
+       .arg = "NAME=DIR",
+       .help = "a further CCCL that requests may name (PrimitiveSpec.cccl, coopctl --cccl): "
+               "DIR is its include root or a site-packages directory holding nvidia-cuda-cccl or "
+               "cuda-cccl; repeatable; in the config file also [[cccl]] tables (name, include). "
+               "The CUDA toolkit's CCCL is always served, as \"toolkit\"",
+       .codec = {
+           SettingType::kList,
+           [](const std::vector<std::string>& v, const std::string& source, DaemonConfig* c) {
+             c->cccls.clear();
+             for (const auto& item : v) {
+               if (item.empty()) continue;
+               const size_t eq = item.find('=');
+               if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+                 return Bad(source, "NAME=DIR (e.g. cccl35=/opt/cccl-3.5/include)", item);
+               }
+               c->cccls.push_back({item.substr(0, eq), item.substr(eq + 1), std::string(source)});
+             }
+             return absl::OkStatus();
+           },
+           [](const DaemonConfig& c) {
+             std::vector<std::string> items;
+             for (const auto& s : c.cccls) items.push_back(s.name + "=" + s.path);
+             return TomlList(items);
+           }}});
   t.push_back({.key = "toolchain.clang",
                .env = "COOPD_CLANG",
                .flag = "--clang",
@@ -401,6 +429,15 @@ std::vector<SettingSpec> MakeTable() {
                                      : c.sandbox == SandboxMode::kRequire ? "require"
                                                                           : "auto");
                  }}});
+  t.push_back({.key = "compile.probe_cccl",
+               .env = "COOPD_PROBE_CCCL",
+               .flag = "--probe-cccl",
+               .arg = "WHICH",
+               .default_value = {"auto"},
+               .help = "compile every family on these CCCLs in the background at start-up, and "
+                       "refuse the families that fail there: auto (those of --cccl and "
+                       "[[cccl]]), all (the default and the toolkit's too), off",
+               .codec = OneOf(&DaemonConfig::probe_cccl, {"auto", "all", "off"})});
   t.push_back(
       {.key = "compile.prewarm",
        .env = "COOPD_PREWARM",

@@ -520,7 +520,9 @@ grpc::ServerUnaryReactor* CoopService::Catalog(grpc::CallbackServerContext* cont
   using Resp = coop::v1::CatalogResponse;
   return Decode<Req, Resp>(context, in, out, {Role::kRead, "Catalog", /*limited=*/false},
                            [this](Call<Req, Resp>* call) {
-                             call->response_message = service_->Catalog();
+                             auto catalog = service_->Catalog(call->request.cccl());
+                             if (!catalog.ok()) return call->Send(ToGrpcStatus(catalog.status()));
+                             call->response_message = std::move(*catalog);
                              call->Send(grpc::Status::OK);
                            });
 }

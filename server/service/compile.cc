@@ -29,6 +29,7 @@ void FillToolchain(const Toolchain& tc, coop::v1::Toolchain* out) {
   out->set_nvrtc_version(tc.NvrtcVersion());
   out->set_nvjitlink_version(tc.NvJitLinkVersion());
   out->set_cccl_version(tc.cccl_version);
+  out->set_cccl_name(tc.cccl_name);
   out->set_header_digest(tc.header_digest);
 }
 
@@ -116,7 +117,7 @@ void Service::StartOperatorCompile(const PendingOperator& op, const std::string&
         Artifact artifact;
         artifact.set_key(key);
         artifact.set_arch(op.arch);
-        FillToolchain(toolchain_, artifact.mutable_toolchain());
+        FillToolchain(*op.tc, artifact.mutable_toolchain());
         artifact.set_compile_ms(reply->compile_ms());
         artifact.set_compile_log(reply->log());
         artifact.set_source(unit);
@@ -345,7 +346,7 @@ void Service::StartCompile(const std::vector<PrimitiveSpec>& specs, const Render
         }
         artifact.set_arch(specs[0].arch());
         artifact.add_formats(coop::v1::FORMAT_LTOIR);
-        FillToolchain(toolchain_, artifact.mutable_toolchain());
+        FillToolchain(ToolchainOf(specs[0]), artifact.mutable_toolchain());
         artifact.set_compile_ms(reply->compile_ms());
         artifact.set_compile_log(reply->log());
         artifact.set_source(unit.source);

@@ -22,16 +22,17 @@ std::string BundleEncoding(const std::vector<PrimitiveSpec>& specs) {
   return out;
 }
 
-Service::Keyed Service::KeyFor(const std::string& encoding, const std::string& source,
-                               const std::string& arch, coop::v1::Format format) const {
+Service::Keyed Service::KeyFor(const Toolchain& tc, const std::string& encoding,
+                               const std::string& source, const std::string& arch,
+                               coop::v1::Format format) const {
   if (format == coop::v1::FORMAT_BITCODE) {
-    std::vector<std::string> options = ClangSemanticOptions(toolchain_, arch);
+    std::vector<std::string> options = ClangSemanticOptions(tc, arch);
     KeyComponents key =
-        ComputeBitcodeKey(encoding, source, options, ClangAssembleOptions(arch), toolchain_);
+        ComputeBitcodeKey(encoding, source, options, ClangAssembleOptions(arch), tc);
     return {std::move(options), std::move(key)};
   }
-  std::vector<std::string> options = SemanticOptions(toolchain_, arch);
-  KeyComponents key = ComputeKey(encoding, source, options, toolchain_);
+  std::vector<std::string> options = SemanticOptions(tc, arch);
+  KeyComponents key = ComputeKey(encoding, source, options, tc);
   return {std::move(options), std::move(key)};
 }
 

@@ -38,11 +38,26 @@ absl::StatusOr<std::vector<PrimitiveSpec>> Service::Validate(
   for (size_t i = 0; i < in.size(); ++i) {
     const std::string where = bundle ? StrCat("specs[", i, "]: ") : "";
     coop::v1::AutoExplanation explanation;
-    auto spec = Canonicalize(in[i], toolchain_.Target(), &explanation);
+    auto tc = FindCccl(in[i].cccl(), "cccl");
+    if (!tc.ok()) {
+      if (autos != nullptr) autos->push_back(std::move(explanation));
+      return absl::Status(tc.status().code(), StrCat(where, tc.status().message()));
+    }
+    auto spec = Canonicalize(in[i], (*tc)->Target(), &explanation);
     if (in[i].algorithm() == "auto" && spec.ok()) ++auto_resolutions_;
     if (autos != nullptr) autos->push_back(std::move(explanation));
     if (!spec.ok())
       return absl::Status(spec.status().code(), StrCat(where, spec.status().message()));
+    spec->set_cccl((*tc)->cccl_name);
+    if (absl::Status probed = CheckProbed(**tc, *spec); !probed.ok()) {
+      return absl::Status(probed.code(), StrCat(where, probed.message()));
+    }
+    if (i > 0 && spec->cccl() != out[0].cccl()) {
+      return absl::InvalidArgumentError(
+          StrCat(where, "cccl must name specs[0]'s CCCL \"", out[0].cccl(),
+                 "\" (a bundle is one unit compiled against one CCCL), got ",
+                 QuoteValue(in[i].cccl()), ", which is \"", spec->cccl(), "\""));
+    }
     if (i > 0 && spec->arch() != out[0].arch()) {
       return absl::InvalidArgumentError(
           StrCat(where, "arch must match specs[0]'s \"", out[0].arch(),

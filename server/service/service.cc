@@ -12,25 +12,52 @@
 #include "server/catalog/render.h"
 #include "server/engine/bitcode.h"
 #include "server/service/service_internal.h"
+#include "server/util/escape.h"
 #include "server/util/strings.h"
 
 namespace coopd {
 
 namespace wv1 = coop::worker::v1;
 
+namespace {
+
+// What every CCCL's keys depend on besides the request, for the memo: versions and digests.
+std::string ToolchainIdentity(const std::vector<Toolchain>& toolchains) {
+  const Toolchain& tc = toolchains.front();
+  std::string out = StrCat("nvrtc=", tc.NvrtcVersion(), "\nnvjitlink=", tc.NvJitLinkVersion(),
+                           "\nclang=", tc.clang.version, " at ", tc.clang.path);
+  for (const Toolchain& t : toolchains) {
+    StrAppend(&out, "\ncccl ", t.cccl_name, "=", t.cccl_version, " headers=", t.header_digest);
+  }
+  return out;
+}
+
+std::vector<Toolchain> One(Toolchain tc) {
+  if (tc.cccl_name.empty()) tc.cccl_name = "default";
+  std::vector<Toolchain> out;
+  out.push_back(std::move(tc));
+  return out;
+}
+
+}  // namespace
+
 Service::Service(Toolchain toolchain, std::unique_ptr<TieredCache> cache, SqliteCache* disk,
                  WorkerPool* pool, ServiceOptions options)
-    : toolchain_(std::move(toolchain)),
+    : Service(One(std::move(toolchain)), std::move(cache), disk, pool, std::move(options)) {}
+
+Service::Service(std::vector<Toolchain> toolchains, std::unique_ptr<TieredCache> cache,
+                 SqliteCache* disk, WorkerPool* pool, ServiceOptions options)
+    : toolchains_(std::move(toolchains)),
       cache_(std::move(cache)),
       disk_(disk),
       pool_(pool),
       options_(std::move(options)),
-      toolchain_identity_(
-          StrCat("nvrtc=", toolchain_.NvrtcVersion(), "\nnvjitlink=", toolchain_.NvJitLinkVersion(),
-                 "\ncccl=", toolchain_.cccl_version, "\nheaders=", toolchain_.header_digest,
-                 "\nclang=", toolchain_.clang.version, " at ", toolchain_.clang.path)),
+      toolchain_identity_(ToolchainIdentity(toolchains_)),
       history_(options_.prewarm_history.empty() ? std::vector<std::string>()
-                                                : options_.prewarm_history_archs) {}
+                                                : options_.prewarm_history_archs) {
+  std::lock_guard<std::mutex> lock(probe_mu_);
+  probes_.resize(toolchains_.size());
+}
 
 std::vector<std::string> ReadPrewarmHistory(const std::string& path) {
   std::vector<std::string> archs;
@@ -113,6 +140,58 @@ void Service::Prewarm(const std::vector<std::string>& archs) {
         }
       });
     }
+  }
+}
+
+absl::StatusOr<const Toolchain*> Service::FindCccl(const std::string& requested,
+                                                   const std::string& field) const {
+  if (requested.empty()) return &toolchain_;
+  for (const Toolchain& t : toolchains_) {
+    if (t.cccl_name == requested) return &t;
+  }
+  // A version, or a prefix of one that ends at a dot ("3.5" names 3.5.0, not 3.50.0).
+  std::vector<const Toolchain*> matches;
+  for (const Toolchain& t : toolchains_) {
+    const std::string& v = t.cccl_version;
+    if (v == requested ||
+        (v.size() > requested.size() && v.compare(0, requested.size(), requested) == 0 &&
+         v[requested.size()] == '.')) {
+      matches.push_back(&t);
+    }
+  }
+  if (matches.size() == 1) return matches[0];
+  std::vector<std::string> known;
+  for (const Toolchain& t : toolchains_) {
+    known.push_back(
+        StrCat(t.cccl_name, " (", t.cccl_version, &t == &toolchain_ ? ", default" : "", ")"));
+  }
+  return absl::InvalidArgumentError(StrCat(
+      field, " must name one of this coopd's CCCLs, by name or version: ", StrJoin(known, ", "),
+      matches.empty() ? "; got " : "; the version matches several, name one of them; got ",
+      QuoteValue(requested), matches.empty() ? " (coopd --cccl NAME=DIR serves another)" : ""));
+}
+
+const Toolchain& Service::ToolchainOf(const coop::v1::PrimitiveSpec& canonical) const {
+  for (const Toolchain& t : toolchains_) {
+    if (t.cccl_name == canonical.cccl()) return t;
+  }
+  return toolchain_;
+}
+
+void Service::DescribeCcclsTo(google::protobuf::RepeatedPtrField<coop::v1::CcclInfo>* out) const {
+  for (size_t i = 0; i < toolchains_.size(); ++i) {
+    const Toolchain& t = toolchains_[i];
+    coop::v1::CcclInfo* info = out->Add();
+    info->set_name(t.cccl_name);
+    info->set_version(t.cccl_version);
+    info->set_include(t.cccl_include);
+    info->set_digest(t.cccl_digest);
+    info->set_is_default(i == 0);
+    info->set_origin(t.cccl_origin);
+    const CcclProbe probe = ProbeOf(i);
+    info->set_probe(probe.state);
+    for (const auto& r : probe.refused) info->add_unavailable(r);
+    for (const auto& [family, error] : probe.failed) info->add_unavailable(family + ": " + error);
   }
 }
 

@@ -108,6 +108,9 @@ class Service {
 
   // `pool` must outlive the service. `disk` is the cache's disk tier (for maintenance), or
   // nullptr when coopd runs without one.
+  // `toolchains`: one per CCCL (toolchain.h ProbeToolchains), the default first; not empty.
+  Service(std::vector<Toolchain> toolchains, std::unique_ptr<TieredCache> cache, SqliteCache* disk,
+          WorkerPool* pool, ServiceOptions options);
   Service(Toolchain toolchain, std::unique_ptr<TieredCache> cache, SqliteCache* disk,
           WorkerPool* pool, ServiceOptions options);
 
@@ -190,8 +193,25 @@ class Service {
 
   // Queues a background PCH build for each arch on every worker (never delays requests).
   void Prewarm(const std::vector<std::string>& archs);
+  // Probes the CCCLs of `which` (indices into toolchains()) for `arch` in the background
+  // (cccl_probe.cc): each family's specs (catalog/probe_specs.h) compiled on it, a background
+  // job per family spread over the workers. A family that fails is refused on that CCCL with the
+  // compiler's first error; Catalog and Stats show what was found (CcclInfo.probe).
+  void ProbeCccls(const std::vector<size_t>& which, const std::string& arch);
 
+  // The default CCCL's toolchain (what every CCCL shares: NVRTC, nvJitLink, clang, the CUDA
+  // headers, is the same in each).
   const Toolchain& toolchain() const { return toolchain_; }
+  const std::vector<Toolchain>& toolchains() const { return toolchains_; }
+  // The CCCL a request names (PrimitiveSpec.cccl, CatalogRequest.cccl): "" is the default; else
+  // a name, or a version or version prefix ("3.5") that exactly one CCCL has. INVALID_ARGUMENT
+  // naming `field` and listing the CCCLs otherwise.
+  absl::StatusOr<const Toolchain*> FindCccl(const std::string& requested,
+                                            const std::string& field) const;
+  // The CCCL of a canonical spec (its `cccl` is a configured name, set by Validate).
+  const Toolchain& ToolchainOf(const coop::v1::PrimitiveSpec& canonical) const;
+  // Every CCCL as Catalog and Stats describe it.
+  void DescribeCcclsTo(google::protobuf::RepeatedPtrField<coop::v1::CcclInfo>* out) const;
   // Whether per-client quotas are on (the edge then names each caller's client in RequestScope).
   bool quotas_enabled() const { return quotas_.enabled(); }
 
@@ -211,7 +231,8 @@ class Service {
     return hit_seconds_[static_cast<int>(tier)];
   }
   // The catalogue, with the archs bitcode requests may name (or why there are none).
-  coop::v1::CatalogResponse Catalog() const;
+  // For the CCCL `cccl` names (FindCccl; "" the default): INVALID_ARGUMENT for an unknown one.
+  absl::StatusOr<coop::v1::CatalogResponse> Catalog(const std::string& cccl = "") const;
 
  private:
   // The formats a request asks for (CheckFormats).
@@ -227,7 +248,8 @@ class Service {
     coop::v1::UserOperator resolved;  // from Canonicalize()
     std::string symbol;
     std::string arch;
-    std::string context;  // error prefix: "block_reduce" or "specs[2]: block_scan"
+    std::string context;            // error prefix: "block_reduce" or "specs[2]: block_scan"
+    const Toolchain* tc = nullptr;  // the specs' CCCL (the operator compiles against it too)
   };
   using OperatorsDone =
       std::function<void(absl::StatusOr<std::vector<coop::v1::ArtifactLinkInput>>)>;
@@ -268,8 +290,8 @@ class Service {
   };
   // `encoding` is the canonical request (BundleEncoding, OperatorEncoding), `source` the unit;
   // FORMAT_BITCODE keys clang's compile, anything else NVRTC's.
-  Keyed KeyFor(const std::string& encoding, const std::string& source, const std::string& arch,
-               coop::v1::Format format) const;
+  Keyed KeyFor(const Toolchain& tc, const std::string& encoding, const std::string& source,
+               const std::string& arch, coop::v1::Format format) const;
   // The request memo's key for a request (request_memo.h): MemoEpoch(), then the request's bytes.
   std::string MemoKey(const std::vector<coop::v1::PrimitiveSpec>& specs, bool bundle,
                       const std::vector<int>& formats) const;
@@ -353,7 +375,22 @@ class Service {
   // sets bytes_omitted. Returns the bytes it left out.
   static uint64_t StripHeld(coop::v1::Artifact* a, bool keyed_metadata);
 
-  const Toolchain toolchain_;
+  const std::vector<Toolchain> toolchains_;
+  const Toolchain& toolchain_ = toolchains_.front();  // the default
+  // What the probe compiles found on each CCCL (by index in toolchains_; ProbeCccls).
+  struct CcclProbe {
+    std::string state = "off";  // "pending", "ok", "failed", "off"
+    // Families the CCCL's headers lack ("family: why"; Canonicalize refuses their specs).
+    std::vector<std::string> refused;
+    // Families whose probe compile failed, with the compiler's first error (CheckProbed).
+    std::vector<std::pair<std::string, std::string>> failed;
+  };
+  CcclProbe ProbeOf(size_t index) const;
+  // FAILED_PRECONDITION naming the CCCL and the compiler's error when its probe found that the
+  // spec's family does not compile on it.
+  absl::Status CheckProbed(const Toolchain& tc, const coop::v1::PrimitiveSpec& spec) const;
+  mutable std::mutex probe_mu_;
+  std::vector<CcclProbe> probes_ ABSL_GUARDED_BY(probe_mu_);
   const std::unique_ptr<TieredCache> cache_;
   SqliteCache* const disk_;
   WorkerPool* const pool_;

@@ -91,7 +91,8 @@ void Service::Specialize(const std::vector<PrimitiveSpec>& request_specs, bool b
         continue;
       }
       ops.push_back({*request, *resolved, symbol, s.arch(),
-                     StrCat(bundle ? StrCat("specs[", i, "]: ") : "", s.family())});
+                     StrCat(bundle ? StrCat("specs[", i, "]: ") : "", s.family()),
+                     &ToolchainOf(s)});
     }
   }
   if (ops.empty()) {
@@ -168,7 +169,7 @@ void Service::ResolveOperators(std::vector<PendingOperator> ops, bool bitcode,
     const std::string description = StrCat("operator ", op.resolved.name(), " for ", op.arch);
     for (const coop::v1::Format format : {coop::v1::FORMAT_LTOIR, coop::v1::FORMAT_BITCODE}) {
       if (format == coop::v1::FORMAT_BITCODE && !bitcode) break;
-      const Keyed keyed = KeyFor(encoding, unit, op.arch, format);
+      const Keyed keyed = KeyFor(*op.tc, encoding, unit, op.arch, format);
       Fetch(
           keyed.key.key, format,
           format == coop::v1::FORMAT_BITCODE ? description + " (bitcode)" : description, request_id,
@@ -191,7 +192,8 @@ void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
   const std::string& arch = specs[0].arch();
   const std::string encoding = BundleEncoding(specs);
   const std::string description = Describe(specs);
-  const Keyed keyed = KeyFor(encoding, unit.source, arch, coop::v1::FORMAT_LTOIR);
+  const Toolchain& tc = ToolchainOf(specs[0]);
+  const Keyed keyed = KeyFor(tc, encoding, unit.source, arch, coop::v1::FORMAT_LTOIR);
   const std::vector<std::string>& options = keyed.options;
   const KeyComponents& key = keyed.key;
 
@@ -216,7 +218,7 @@ void Service::SpecializeResolved(const std::vector<PrimitiveSpec>& specs,
     return ltoir(std::move(done), caller);
   }
 
-  const Keyed bitcode_keyed = KeyFor(encoding, unit.source, arch, coop::v1::FORMAT_BITCODE);
+  const Keyed bitcode_keyed = KeyFor(tc, encoding, unit.source, arch, coop::v1::FORMAT_BITCODE);
   const std::vector<std::string>& clang_options = bitcode_keyed.options;
   const KeyComponents& bkey = bitcode_keyed.key;
   remember(bkey.key);

@@ -10,13 +10,27 @@
 #include "server/engine/bitcode.h"
 #include "server/service/service.h"
 #include "server/service/service_internal.h"
+#include "server/util/strings.h"
 
 namespace coopd {
 
 using coop::v1::PrimitiveSpec;
 
-coop::v1::CatalogResponse Service::Catalog() const {
-  coop::v1::CatalogResponse out = coopd::Catalog(toolchain_.Target());
+absl::StatusOr<coop::v1::CatalogResponse> Service::Catalog(const std::string& cccl) const {
+  auto tc = FindCccl(cccl, "cccl");
+  if (!tc.ok()) return tc.status();
+  coop::v1::CatalogResponse out = coopd::Catalog((*tc)->Target());
+  out.set_cccl((*tc)->cccl_name);
+  DescribeCcclsTo(out.mutable_cccls());
+  // The families its probe compile refused (cccl_probe.cc).
+  const CcclProbe probe = ProbeOf(static_cast<size_t>(*tc - toolchains_.data()));
+  for (auto& f : *out.mutable_families()) {
+    for (const auto& [family, error] : probe.failed) {
+      if (family != f.name()) continue;
+      f.set_available(false);
+      f.set_requires(StrCat("a CCCL on which it compiles (on this one: ", error, ")"));
+    }
+  }
   for (const auto& a : BitcodeArchs(toolchain_)) out.add_bitcode_archs(a);
   if (!toolchain_.clang.available()) {
     out.set_bitcode_unavailable(toolchain_.clang.UnavailableMessage());
@@ -76,6 +90,7 @@ coop::v1::Stats Service::GetStats() {
   s.set_uptime_s(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count());
   FillToolchain(toolchain_, s.mutable_toolchain());
+  DescribeCcclsTo(s.mutable_cccls());
   if (toolchain_.clang.available())
     s.mutable_toolchain()->set_clang_version(toolchain_.clang.Identity());
   s.set_cache_path(options_.cache_path);
@@ -192,7 +207,7 @@ absl::StatusOr<coop::v1::ExplainResponse> Service::Explain(const PrimitiveSpec& 
   }
   const RenderedUnit unit = Render(*specs);
   const KeyComponents key =
-      KeyFor(BundleEncoding(*specs), unit.source, (*specs)[0].arch(),
+      KeyFor(ToolchainOf((*specs)[0]), BundleEncoding(*specs), unit.source, (*specs)[0].arch(),
              which->bitcode ? coop::v1::FORMAT_BITCODE : coop::v1::FORMAT_LTOIR)
           .key;
   coop::v1::ExplainResponse out;

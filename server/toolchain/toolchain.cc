@@ -138,9 +138,104 @@ absl::StatusOr<std::string> TreeDigest(const fs::path& root, const std::string& 
 
 }  // namespace
 
-absl::StatusOr<Toolchain> ProbeToolchain(const ToolchainOptions& options) {
+namespace {
+
+// The CCCL part of `tc`: version, optional headers, digest and the header digest over it.
+absl::Status ProbeCccl(const std::string& include, const std::string& manifest_path,
+                       const std::string& what, Toolchain* tc) {
+  tc->cccl_include = include;
+  const fs::path version_header = fs::path(include) / "cuda/std/__cccl/version.h";
+  auto version_text = ReadFile(version_header);
+  if (!version_text.ok()) {
+    return absl::FailedPreconditionError(StrCat("toolchain: CCCL headers not found: cannot read ",
+                                                version_header.string(), " (", what, ")"));
+  }
+  const std::string marker = "#define CCCL_VERSION ";
+  size_t pos = version_text->find(marker);
+  if (pos == std::string::npos) {
+    return absl::FailedPreconditionError(
+        StrCat("toolchain: no CCCL_VERSION in ", version_header.string(), " (", what, ")"));
+  }
+  long v = std::strtol(version_text->c_str() + pos + marker.size(), nullptr, 10);
+  tc->cccl_version = StrCat(v / 1000000, ".", (v / 1000) % 1000, ".", v % 1000);
+  tc->cccl_headers_present.clear();
+  for (const std::string& h : OptionalCcclHeaders()) {
+    std::error_code ec;
+    if (fs::is_regular_file(fs::path(include) / h, ec)) tc->cccl_headers_present.push_back(h);
+  }
+  size_t hashed = 0, total = 0;
+  auto cccl_digest = TreeDigest(include, manifest_path, &hashed, &total);
+  if (!cccl_digest.ok()) return cccl_digest.status();
+  tc->cccl_digest = *cccl_digest;
+  tc->headers_hashed += hashed;
+  tc->headers_total += total;
+  Sha256 all;
+  all.UpdateField(tc->cccl_digest);
+  all.UpdateField(tc->cuda_digest);
+  all.UpdateField(tc->device_digest);
+  tc->header_digest = all.FinishHex();
+  return absl::OkStatus();
+}
+
+bool SameDirectory(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return fs::equivalent(a, b, ec);
+}
+
+absl::Status CheckCcclName(const CcclSource& source, const std::vector<Toolchain>& before) {
+  const std::string& n = source.name;
+  const bool good = !n.empty() && n.size() <= 64 && std::all_of(n.begin(), n.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+  });
+  if (!good) {
+    return absl::InvalidArgumentError(StrCat(
+        source.origin, ": a CCCL's name must be 1..64 of A-Z a-z 0-9 . _ -, got \"", n, "\""));
+  }
+  if (n == "toolkit" || n == "default") {
+    return absl::InvalidArgumentError(
+        StrCat(source.origin, ": the CCCL name \"", n,
+               "\" is coopd's own (\"toolkit\": the CUDA toolkit's CCCL; \"default\": "
+               "--cccl-include's); choose another"));
+  }
+  for (const Toolchain& t : before) {
+    if (t.cccl_name == n) {
+      return absl::InvalidArgumentError(StrCat(source.origin, ": the CCCL name \"", n,
+                                               "\" is already taken (", t.cccl_origin, ", ",
+                                               t.cccl_include, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> FindCcclInclude(const std::string& path, const std::string& what) {
+  const char* const layouts[] = {"",
+                                 "include",
+                                 "include/cccl",
+                                 "nvidia/cu13/include/cccl",
+                                 "nvidia/cu12/include/cccl",
+                                 "cuda/cccl/headers/include"};
+  std::vector<std::string> looked;
+  for (const char* layout : layouts) {
+    const fs::path root = *layout == '\0' ? fs::path(path) : fs::path(path) / layout;
+    std::error_code ec;
+    if (fs::is_regular_file(root / "cuda/std/__cccl/version.h", ec)) {
+      // Absolute: the workers compile in directories of their own.
+      return fs::absolute(root, ec).lexically_normal().string();
+    }
+    looked.push_back(root.string());
+  }
+  return absl::FailedPreconditionError(
+      StrCat(what, ": no CCCL headers (cuda/std/__cccl/version.h) in ", StrJoin(looked, ", "),
+             ". Give an include root (holding cub/, thrust/, cuda/), or a site-packages directory "
+             "where nvidia-cuda-cccl or cuda-cccl is installed"));
+}
+
+absl::StatusOr<std::vector<Toolchain>> ProbeToolchains(const ToolchainOptions& options,
+                                                       std::string* note) {
   Toolchain tc;
-  tc.cccl_include = options.cccl_include.empty() ? DefaultCcclInclude() : options.cccl_include;
   tc.cuda_include = options.cuda_include.empty() ? DefaultCudaInclude() : options.cuda_include;
   // clang's probe runs three clang processes (most of a start with the header manifest): on a
   // thread of its own, beside the rest of the probe.
@@ -156,33 +251,6 @@ absl::StatusOr<Toolchain> ProbeToolchain(const ToolchainOptions& options) {
   tc.nvjitlink_minor = cuda->nvjitlink_minor;
   tc.supported_archs = std::move(cuda->supported_archs);
   tc.nvrtc_library = std::move(cuda->nvrtc_path);
-
-  const fs::path version_header = fs::path(tc.cccl_include) / "cuda/std/__cccl/version.h";
-  auto version_text = ReadFile(version_header);
-  if (!version_text.ok()) {
-    return absl::FailedPreconditionError(StrCat("toolchain: CCCL headers not found: cannot read ",
-                                                version_header.string(),
-                                                " (set --cccl-include or CUDA_HOME)"));
-  }
-  const std::string marker = "#define CCCL_VERSION ";
-  size_t pos = version_text->find(marker);
-  if (pos == std::string::npos) {
-    return absl::FailedPreconditionError(
-        StrCat("toolchain: no CCCL_VERSION in ", version_header.string()));
-  }
-  long v = std::strtol(version_text->c_str() + pos + marker.size(), nullptr, 10);
-  tc.cccl_version = StrCat(v / 1000000, ".", (v / 1000) % 1000, ".", v % 1000);
-  for (const std::string& h : OptionalCcclHeaders()) {
-    std::error_code ec;
-    if (fs::is_regular_file(fs::path(tc.cccl_include) / h, ec)) {
-      tc.cccl_headers_present.push_back(h);
-    }
-  }
-
-  auto cccl_digest =
-      TreeDigest(tc.cccl_include, options.manifest_path, &tc.headers_hashed, &tc.headers_total);
-  if (!cccl_digest.ok()) return cccl_digest.status();
-  tc.cccl_digest = *cccl_digest;
 
   size_t cuda_hashed = 0, cuda_total = 0;
   auto cuda_digest = TreeDigest(
@@ -200,13 +268,67 @@ absl::StatusOr<Toolchain> ProbeToolchain(const ToolchainOptions& options) {
     dev.UpdateField(f.contents);
   }
   tc.device_digest = dev.FinishHex();
-  Sha256 all;
-  all.UpdateField(tc.cccl_digest);
-  all.UpdateField(tc.cuda_digest);
-  all.UpdateField(tc.device_digest);
-  tc.header_digest = all.FinishHex();
   tc.clang = clang.get();
-  return tc;
+
+  std::vector<Toolchain> out;
+  const std::string toolkit = DefaultCcclInclude();
+  const bool default_is_toolkit =
+      options.cccl_include.empty() || SameDirectory(options.cccl_include, toolkit);
+  {
+    Toolchain first = tc;
+    first.cccl_name = default_is_toolkit ? "toolkit" : "default";
+    first.cccl_origin = default_is_toolkit ? "CUDA toolkit" : "--cccl-include";
+    std::error_code ec;
+    const std::string include =
+        options.cccl_include.empty()
+            ? toolkit
+            : fs::absolute(options.cccl_include, ec).lexically_normal().string();
+    if (absl::Status s =
+            ProbeCccl(include, options.manifest_path, "set --cccl-include or CUDA_HOME", &first);
+        !s.ok()) {
+      return s;
+    }
+    out.push_back(std::move(first));
+  }
+  if (!default_is_toolkit) {
+    Toolchain kit = tc;
+    kit.cccl_name = "toolkit";
+    kit.cccl_origin = "CUDA toolkit";
+    absl::Status s = ProbeCccl(
+        toolkit, options.manifest_path.empty() ? "" : options.manifest_path + ".cccl-toolkit",
+        "the CUDA toolkit's CCCL", &kit);
+    if (s.ok()) {
+      out.push_back(std::move(kit));
+    } else if (note != nullptr) {
+      *note = StrCat("the CUDA toolkit's CCCL is not served: ", s.message());
+    }
+  }
+  for (const CcclSource& source : options.extra_cccls) {
+    if (absl::Status s = CheckCcclName(source, out); !s.ok()) return s;
+    const std::string what = StrCat(source.origin, " ", source.name, "=", source.path);
+    auto include = FindCcclInclude(source.path, what);
+    if (!include.ok()) return include.status();
+    Toolchain extra = tc;
+    extra.cccl_name = source.name;
+    extra.cccl_origin = source.origin;
+    if (absl::Status s = ProbeCccl(
+            *include,
+            options.manifest_path.empty() ? "" : options.manifest_path + ".cccl-" + source.name,
+            what, &extra);
+        !s.ok()) {
+      return s;
+    }
+    out.push_back(std::move(extra));
+  }
+  return out;
+}
+
+absl::StatusOr<Toolchain> ProbeToolchain(const ToolchainOptions& options) {
+  ToolchainOptions only = options;
+  only.extra_cccls.clear();
+  auto all = ProbeToolchains(only);
+  if (!all.ok()) return all.status();
+  return std::move(all->front());
 }
 
 }  // namespace coopd

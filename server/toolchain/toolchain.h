@@ -25,10 +25,20 @@ struct EmbeddedHeader {
   std::string contents;
 };
 
+// A CCCL header tree beside the default one (--cccl NAME=DIR, a [[cccl]] table).
+struct CcclSource {
+  std::string name;    // [A-Za-z0-9._-]{1,64}; not "toolkit" or "default", which are coopd's
+  std::string path;    // an include root, or a directory holding one (FindCcclInclude)
+  std::string origin;  // where it was configured, for errors and listings: "--cccl", "[[cccl]]"
+};
+
 struct ToolchainOptions {
-  // Root of the CCCL headers (holds cub/, thrust/, cuda/). Default: $CUDA_HOME/include/cccl,
-  // else /usr/local/cuda/include/cccl.
+  // Root of the default CCCL's headers (holds cub/, thrust/, cuda/): what a spec that names no
+  // CCCL compiles against. Default: the CUDA toolkit's, $CUDA_HOME/include/cccl, else
+  // /usr/local/cuda/include/cccl.
   std::string cccl_include;
+  // Further CCCLs a spec may name (PrimitiveSpec.cccl). The toolkit's is always there too.
+  std::vector<CcclSource> extra_cccls;
   // The CUDA toolkit's include directory (cuda_fp16.h, ...). Default: $CUDA_HOME/include, else
   // /usr/local/cuda/include.
   std::string cuda_include;
@@ -70,9 +80,14 @@ struct ClangToolchain {
 // (coopd then serves LTO-IR only).
 ClangToolchain ProbeClang(const std::string& requested, const std::string& cuda_path);
 
+// One Toolchain per CCCL a daemon compiles against (ProbeToolchains): the same NVRTC, nvJitLink,
+// CUDA headers and clang, each with its own CCCL tree, and so its own header digest (keys) and
+// include option (the workers' PCH affinity).
 struct Toolchain {
   int nvrtc_major = 0, nvrtc_minor = 0;
   int nvjitlink_major = 0, nvjitlink_minor = 0;
+  std::string cccl_name;    // "toolkit", "default" or a CcclSource's name
+  std::string cccl_origin;  // "CUDA toolkit", "--cccl-include", or the CcclSource's origin
   std::string cccl_include;
   std::string cuda_include;
   std::string cccl_version;   // "3.0.1"
@@ -96,8 +111,22 @@ struct Toolchain {
   }
 };
 
-// FAILED_PRECONDITION when the CCCL headers cannot be found or read.
+// FAILED_PRECONDITION when the CCCL headers cannot be found or read. The default CCCL's.
 absl::StatusOr<Toolchain> ProbeToolchain(const ToolchainOptions& options);
+
+// Every CCCL: the default first (named "toolkit" when it is the CUDA toolkit's, else "default"),
+// then the toolkit's when the default is another tree (skipped, with `*note` saying so, when the
+// toolkit has none), then `extra_cccls` in order. FAILED_PRECONDITION naming the source when a
+// configured tree cannot be found or read; INVALID_ARGUMENT for a bad or repeated name.
+absl::StatusOr<std::vector<Toolchain>> ProbeToolchains(const ToolchainOptions& options,
+                                                       std::string* note = nullptr);
+
+// The CCCL include root at or under `path`: `path` itself when it holds
+// cuda/std/__cccl/version.h, else the first of its layouts that does: include/, include/cccl/
+// (a toolkit), nvidia/cu13/include/cccl/, nvidia/cu12/include/cccl/ (PyPI's nvidia-cuda-cccl in
+// a site-packages directory), cuda/cccl/headers/include/ (a cuda-cccl wheel). `what` names the
+// setting in the error, which lists every place looked at.
+absl::StatusOr<std::string> FindCcclInclude(const std::string& path, const std::string& what);
 
 // Default CCCL include directory (see ToolchainOptions::cccl_include).
 std::string DefaultCcclInclude();

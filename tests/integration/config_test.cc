@@ -176,6 +176,49 @@ void ExpectRefused(const TempDir& home, const std::vector<BadFile>& cases) {
   }
 }
 
+// Further CCCLs come from [[cccl]] tables, [toolchain] cccl, COOPD_CCCL or the repeatable --cccl;
+// --print-config shows them; a bad table or item is named with its file and line or source.
+TEST(Config, FurtherCcclsComeFromTablesTheListOrTheRepeatableFlag) {
+  TempDir home;
+  const std::string file = home.path() + "/coopd.toml";
+  WriteFile(file,
+            "[[cccl]]\nname = \"wheel\"\ninclude = \"/opt/site-packages\"\n\n"
+            "[[cccl]]\nname = \"pinned\"\ninclude = \"/opt/cccl-3.3/include\"\n\n"
+            "[toolchain]\ncccl = [\"listed=/opt/listed\"]\n");
+  Outcome r = Coopd(home, {}, {"--config", file, "--print-config"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto printed = ParsePrinted(r.out);
+  EXPECT_EQ(printed["toolchain.cccl"].value,
+            "[\"listed=/opt/listed\", \"wheel=/opt/site-packages\", "
+            "\"pinned=/opt/cccl-3.3/include\"]");
+  EXPECT_EQ(printed["compile.probe_cccl"].value, "\"auto\"");
+  // The flag, repeated, replaces the file's; the variable likewise.
+  r = Coopd(home, {}, {"--config", file, "--cccl", "a=/x", "--cccl", "b=/y", "--print-config"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  printed = ParsePrinted(r.out);
+  EXPECT_EQ(printed["toolchain.cccl"].value, "[\"a=/x\", \"b=/y\"]");
+  EXPECT_EQ(printed["toolchain.cccl"].source, "--cccl");
+  r = Coopd(home, {"COOPD_CCCL=c=/z"}, {"--print-config"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ParsePrinted(r.out)["toolchain.cccl"].value, "[\"c=/z\"]");
+  r = Coopd(home, {}, {"--cccl", "nodir", "--print-config"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--cccl: must be NAME=DIR (e.g. cccl35=/opt/cccl-3.5/include), got "
+                       "\"nodir\""),
+            std::string::npos)
+      << r.err;
+  r = Coopd(home, {}, {"--probe-cccl", "some", "--print-config"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("auto, all, off"), std::string::npos) << r.err;
+  ExpectRefused(home,
+                {{"[[cccl]]\nname = \"a\"\n", ":1: [[cccl]]: include is required and not empty"},
+                 {"[[cccl]]\nname = \"a\"\nincluded = \"/x\"\n",
+                  ":3: [[cccl]]: unknown key \"included\"; its keys are name, include"},
+                 {"[[cccl]]\nname = 3\ninclude = \"/x\"\n",
+                  ":2: [[cccl]]: name must be a string, got an integer"},
+                 {"cccl = \"a=/x\"\n", ":1: cccl must be [[cccl]] tables"}});
+}
+
 TEST(Config, AnUnknownKeyNamesFileLineAndTheLikelyKey) {
   TempDir home;
   ExpectRefused(

@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <future>
 #include <memory>
 #include <string>
@@ -82,6 +84,20 @@ coop::Spec BlockSpec(const std::string& family, const std::string& method, const
                      coop::Dim3 block, uint32_t items);
 
 // block_reduce sum float32, 256 threads, sm_90: the README's example.
+// Skips the calling test, saying why, when the CCCL headers at `root` (deploy/install-deps.sh
+// unpacks the newer CCCLs into .deps/) lack block_topk; with COOPD_REQUIRE_NEWER_CCCL=1 (CI)
+// that is a failure instead. `what` names them ("CCCL 3.5").
+#define REQUIRE_CCCL_HEADERS(root, what)                                             \
+  do {                                                                               \
+    if (!std::filesystem::exists(std::string(root) + "/cub/block/block_topk.cuh")) { \
+      const char* required = std::getenv("COOPD_REQUIRE_NEWER_CCCL");                \
+      ASSERT_FALSE(required != nullptr && std::string(required) == "1")              \
+          << what << " headers missing at " << root;                                 \
+      GTEST_SKIP() << what << " headers not found at " << root                       \
+                   << " (run deploy/install-deps.sh); not tested against them";      \
+    }                                                                                \
+  } while (0)
+
 coop::Spec BlockReduceF32();
 
 // Requests BlockReduceF32() through `client` in the background and returns once the daemon has

@@ -19,34 +19,8 @@
 namespace coopd_test {
 namespace {
 
-bool HaveNewerCccl() {
-  return std::filesystem::exists(std::string(NEWER_CCCL_INCLUDE) + "/cub/block/block_topk.cuh");
-}
-
-// Skips (saying why) without the newer headers, unless COOPD_REQUIRE_NEWER_CCCL=1 (CI), where
-// their absence is a failure.
-#define REQUIRE_NEWER_CCCL()                                                                     \
-  do {                                                                                           \
-    if (!HaveNewerCccl()) {                                                                      \
-      const char* required = std::getenv("COOPD_REQUIRE_NEWER_CCCL");                            \
-      ASSERT_FALSE(required != nullptr && std::string(required) == "1")                          \
-          << "CCCL 3.3 headers missing at " << NEWER_CCCL_INCLUDE;                               \
-      GTEST_SKIP() << "CCCL 3.3 headers not found at " NEWER_CCCL_INCLUDE                        \
-                      " (run deploy/install-deps.sh); block_topk against newer CCCL not tested"; \
-    }                                                                                            \
-  } while (0)
-
-// Likewise for the CCCL 3.5 headers (the cuda-cccl 1.1.1 wheel's).
-#define REQUIRE_CCCL35()                                                                       \
-  do {                                                                                         \
-    if (!std::filesystem::exists(std::string(CCCL35_INCLUDE) + "/cub/block/block_topk.cuh")) { \
-      const char* required = std::getenv("COOPD_REQUIRE_NEWER_CCCL");                          \
-      ASSERT_FALSE(required != nullptr && std::string(required) == "1")                        \
-          << "CCCL 3.5 headers missing at " << CCCL35_INCLUDE;                                 \
-      GTEST_SKIP() << "CCCL 3.5 headers not found at " CCCL35_INCLUDE                          \
-                      " (run deploy/install-deps.sh); block_topk against CCCL 3.5 not tested"; \
-    }                                                                                          \
-  } while (0)
+#define REQUIRE_NEWER_CCCL() REQUIRE_CCCL_HEADERS(NEWER_CCCL_INCLUDE, "CCCL 3.3")
+#define REQUIRE_CCCL35() REQUIRE_CCCL_HEADERS(CCCL35_INCLUDE, "CCCL 3.5")
 
 coop::Spec TopK(const std::string& method, const std::string& dtype, uint32_t threads,
                 uint32_t items, const std::string& value_dtype = "") {
@@ -68,11 +42,11 @@ TEST(TopK, RefusedByTheToolkitsCccl30WithTheReleaseItNeeds) {
   ASSERT_FALSE(a);
   EXPECT_EQ(a.error().code, coop::ErrorCode::kFailedPrecondition);
   EXPECT_NE(a.error().message.find("block_topk: needs CCCL 3.3 or newer "
-                                   "(cub/block/block_topk.cuh); this coopd compiles against "
+                                   "(cub/block/block_topk.cuh); the spec compiles against "
                                    "CCCL 3.0."),
             std::string::npos)
       << a.error().message;
-  EXPECT_NE(a.error().message.find("--cccl-include"), std::string::npos);
+  EXPECT_NE(a.error().message.find("coopd --cccl NAME=DIR"), std::string::npos);
   auto catalog = client.GetCatalog();
   ASSERT_TRUE(catalog) << catalog.error().message;
   bool listed = false;
@@ -170,6 +144,13 @@ TEST(TopK, WorksAgainstCccl35sRadixSelectionAndMatchesNvccsLayout) {
   CheckTopKAgainst(CCCL35_INCLUDE, LAYOUT_TRUTH_TOPK35_BINARY, "3.5.");
 }
 
+// CCCL 3.6 dropped the bit range: NAME<IsFullTile>(keys, [values,] k, num_valid) compares whole
+// keys. The entries keep their signature (a narrower bit range traps).
+TEST(TopK, WorksAgainstCccl36sWholeKeySelectionAndMatchesNvccsLayout) {
+  REQUIRE_CCCL_HEADERS(CCCL36_INCLUDE, "CCCL 3.6");
+  CheckTopKAgainst(CCCL36_INCLUDE, LAYOUT_TRUTH_TOPK36_BINARY, "3.6.");
+}
+
 // The partial-tile form (top_k.valid_items): an entry taking num_valid on CCCL 3.5, which links;
 // refused on CCCL 3.3, whose block_topk has no such form, with an error naming both.
 TEST(TopK, ValidItemsTakesNumValidOnCccl35AndIsRefusedOnCccl33) {
@@ -184,7 +165,7 @@ TEST(TopK, ValidItemsTakesNumValidOnCccl35AndIsRefusedOnCccl33) {
     ASSERT_FALSE(a);
     EXPECT_EQ(a.error().code, coop::ErrorCode::kFailedPrecondition);
     EXPECT_NE(a.error().message.find("block_topk: top_k.valid_items (the partial-tile form, "
-                                     "num_valid) needs CCCL 3.5 or newer; this coopd compiles "
+                                     "num_valid) needs CCCL 3.5 or newer; the spec compiles "
                                      "against CCCL 3.3."),
               std::string::npos)
         << a.error().message;

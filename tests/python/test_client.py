@@ -151,6 +151,33 @@ def test_client_side_mistakes_are_value_errors():
         coopd.Spec(family="block_reduce", threads=(1, 2, 3, 4)).to_proto()
 
 
+def test_cccl_reaches_the_spec_the_catalog_request_and_the_artifact(tmpdir_path, monkeypatch):
+    from coopd._proto.coop.v1 import coop_pb2
+    assert coopd.Spec(family="block_reduce").to_proto().cccl == ""
+    assert coopd.Spec(family="block_reduce", cccl="3.5").to_proto().cccl == "3.5"
+    sent = []
+
+    def call(method, request):
+        sent.append((method, request))
+        if method == "Catalog":
+            return coop_pb2.CatalogResponse(cccl=request.cccl or "toolkit")
+        toolchain = coop_pb2.Toolchain(cccl_version="3.5.0", cccl_name="cccl35")
+        return coop_pb2.SpecializeResponse(artifact=coop_pb2.Artifact(toolchain=toolchain))
+
+    socket = os.path.join(tmpdir_path, "nobody.sock")
+    with coopd.Client(socket, autostart=False, artifact_cache_entries=0) as c:
+        monkeypatch.setattr(c, "_call", call)
+        assert c.catalog().cccl == "toolkit"
+        assert c.catalog(cccl="3.5").cccl == "3.5"
+        a = c.specialize(family="block_reduce", dtype="float32", threads=128, cccl="cccl35")
+        c.bundle([coopd.Spec(family="block_reduce", cccl="3.5"),
+                  coopd.Spec(family="block_scan", cccl="3.5")])
+    assert [m for m, _ in sent] == ["Catalog", "Catalog", "Specialize", "SpecializeBundle"]
+    assert [sent[0][1].cccl, sent[1][1].cccl, sent[2][1].spec.cccl] == ["", "3.5", "cccl35"]
+    assert [s.cccl for s in sent[3][1].specs] == ["3.5", "3.5"]
+    assert (a.cccl, a.cccl_version) == ("cccl35", "3.5.0")
+
+
 def test_no_daemon_is_unavailable_and_says_not_reachable(tmpdir_path):
     socket = os.path.join(tmpdir_path, "nobody.sock")
     with coopd.Client(socket, timeout=5, retries=2, backoff=0.01) as c:

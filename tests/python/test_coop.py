@@ -905,3 +905,59 @@ def test_the_runner_chains_to_the_environments_own_sitecustomize(tmpdir_path):
     r = run_python("", {"PYTHONPATH": os.pathsep.join([own, PACKAGE])}, args=[
         sys.executable, "-m", "coopd.coop", "run", "--force", "--", sys.executable, "-c", code])
     assert r.returncode == 0 and r.stdout.split() == ["True"], r.stderr
+
+
+def test_the_cccl_of_an_installed_cuda_cccl_is_asked_for_where_coopd_serves_it(tmpdir_path,
+                                                                                monkeypatch):
+    from types import SimpleNamespace
+
+    from coopd.coop import _cccl
+    assert _cccl.version_from_header("#define CCCL_VERSION 3005000\n") == "3.5.0"
+    assert _cccl.version_from_header("#  define CCCL_VERSION 3010002") == "3.10.2"
+    assert _cccl.version_from_header("#define CCCL_MAJOR_VERSION (CCCL_VERSION / 1000000)") is None
+
+    # A cuda-cccl on sys.path (its metadata, were one installed here, left out).
+    def no_distribution(name):
+        raise _cccl.importlib.metadata.PackageNotFoundError(name)
+    monkeypatch.setattr(_cccl.importlib.metadata, "distribution", no_distribution)
+    package = os.path.join(tmpdir_path, "cuda", "cccl")
+    headers = os.path.join(package, "headers", "include", "cuda", "std", "__cccl")
+    os.makedirs(headers)
+    open(os.path.join(package, "__init__.py"), "w").close()
+    with open(os.path.join(headers, "version.h"), "w") as f:
+        f.write("#pragma once\n#define CCCL_VERSION 3005000\n"
+                "#define CCCL_MAJOR_VERSION (CCCL_VERSION / 1000000)\n")
+    monkeypatch.setattr(sys, "path", [tmpdir_path] + sys.path)
+    assert _cccl.installed_version() == "3.5.0"
+
+    cccls = [SimpleNamespace(name="toolkit", version="3.3.0", is_default=True),
+             SimpleNamespace(name="cccl35", version="3.5.0", is_default=False),
+             SimpleNamespace(name="other35", version="3.5.0", is_default=False)]
+    assert _cccl.choose("3.5.0", cccls) == "cccl35"
+    assert _cccl.choose("3.3.0", cccls) == ""  # the default's own
+    assert _cccl.choose("3.4.0", cccls) == "" and _cccl.choose(None, cccls) == ""
+
+    class Daemon:
+        def __init__(self, socket):
+            self.socket, self.catalogs = socket, 0
+
+        def catalog(self):
+            self.catalogs += 1
+            return SimpleNamespace(cccls=cccls)
+
+    serving = Daemon(os.path.join(tmpdir_path, "a.sock"))
+    assert [_cccl.cccl_for(serving), _cccl.cccl_for(serving)] == ["cccl35", "cccl35"]
+    assert serving.catalogs == 1  # once per socket
+    monkeypatch.setattr(_cccl, "installed_version", lambda: None)
+    without = Daemon(os.path.join(tmpdir_path, "b.sock"))
+    assert _cccl.cccl_for(without) == "" and without.catalogs == 0
+
+    # Every factory of coop.block and coop.warp goes through their _make, which asks for it.
+    made = []
+    monkeypatch.setattr(cn, "make", lambda family, dtype, **kw: made.append(kw))
+    monkeypatch.setattr(coop.block, "cccl_for", lambda client: "cccl35")
+    monkeypatch.setattr(coop.warp, "cccl_for", lambda client: "cccl35")
+    coop.block._make("block_reduce", numba.int32, (128, 1, 1), 1)
+    coop.warp._make("warp_reduce", numba.int32, 32)
+    coop.warp._make("warp_reduce", numba.int32, 32, cccl="toolkit")
+    assert [kw["cccl"] for kw in made] == ["cccl35", "cccl35", "toolkit"]

@@ -203,6 +203,42 @@ def test_every_family_of_the_catalogue_has_a_factory(coop_client):
         assert f.name in FAMILY_SPECS, f"no compile test for {f.name}"
 
 
+def test_every_factory_takes_cccl_and_make_puts_it_in_the_spec(coop_client, monkeypatch):
+    import inspect
+    from types import SimpleNamespace
+
+    from coopd import _families
+    for ns in (coop.block, coop.warp):
+        for name in ns.__all__:
+            assert "cccl" in inspect.signature(getattr(ns, name)).parameters, name
+    got = []
+    for warp in (False, True):
+        for factory in _families.factories(lambda f, d, **kw: got.append(kw["cccl"]), "",
+                                           warp).values():
+            factory(numba.int32, cccl="3.5") if warp else factory(numba.int32, 128, cccl="3.5")
+    assert got == ["3.5"] * (len(_families.BLOCK_FAMILIES) + len(_families.WARP_FAMILIES))
+
+    spec = coopd.Spec(family="block_reduce")
+    _families.shape_spec(spec, SimpleNamespace(warp=False), "block_reduce", 128, None, "cccl35")
+    assert spec.to_proto().cccl == "cccl35" and spec.to_proto().block.x == 128
+    _families.shape_spec(spec, SimpleNamespace(warp=False), "block_reduce", 128, None)
+    assert spec.to_proto().cccl == ""
+
+    class Built(Exception):
+        pass
+
+    real = _families.shape_spec
+
+    def stop(spec, row, family, threads, warp_threads, cccl=None):
+        real(spec, row, family, threads, warp_threads, cccl)
+        raise Built(spec.cccl)  # the spec as make sends it, without a request
+    monkeypatch.setattr(_families, "shape_spec", stop)
+    with pytest.raises(Built, match="^cccl35$"):
+        coop.block.reduce(numba.int32, 128, arch=ARCH, cccl="cccl35")
+    with pytest.raises(Built, match="^$"):
+        coop.warp.reduce(numba.int32, arch=ARCH)
+
+
 @pytest.mark.parametrize("family", sorted(FAMILY_SPECS))
 def test_a_kernel_calling_every_entry_of_the_family_links_to_an_sm90_cubin(family,
                                                                             coop_client):

@@ -84,6 +84,9 @@ struct Toolchain {
   // The clang that made the bitcode (artifacts carrying bitcode; in Stats, the daemon's clang, or
   // empty when it has none): "Debian clang version 22.1.8 (1~deb12u1) at /usr/bin/clang++-22".
   std::string clang_version;
+  // The name of the CCCL (CcclInfo::name) the artifact was compiled against ("toolkit",
+  // "default", or a configured name); in Stats, the daemon's default's.
+  std::string cccl_name;
 };
 
 // The formats a request asks for. LTO-IR (NVRTC -dlto) links with nvJitLink; LLVM bitcode

@@ -50,6 +50,19 @@ struct CatalogFamily {
   std::string auto_measured_method;
 };
 
+// One CCCL header tree the daemon compiles against (Spec::cccl names one).
+struct CcclInfo {
+  std::string name;     // "toolkit", "default", or a configured NAME (--cccl NAME=DIR, [[cccl]])
+  std::string version;  // its CCCL_VERSION: "3.5.0"
+  std::string include;  // the include root NVRTC is given
+  std::string digest;   // sha256 over every file of the tree
+  bool is_default = false;  // serves specs that name no CCCL
+  std::string origin;       // "CUDA toolkit", "--cccl-include", "--cccl", "[[cccl]]"
+  // The families whose probe compile failed on it, each "family: the compiler's first error".
+  std::vector<std::string> unavailable;
+  std::string probe;  // "pending", "ok", "failed" or "off"
+};
+
 // What this daemon accepts, from the same tables its validator uses.
 struct Catalog {
   std::vector<CatalogFamily> families;
@@ -62,6 +75,10 @@ struct Catalog {
   // `bitcode_unavailable` says why.
   std::vector<std::string> bitcode_archs;
   std::string bitcode_unavailable;
+  // Every CCCL the daemon compiles against, the default first; `cccl` names the one whose
+  // families' `available` and `requires` this catalogue describes.
+  std::vector<CcclInfo> cccls;
+  std::string cccl;
 };
 
 }  // namespace coop

@@ -72,6 +72,9 @@ class Client {
   Result<VacuumReport> Vacuum();
 
   Result<Catalog> GetCatalog();
+  // The catalogue as one CCCL sees it (a name or a version, as Spec::cccl; empty: the daemon's
+  // default): families' `available` and `requires` speak of that CCCL.
+  Result<Catalog> GetCatalog(const std::string& cccl);
 
   // Asks the daemon's grpc.health.v1.Health service (what grpcurl and grpc_health_probe ask)
   // about `service`: "" (the whole daemon) or "coop.v1.Coop". kNotServing once coopd is

@@ -98,6 +98,11 @@ struct Spec {
   HistogramOptions histogram;
   RunLengthDecodeOptions run_length_decode;
   RadixRankOptions radix_rank;
+  // The CCCL to compile against, when the daemon has several (Catalog::cccls): a name
+  // ("toolkit", "default", or one the daemon configured) or a version, whole ("3.5.0") or a
+  // prefix naming exactly one ("3.5"). Empty: the daemon's default. Every spec of a bundle or
+  // plan names the same one.
+  std::string cccl;
 };
 
 }  // namespace coop

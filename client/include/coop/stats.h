@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "coop/artifact.h"
+#include "coop/catalog.h"
 
 namespace coop {
 
@@ -146,6 +147,8 @@ struct Stats {
   uint64_t memo_evictions = 0;
   uint64_t digest_only_replies = 0;
   uint64_t bytes_omitted = 0;
+  // Every CCCL the daemon compiles against, the default first (as Catalog::cccls).
+  std::vector<CcclInfo> cccls;
 };
 
 // A status of the standard gRPC health service (grpc.health.v1.HealthCheckResponse's values).

@@ -91,6 +91,17 @@ class Artifact:
         return self.proto.algorithm_choice if self.proto.HasField("algorithm_choice") else None
 
     @property
+    def cccl(self) -> str:
+        """The name of the CCCL it was compiled against ("toolkit", "default", or one the
+        daemon configured; empty from a daemon that does not say)."""
+        return self.proto.toolchain.cccl_name
+
+    @property
+    def cccl_version(self) -> str:
+        """The CCCL version of the headers it was compiled against ("3.5.0")."""
+        return self.proto.toolchain.cccl_version
+
+    @property
     def stem(self) -> str:
         """The file name stem coopctl uses: the first entry's symbol (one part), else
         ``coop_bundle_<key prefix>``."""

@@ -231,9 +231,12 @@ class Client:
                                    base_offset=base_offset, client=self.client_name)
         return Plan.from_proto(self._call("Plan", req))
 
-    def catalog(self) -> coop_pb2.CatalogResponse:
-        """Every family, method, algorithm, dtype, operator and arch this daemon accepts."""
-        return self._call("Catalog", coop_pb2.CatalogRequest())
+    def catalog(self, cccl: Optional[str] = None) -> coop_pb2.CatalogResponse:
+        """Every family, method, algorithm, dtype, operator and arch this daemon accepts, and
+        every CCCL it compiles against (``cccls``, the default first). ``cccl`` (a name or a
+        version, as ``Spec.cccl``; default: the daemon's default) is the CCCL whose families'
+        ``available`` and ``requires`` the answer describes (its ``cccl`` field names it)."""
+        return self._call("Catalog", coop_pb2.CatalogRequest(cccl=cccl or ""))
 
     def stats(self) -> coop_pb2.Stats:
         return self._call("GetStats", coop_pb2.GetStatsRequest())

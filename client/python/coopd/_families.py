@@ -38,6 +38,12 @@ WARP_FAMILIES: Tuple[Tuple[str, str, str], ...] = (
     ("merge_sort", "warp_merge_sort", "Merge sort across a logical warp"),
 )
 
+# Every factory's `cccl` keyword, said once in each factory's docstring.
+CCCL_DOC = """
+
+    cccl: the CCCL to compile against when the daemon has several (a name, or a version such
+        as "3.5"; coopd.Client.catalog().cccls lists them); default: the daemon's default."""
+
 _lock = threading.Lock()
 _catalogs: Dict[str, Dict[str, Any]] = {}  # socket -> family name -> CatalogFamily
 
@@ -83,8 +89,11 @@ def to_proto(spec: coopd.Spec, row: Any, family: str) -> coop_pb2.PrimitiveSpec:
 
 
 def shape_spec(spec: coopd.Spec, row: Any, family: str,
-               threads: Union[int, Sequence[int], None], warp_threads: Optional[int]) -> None:
-    """Sets the block shape (block families) or the logical warp (warp families)."""
+               threads: Union[int, Sequence[int], None], warp_threads: Optional[int],
+               cccl: Optional[str] = None) -> None:
+    """Sets the block shape (block families) or the logical warp (warp families), and the CCCL
+    to compile against (``cccl``: a name or a version; None or empty: the daemon's default)."""
+    spec.cccl = cccl or ""
     if row.warp:
         spec.warp_threads = warp_threads or 32
     else:
@@ -96,38 +105,42 @@ def shape_spec(spec: coopd.Spec, row: Any, family: str,
 def block_factory(make: Callable[..., Any], family: str, name: str, summary: str,
                   common: str) -> Callable[..., Any]:
     """A frontend's factory for a block family: ``name(dtype, threads, items_per_thread=1,
-    *, method, algorithm, op, prefix_callback, arch, client, **options)`` calling ``make``."""
+    *, method, algorithm, op, prefix_callback, arch, cccl, client, **options)`` calling
+    ``make``."""
     def build(dtype: Any, threads: Union[int, Sequence[int]], items_per_thread: int = 1, *,
               method: Optional[str] = None, algorithm: Optional[str] = None, op: Any = None,
               prefix_callback: Optional[coopd.UserOperator] = None, arch: Optional[str] = None,
-              client: Optional[coopd.Client] = None, **options: Any) -> Any:
+              cccl: Optional[str] = None, client: Optional[coopd.Client] = None,
+              **options: Any) -> Any:
         return make(family, dtype, threads=threads, items_per_thread=items_per_thread,
                     method=method, algorithm=algorithm, op=op, prefix_callback=prefix_callback,
-                    arch=arch, client=client, options=options)
+                    arch=arch, cccl=cccl, client=client, options=options)
 
     build.__name__ = build.__qualname__ = name
     build.__doc__ = (f"{summary}: coopd's {family} for a block of `threads` (x or (x, y, z)), "
-                     f"`items_per_thread` items each.\n{common}")
+                     f"`items_per_thread` items each.\n{common}{CCCL_DOC}")
     return build
 
 
 def warp_factory(make: Callable[..., Any], family: str, name: str, summary: str,
                  common: str) -> Callable[..., Any]:
     """A frontend's factory for a warp family: ``name(dtype, warp_threads=32,
-    items_per_thread=1, *, method, algorithm, op, block_threads, arch, client, **options)``."""
+    items_per_thread=1, *, method, algorithm, op, block_threads, arch, cccl, client,
+    **options)``."""
     def build(dtype: Any, warp_threads: int = 32, items_per_thread: int = 1, *,
               method: Optional[str] = None, algorithm: Optional[str] = None, op: Any = None,
               block_threads: Optional[int] = None, arch: Optional[str] = None,
-              client: Optional[coopd.Client] = None, **options: Any) -> Any:
+              cccl: Optional[str] = None, client: Optional[coopd.Client] = None,
+              **options: Any) -> Any:
         return make(family, dtype, warp_threads=warp_threads, items_per_thread=items_per_thread,
                     method=method, algorithm=algorithm, op=op, block_threads=block_threads,
-                    arch=arch, client=client, options=options)
+                    arch=arch, cccl=cccl, client=client, options=options)
 
     build.__name__ = build.__qualname__ = name
     build.__doc__ = (f"{summary}: coopd's {family} for logical warps of `warp_threads` lanes, "
                      f"`items_per_thread` items each. Its temp storage is per logical warp; "
                      f"temp_storage() in a kernel reserves a row for each warp of a block of "
-                     f"`block_threads` (default 1024).\n{common}")
+                     f"`block_threads` (default 1024).\n{common}{CCCL_DOC}")
     return build
 
 

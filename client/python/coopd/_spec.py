@@ -63,7 +63,10 @@ class Spec:
     coopd's documented defaults (``coopctl catalog``). ``options`` holds the family's options
     message by its name in the proto, e.g. ``{"radix_sort": {"value_dtype": "uint32"}}`` or
     ``{"histogram": {"bins": 256}}``; ``user_type`` is ``{"size": 12, "align": 4}`` with
-    ``dtype="user"``.
+    ``dtype="user"``. ``cccl`` names the CCCL to compile against when the daemon has several
+    (``Client.catalog().cccls``): a name ("toolkit", "default", or one the daemon configured) or
+    a version ("3.5.0", or a prefix such as "3.5" naming one); empty: the daemon's default. Every
+    spec of a bundle or plan names the same one.
     """
 
     family: str
@@ -80,6 +83,7 @@ class Spec:
     options: Mapping[str, Any] = field(default_factory=dict)
     user_type: Optional[Mapping[str, int]] = None
     prefix_callback: Optional[UserOperator] = None
+    cccl: str = ""
 
     def to_proto(self) -> coop_pb2.PrimitiveSpec:
         if self.abi not in _ABIS:
@@ -87,7 +91,8 @@ class Spec:
         p = coop_pb2.PrimitiveSpec(family=self.family, method=self.method, dtype=self.dtype,
                                    items_per_thread=self.items_per_thread,
                                    algorithm=self.algorithm, warp_threads=self.warp_threads,
-                                   arch=self.arch, calling_convention=_ABIS[self.abi])
+                                   arch=self.arch, calling_convention=_ABIS[self.abi],
+                                   cccl=self.cccl or "")
         dims = [self.threads] if isinstance(self.threads, int) else list(self.threads)
         if len(dims) > 3:
             raise ValueError(f"spec: threads takes at most 3 dimensions, got {len(dims)}")

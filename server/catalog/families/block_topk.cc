@@ -31,10 +31,11 @@ absl::Status CanonicalizeTopKOptions(const SpecContext& c, PrimitiveSpec& out) {
     return absl::FailedPreconditionError(
         StrCat(c.ctx,
                ": top_k.valid_items (the partial-tile form, num_valid) needs CCCL 3.5 or newer; "
-               "this coopd compiles against CCCL ",
+               "the spec compiles against CCCL ",
                c.cccl_version,
-               ". Start coopd with --cccl-include pointing at newer headers, e.g. those of the "
-               "cuda-cccl 1.1.1 wheel (site-packages/cuda/cccl/headers/include)"));
+               ". Name a CCCL 3.5 or newer in cccl, or serve one with coopd --cccl NAME=DIR, e.g. "
+               "the headers of the cuda-cccl 1.1.1 wheel (site-packages/cuda/cccl/headers/"
+               "include)"));
   }
   out.mutable_top_k()->set_value_dtype(value_dtype);
   out.mutable_top_k()->set_valid_items(c.in.top_k().valid_items());
@@ -80,7 +81,8 @@ const Family& BlockTopK() {
           "the block's tile, with their values for *_pairs, come first in blocked "
           "order (CCCL 3.3 or newer). CCCL 3.3 and 3.4 ignore k and sort the whole "
           "tile (the k come first in order); CCCL 3.5 on selects them by radix "
-          "selection, honouring k (the k come first in no set order)",
+          "selection, honouring k (the k come first in no set order); CCCL 3.6 on compares "
+          "whole keys: a bit range other than [0, key bits) traps",
       .methods = {{.name = "max_keys",
                    .description = "the k largest keys first in blocked order (keys in place; bits "
                                   "[begin_bit, end_bit))"},

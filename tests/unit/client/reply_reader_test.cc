@@ -1,7 +1,8 @@
 // client/src/reply_reader.cc: a SpecializeResponse read from gRPC's slices must come out as
 // protobuf's own parse of the same bytes would, however the bytes are split, and every
 // malformed prefix must be refused exactly when protobuf refuses it. Plus coop::Bytes and the
-// buffer pool the split-LTO-IR path fills.
+// buffer pool the split-LTO-IR path fills. And client/src/proto_convert.cc's conversions of what
+// a CCCL choice touches: Spec::cccl both ways, the toolchain's CCCL name, the CCCL lists.
 #include "reply_reader.h"
 
 #include <google/protobuf/util/message_differencer.h>
@@ -12,6 +13,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "proto_convert.h"
 
 namespace coop::internal {
 namespace {
@@ -290,6 +293,69 @@ TEST(Bytes, ComparesCopiesAndPrintsLikeAStringWithoutCopyingTheBytes) {
   std::ostringstream out;
   PrintTo(Bytes(std::string(40, '\x01')), &out);
   EXPECT_EQ(out.str(), "Bytes(40 bytes: 01010101010101010101010101010101...)");
+}
+
+TEST(ProtoConvert, SpecCcclGoesBothWaysAndEmptyStaysTheDaemonsDefault) {
+  Spec s;
+  s.family = "block_reduce";
+  EXPECT_EQ(ToProto(s).cccl(), "");
+  s.cccl = "3.5";
+  const v1::PrimitiveSpec p = ToProto(s);
+  EXPECT_EQ(p.cccl(), "3.5");
+  EXPECT_EQ(FromProto(p).cccl, "3.5");
+  EXPECT_FALSE(CheckFamilyOptions(s, "spec").has_value());  // not a family option
+
+  v1::Toolchain t;
+  t.set_cccl_version("3.5.0");
+  t.set_cccl_name("cccl35");
+  EXPECT_EQ(FromProto(t).cccl_name, "cccl35");
+  EXPECT_EQ(FromProto(t).cccl_version, "3.5.0");
+}
+
+TEST(ProtoConvert, CatalogAndStatsCarryEveryCcclInTheDaemonsOrder) {
+  auto fill = [](v1::CcclInfo* c, const std::string& name, const std::string& version,
+                 bool is_default) {
+    c->set_name(name);
+    c->set_version(version);
+    c->set_include("/opt/" + name + "/include");
+    c->set_digest(std::string(64, name[0]));
+    c->set_is_default(is_default);
+    c->set_origin(is_default ? "CUDA toolkit" : "--cccl");
+    c->set_probe(is_default ? "ok" : "failed");
+    if (!is_default) c->add_unavailable("block_topk: error: no block_topk.cuh");
+  };
+  v1::CatalogResponse resp;
+  resp.add_families()->set_name("block_reduce");
+  fill(resp.add_cccls(), "toolkit", "3.3.0", true);
+  fill(resp.add_cccls(), "cccl35", "3.5.0", false);
+  resp.set_cccl("cccl35");
+  const Catalog c = FromProto(resp);
+  ASSERT_EQ(c.families.size(), 1u);
+  EXPECT_EQ(c.families[0].name, "block_reduce");
+  EXPECT_EQ(c.cccl, "cccl35");
+  ASSERT_EQ(c.cccls.size(), 2u);
+  EXPECT_EQ(c.cccls[0].name, "toolkit");
+  EXPECT_TRUE(c.cccls[0].is_default);
+  EXPECT_EQ(c.cccls[0].origin, "CUDA toolkit");
+  EXPECT_EQ(c.cccls[0].probe, "ok");
+  EXPECT_TRUE(c.cccls[0].unavailable.empty());
+  EXPECT_EQ(c.cccls[1].name, "cccl35");
+  EXPECT_EQ(c.cccls[1].version, "3.5.0");
+  EXPECT_EQ(c.cccls[1].include, "/opt/cccl35/include");
+  EXPECT_EQ(c.cccls[1].digest, std::string(64, 'c'));
+  EXPECT_FALSE(c.cccls[1].is_default);
+  EXPECT_EQ(c.cccls[1].probe, "failed");
+  EXPECT_EQ(c.cccls[1].unavailable,
+            std::vector<std::string>{"block_topk: error: no block_topk.cuh"});
+
+  v1::Stats stats;
+  *stats.mutable_cccls() = resp.cccls();
+  stats.mutable_toolchain()->set_cccl_name("toolkit");
+  const Stats s = FromProto(stats);
+  ASSERT_EQ(s.cccls.size(), 2u);
+  EXPECT_EQ(s.cccls[0].name, "toolkit");
+  EXPECT_EQ(s.cccls[1].origin, "--cccl");
+  EXPECT_EQ(s.toolchain.cccl_name, "toolkit");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import coopd.numba as _cn
+from coopd.coop._cccl import cccl_for
 from coopd.coop._common import (binary_reduce_op, check_items, check_methods, coopd_dtype,
                                 normalize_dtype_param, python_callable, warp_threads)
 from coopd.coop._invocable import Form, Invocable
@@ -19,6 +20,8 @@ __all__ = ["make_exclusive_sum", "make_merge_sort_keys", "make_reduce", "make_su
 
 def _make(family: str, dtype: Any, threads_in_warp: int, items_per_thread: int = 1,
           **kw: Any) -> Any:
+    # The CCCL of the installed cuda-cccl when coopd serves it (coopd.coop._cccl).
+    kw.setdefault("cccl", cccl_for(_cn.get_client()))
     return _cn.make(family, dtype, warp_threads=warp_threads(threads_in_warp),
                     items_per_thread=items_per_thread, **kw)
 

@@ -346,7 +346,8 @@ def make(family: str, dtype: Any, *, threads: Union[int, Sequence[int], None] = 
          warp_threads: Optional[int] = None, items_per_thread: int = 1,
          method: Optional[str] = None, algorithm: Optional[str] = None, op: OpArg = None,
          prefix_callback: Optional[coopd.UserOperator] = None, arch: Optional[str] = None,
-         client: Optional[coopd.Client] = None, block_threads: Optional[int] = None,
+         cccl: Optional[str] = None, client: Optional[coopd.Client] = None,
+         block_threads: Optional[int] = None,
          options: Optional[Mapping[str, Any]] = None, op_by_pointer: bool = False) -> Primitive:
     """Builds (or returns the one already built in this process for the same spec) the
     Primitive for a coopd spec. ``options`` are the family's options message fields
@@ -369,7 +370,7 @@ def make(family: str, dtype: Any, *, threads: Union[int, Sequence[int], None] = 
                       user_type=dt.user_type(),
                       options=_families.family_options(row, family, opts),
                       prefix_callback=prefix_callback)
-    _families.shape_spec(spec, row, family, threads, warp_threads)
+    _families.shape_spec(spec, row, family, threads, warp_threads, cccl)
     if op is not None:
         kind = _families.method_kind(row, method)
         if isinstance(op, str):

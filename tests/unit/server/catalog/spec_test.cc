@@ -313,10 +313,10 @@ TEST(Spec, FamiliesTheHeadersLackAreAFailedPrecondition) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(r.status().message(),
-            "block_topk: needs CCCL 3.3 or newer (cub/block/block_topk.cuh); this coopd compiles "
-            "against CCCL 3.0.1 at /opt/cccl. Start coopd with --cccl-include pointing at newer "
-            "headers, e.g. those of `pip install nvidia-cuda-cccl==13.3.3.3.1` "
-            "(site-packages/nvidia/cu13/include/cccl)");
+            "block_topk: needs CCCL 3.3 or newer (cub/block/block_topk.cuh); the spec compiles "
+            "against CCCL 3.0.1 at /opt/cccl. Name a newer CCCL in cccl (coopctl catalog lists "
+            "this coopd's), or serve one with coopd --cccl NAME=DIR, e.g. the headers of `pip "
+            "install nvidia-cuda-cccl==13.3.3.3.1` (DIR: its site-packages)");
   // The catalogue lists the family as unavailable, saying what it needs.
   bool listed = false;
   const auto catalog = Catalog(Target());
@@ -364,10 +364,11 @@ TEST(Spec, TopKValidItemsNeedsCccl35) {
     EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
     EXPECT_EQ(r.status().message(),
               std::string("block_topk: top_k.valid_items (the partial-tile form, num_valid) needs "
-                          "CCCL 3.5 or newer; this coopd compiles against CCCL ") +
+                          "CCCL 3.5 or newer; the spec compiles against CCCL ") +
                   older +
-                  ". Start coopd with --cccl-include pointing at newer headers, e.g. those of "
-                  "the cuda-cccl 1.1.1 wheel (site-packages/cuda/cccl/headers/include)");
+                  ". Name a CCCL 3.5 or newer in cccl, or serve one with coopd --cccl NAME=DIR, "
+                  "e.g. the headers of the cuda-cccl 1.1.1 wheel (site-packages/cuda/cccl/"
+                  "headers/include)");
   }
   for (const char* newer : {"3.5.0", "3.10.0", "4.0.0"}) {
     target.cccl_version = newer;

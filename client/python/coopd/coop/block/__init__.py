@@ -13,6 +13,7 @@ from enum import IntEnum, auto
 from typing import Any, Optional
 
 import coopd.numba as _cn
+from coopd.coop._cccl import cccl_for
 from coopd.coop._common import (binary_reduce_op, check_items, check_methods, coopd_dtype,
                                 normalize_dim_param, normalize_dtype_param, python_callable)
 from coopd.coop._invocable import Const, Form, Invocable
@@ -32,6 +33,8 @@ LOAD_STORE_ALGORITHMS = ("direct", "striped", "vectorize", "transpose", "warp_tr
 
 
 def _make(family: str, dtype: Any, dim: Any, items_per_thread: int, **kw: Any) -> Any:
+    # The CCCL of the installed cuda-cccl when coopd serves it (coopd.coop._cccl).
+    kw.setdefault("cccl", cccl_for(_cn.get_client()))
     return _cn.make(family, dtype, threads=list(dim), items_per_thread=items_per_thread, **kw)
 
 

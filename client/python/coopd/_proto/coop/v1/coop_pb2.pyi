@@ -38,8 +38,30 @@ ORIGIN_DISK: Origin
 ORIGIN_REMOTE: Origin
 
 class CatalogRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("cccl",)
+    CCCL_FIELD_NUMBER: _ClassVar[int]
+    cccl: str
+    def __init__(self, cccl: _Optional[str] = ...) -> None: ...
+
+class CcclInfo(_message.Message):
+    __slots__ = ("name", "version", "include", "digest", "is_default", "origin", "unavailable", "probe")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    IS_DEFAULT_FIELD_NUMBER: _ClassVar[int]
+    ORIGIN_FIELD_NUMBER: _ClassVar[int]
+    UNAVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    PROBE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    version: str
+    include: str
+    digest: str
+    is_default: bool
+    origin: str
+    unavailable: _containers.RepeatedScalarFieldContainer[str]
+    probe: str
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., include: _Optional[str] = ..., digest: _Optional[str] = ..., is_default: bool = ..., origin: _Optional[str] = ..., unavailable: _Optional[_Iterable[str]] = ..., probe: _Optional[str] = ...) -> None: ...
 
 class CatalogMethod(_message.Message):
     __slots__ = ("name", "needs_op", "description", "op_kind")
@@ -104,7 +126,7 @@ class CatalogFamily(_message.Message):
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., methods: _Optional[_Iterable[_Union[CatalogMethod, _Mapping]]] = ..., algorithms: _Optional[_Iterable[str]] = ..., default_algorithm: _Optional[str] = ..., warp: bool = ..., max_items_per_thread: _Optional[int] = ..., scan_options: bool = ..., warp_multiple_algorithms: _Optional[_Iterable[str]] = ..., exchange_options: bool = ..., family_options: _Optional[str] = ..., dtypes: _Optional[_Iterable[str]] = ..., power_of_two_threads: bool = ..., available: bool = ..., requires: _Optional[str] = ..., auto_algorithms: _Optional[_Iterable[str]] = ..., auto_baseline: _Optional[str] = ..., auto_measured_method: _Optional[str] = ...) -> None: ...
 
 class CatalogResponse(_message.Message):
-    __slots__ = ("families", "dtypes", "builtin_ops", "archs", "calling_conventions", "op_kinds", "bitcode_archs", "bitcode_unavailable")
+    __slots__ = ("families", "dtypes", "builtin_ops", "archs", "calling_conventions", "op_kinds", "bitcode_archs", "bitcode_unavailable", "cccls", "cccl")
     FAMILIES_FIELD_NUMBER: _ClassVar[int]
     DTYPES_FIELD_NUMBER: _ClassVar[int]
     BUILTIN_OPS_FIELD_NUMBER: _ClassVar[int]
@@ -113,6 +135,8 @@ class CatalogResponse(_message.Message):
     OP_KINDS_FIELD_NUMBER: _ClassVar[int]
     BITCODE_ARCHS_FIELD_NUMBER: _ClassVar[int]
     BITCODE_UNAVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    CCCLS_FIELD_NUMBER: _ClassVar[int]
+    CCCL_FIELD_NUMBER: _ClassVar[int]
     families: _containers.RepeatedCompositeFieldContainer[CatalogFamily]
     dtypes: _containers.RepeatedScalarFieldContainer[str]
     builtin_ops: _containers.RepeatedScalarFieldContainer[str]
@@ -121,7 +145,9 @@ class CatalogResponse(_message.Message):
     op_kinds: _containers.RepeatedCompositeFieldContainer[CatalogOpKind]
     bitcode_archs: _containers.RepeatedScalarFieldContainer[str]
     bitcode_unavailable: str
-    def __init__(self, families: _Optional[_Iterable[_Union[CatalogFamily, _Mapping]]] = ..., dtypes: _Optional[_Iterable[str]] = ..., builtin_ops: _Optional[_Iterable[str]] = ..., archs: _Optional[_Iterable[str]] = ..., calling_conventions: _Optional[_Iterable[str]] = ..., op_kinds: _Optional[_Iterable[_Union[CatalogOpKind, _Mapping]]] = ..., bitcode_archs: _Optional[_Iterable[str]] = ..., bitcode_unavailable: _Optional[str] = ...) -> None: ...
+    cccls: _containers.RepeatedCompositeFieldContainer[CcclInfo]
+    cccl: str
+    def __init__(self, families: _Optional[_Iterable[_Union[CatalogFamily, _Mapping]]] = ..., dtypes: _Optional[_Iterable[str]] = ..., builtin_ops: _Optional[_Iterable[str]] = ..., archs: _Optional[_Iterable[str]] = ..., calling_conventions: _Optional[_Iterable[str]] = ..., op_kinds: _Optional[_Iterable[_Union[CatalogOpKind, _Mapping]]] = ..., bitcode_archs: _Optional[_Iterable[str]] = ..., bitcode_unavailable: _Optional[str] = ..., cccls: _Optional[_Iterable[_Union[CcclInfo, _Mapping]]] = ..., cccl: _Optional[str] = ...) -> None: ...
 
 class Dim3(_message.Message):
     __slots__ = ("x", "y", "z")
@@ -226,7 +252,7 @@ class RadixRankOptions(_message.Message):
     def __init__(self, radix_bits: _Optional[int] = ...) -> None: ...
 
 class PrimitiveSpec(_message.Message):
-    __slots__ = ("family", "method", "dtype", "block", "items_per_thread", "algorithm", "op", "warp_threads", "arch", "calling_convention", "user_type", "prefix_callback", "scan", "exchange", "radix_sort", "merge_sort", "histogram", "run_length_decode", "radix_rank", "top_k")
+    __slots__ = ("family", "method", "dtype", "block", "items_per_thread", "algorithm", "op", "warp_threads", "arch", "calling_convention", "user_type", "prefix_callback", "scan", "exchange", "radix_sort", "merge_sort", "histogram", "run_length_decode", "radix_rank", "top_k", "cccl")
     FAMILY_FIELD_NUMBER: _ClassVar[int]
     METHOD_FIELD_NUMBER: _ClassVar[int]
     DTYPE_FIELD_NUMBER: _ClassVar[int]
@@ -247,6 +273,7 @@ class PrimitiveSpec(_message.Message):
     RUN_LENGTH_DECODE_FIELD_NUMBER: _ClassVar[int]
     RADIX_RANK_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
+    CCCL_FIELD_NUMBER: _ClassVar[int]
     family: str
     method: str
     dtype: str
@@ -267,7 +294,8 @@ class PrimitiveSpec(_message.Message):
     run_length_decode: RunLengthDecodeOptions
     radix_rank: RadixRankOptions
     top_k: TopKOptions
-    def __init__(self, family: _Optional[str] = ..., method: _Optional[str] = ..., dtype: _Optional[str] = ..., block: _Optional[_Union[Dim3, _Mapping]] = ..., items_per_thread: _Optional[int] = ..., algorithm: _Optional[str] = ..., op: _Optional[_Union[Operator, _Mapping]] = ..., warp_threads: _Optional[int] = ..., arch: _Optional[str] = ..., calling_convention: _Optional[_Union[CallingConvention, str]] = ..., user_type: _Optional[_Union[UserType, _Mapping]] = ..., prefix_callback: _Optional[_Union[UserOperator, _Mapping]] = ..., scan: _Optional[_Union[ScanOptions, _Mapping]] = ..., exchange: _Optional[_Union[ExchangeOptions, _Mapping]] = ..., radix_sort: _Optional[_Union[RadixSortOptions, _Mapping]] = ..., merge_sort: _Optional[_Union[MergeSortOptions, _Mapping]] = ..., histogram: _Optional[_Union[HistogramOptions, _Mapping]] = ..., run_length_decode: _Optional[_Union[RunLengthDecodeOptions, _Mapping]] = ..., radix_rank: _Optional[_Union[RadixRankOptions, _Mapping]] = ..., top_k: _Optional[_Union[TopKOptions, _Mapping]] = ...) -> None: ...
+    cccl: str
+    def __init__(self, family: _Optional[str] = ..., method: _Optional[str] = ..., dtype: _Optional[str] = ..., block: _Optional[_Union[Dim3, _Mapping]] = ..., items_per_thread: _Optional[int] = ..., algorithm: _Optional[str] = ..., op: _Optional[_Union[Operator, _Mapping]] = ..., warp_threads: _Optional[int] = ..., arch: _Optional[str] = ..., calling_convention: _Optional[_Union[CallingConvention, str]] = ..., user_type: _Optional[_Union[UserType, _Mapping]] = ..., prefix_callback: _Optional[_Union[UserOperator, _Mapping]] = ..., scan: _Optional[_Union[ScanOptions, _Mapping]] = ..., exchange: _Optional[_Union[ExchangeOptions, _Mapping]] = ..., radix_sort: _Optional[_Union[RadixSortOptions, _Mapping]] = ..., merge_sort: _Optional[_Union[MergeSortOptions, _Mapping]] = ..., histogram: _Optional[_Union[HistogramOptions, _Mapping]] = ..., run_length_decode: _Optional[_Union[RunLengthDecodeOptions, _Mapping]] = ..., radix_rank: _Optional[_Union[RadixRankOptions, _Mapping]] = ..., top_k: _Optional[_Union[TopKOptions, _Mapping]] = ..., cccl: _Optional[str] = ...) -> None: ...
 
 class SpecializeRequest(_message.Message):
     __slots__ = ("spec", "client", "formats", "have")
@@ -324,18 +352,20 @@ class TempStorage(_message.Message):
     def __init__(self, bytes: _Optional[int] = ..., align: _Optional[int] = ...) -> None: ...
 
 class Toolchain(_message.Message):
-    __slots__ = ("nvrtc_version", "nvjitlink_version", "cccl_version", "header_digest", "clang_version")
+    __slots__ = ("nvrtc_version", "nvjitlink_version", "cccl_version", "header_digest", "clang_version", "cccl_name")
     NVRTC_VERSION_FIELD_NUMBER: _ClassVar[int]
     NVJITLINK_VERSION_FIELD_NUMBER: _ClassVar[int]
     CCCL_VERSION_FIELD_NUMBER: _ClassVar[int]
     HEADER_DIGEST_FIELD_NUMBER: _ClassVar[int]
     CLANG_VERSION_FIELD_NUMBER: _ClassVar[int]
+    CCCL_NAME_FIELD_NUMBER: _ClassVar[int]
     nvrtc_version: str
     nvjitlink_version: str
     cccl_version: str
     header_digest: str
     clang_version: str
-    def __init__(self, nvrtc_version: _Optional[str] = ..., nvjitlink_version: _Optional[str] = ..., cccl_version: _Optional[str] = ..., header_digest: _Optional[str] = ..., clang_version: _Optional[str] = ...) -> None: ...
+    cccl_name: str
+    def __init__(self, nvrtc_version: _Optional[str] = ..., nvjitlink_version: _Optional[str] = ..., cccl_version: _Optional[str] = ..., header_digest: _Optional[str] = ..., clang_version: _Optional[str] = ..., cccl_name: _Optional[str] = ...) -> None: ...
 
 class BitcodeModule(_message.Message):
     __slots__ = ("key", "data", "origin", "compile_ms", "compile_log", "pch_status", "digest")
@@ -726,7 +756,7 @@ class TierStats(_message.Message):
     def __init__(self, name: _Optional[str] = ..., hits: _Optional[int] = ..., misses: _Optional[int] = ..., entries: _Optional[int] = ..., bytes: _Optional[int] = ..., raw_bytes: _Optional[int] = ..., budget_bytes: _Optional[int] = ..., evictions: _Optional[int] = ..., corruptions: _Optional[int] = ..., write_failures: _Optional[int] = ..., degraded: bool = ..., evicting: bool = ...) -> None: ...
 
 class Stats(_message.Message):
-    __slots__ = ("requests", "invalid_requests", "memory_hits", "disk_hits", "misses", "compiles", "compile_failures", "compile_ms_total", "memory_entries", "memory_bytes", "disk_entries", "disk_bytes", "disk_write_failures", "uptime_s", "toolchain", "cache_path", "pch_warm_compiles", "joined_requests", "worker_restarts", "worker_crashes", "compile_timeouts", "queue_depth", "workers", "workers_busy", "compile_ms_p50", "compile_ms_p90", "compile_ms_p99", "worker_status", "links", "link_failures", "link_hits", "bundles", "tiers", "corruptions", "evictions", "cache_degraded", "bitcode_compiles", "remote_hits", "remote", "listeners", "unauthenticated_calls", "denied_calls", "client_in_flight_refusals", "client_rate_refusals", "undecodable_requests", "oversized_requests", "memo_hits", "memo_misses", "memo_entries", "memo_evictions", "digest_only_replies", "bytes_omitted", "tuning_tables", "tuning_digest", "auto_resolutions", "requests_cancelled", "compiles_cancelled", "quota_compile_refusals", "quota_bytes_refusals")
+    __slots__ = ("requests", "invalid_requests", "memory_hits", "disk_hits", "misses", "compiles", "compile_failures", "compile_ms_total", "memory_entries", "memory_bytes", "disk_entries", "disk_bytes", "disk_write_failures", "uptime_s", "toolchain", "cache_path", "pch_warm_compiles", "joined_requests", "worker_restarts", "worker_crashes", "compile_timeouts", "queue_depth", "workers", "workers_busy", "compile_ms_p50", "compile_ms_p90", "compile_ms_p99", "worker_status", "links", "link_failures", "link_hits", "bundles", "tiers", "corruptions", "evictions", "cache_degraded", "bitcode_compiles", "remote_hits", "remote", "listeners", "unauthenticated_calls", "denied_calls", "client_in_flight_refusals", "client_rate_refusals", "undecodable_requests", "oversized_requests", "memo_hits", "memo_misses", "memo_entries", "memo_evictions", "digest_only_replies", "bytes_omitted", "tuning_tables", "tuning_digest", "auto_resolutions", "requests_cancelled", "compiles_cancelled", "quota_compile_refusals", "quota_bytes_refusals", "cccls")
     REQUESTS_FIELD_NUMBER: _ClassVar[int]
     INVALID_REQUESTS_FIELD_NUMBER: _ClassVar[int]
     MEMORY_HITS_FIELD_NUMBER: _ClassVar[int]
@@ -786,6 +816,7 @@ class Stats(_message.Message):
     COMPILES_CANCELLED_FIELD_NUMBER: _ClassVar[int]
     QUOTA_COMPILE_REFUSALS_FIELD_NUMBER: _ClassVar[int]
     QUOTA_BYTES_REFUSALS_FIELD_NUMBER: _ClassVar[int]
+    CCCLS_FIELD_NUMBER: _ClassVar[int]
     requests: int
     invalid_requests: int
     memory_hits: int
@@ -845,7 +876,8 @@ class Stats(_message.Message):
     compiles_cancelled: int
     quota_compile_refusals: int
     quota_bytes_refusals: int
-    def __init__(self, requests: _Optional[int] = ..., invalid_requests: _Optional[int] = ..., memory_hits: _Optional[int] = ..., disk_hits: _Optional[int] = ..., misses: _Optional[int] = ..., compiles: _Optional[int] = ..., compile_failures: _Optional[int] = ..., compile_ms_total: _Optional[float] = ..., memory_entries: _Optional[int] = ..., memory_bytes: _Optional[int] = ..., disk_entries: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., disk_write_failures: _Optional[int] = ..., uptime_s: _Optional[float] = ..., toolchain: _Optional[_Union[Toolchain, _Mapping]] = ..., cache_path: _Optional[str] = ..., pch_warm_compiles: _Optional[int] = ..., joined_requests: _Optional[int] = ..., worker_restarts: _Optional[int] = ..., worker_crashes: _Optional[int] = ..., compile_timeouts: _Optional[int] = ..., queue_depth: _Optional[int] = ..., workers: _Optional[int] = ..., workers_busy: _Optional[int] = ..., compile_ms_p50: _Optional[float] = ..., compile_ms_p90: _Optional[float] = ..., compile_ms_p99: _Optional[float] = ..., worker_status: _Optional[_Iterable[_Union[WorkerStatus, _Mapping]]] = ..., links: _Optional[int] = ..., link_failures: _Optional[int] = ..., link_hits: _Optional[int] = ..., bundles: _Optional[int] = ..., tiers: _Optional[_Iterable[_Union[TierStats, _Mapping]]] = ..., corruptions: _Optional[int] = ..., evictions: _Optional[int] = ..., cache_degraded: bool = ..., bitcode_compiles: _Optional[int] = ..., remote_hits: _Optional[int] = ..., remote: _Optional[_Union[RemoteTierStats, _Mapping]] = ..., listeners: _Optional[_Iterable[_Union[Listener, _Mapping]]] = ..., unauthenticated_calls: _Optional[int] = ..., denied_calls: _Optional[int] = ..., client_in_flight_refusals: _Optional[int] = ..., client_rate_refusals: _Optional[int] = ..., undecodable_requests: _Optional[int] = ..., oversized_requests: _Optional[int] = ..., memo_hits: _Optional[int] = ..., memo_misses: _Optional[int] = ..., memo_entries: _Optional[int] = ..., memo_evictions: _Optional[int] = ..., digest_only_replies: _Optional[int] = ..., bytes_omitted: _Optional[int] = ..., tuning_tables: _Optional[_Iterable[_Union[TuningTableInfo, _Mapping]]] = ..., tuning_digest: _Optional[str] = ..., auto_resolutions: _Optional[int] = ..., requests_cancelled: _Optional[int] = ..., compiles_cancelled: _Optional[int] = ..., quota_compile_refusals: _Optional[int] = ..., quota_bytes_refusals: _Optional[int] = ...) -> None: ...
+    cccls: _containers.RepeatedCompositeFieldContainer[CcclInfo]
+    def __init__(self, requests: _Optional[int] = ..., invalid_requests: _Optional[int] = ..., memory_hits: _Optional[int] = ..., disk_hits: _Optional[int] = ..., misses: _Optional[int] = ..., compiles: _Optional[int] = ..., compile_failures: _Optional[int] = ..., compile_ms_total: _Optional[float] = ..., memory_entries: _Optional[int] = ..., memory_bytes: _Optional[int] = ..., disk_entries: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., disk_write_failures: _Optional[int] = ..., uptime_s: _Optional[float] = ..., toolchain: _Optional[_Union[Toolchain, _Mapping]] = ..., cache_path: _Optional[str] = ..., pch_warm_compiles: _Optional[int] = ..., joined_requests: _Optional[int] = ..., worker_restarts: _Optional[int] = ..., worker_crashes: _Optional[int] = ..., compile_timeouts: _Optional[int] = ..., queue_depth: _Optional[int] = ..., workers: _Optional[int] = ..., workers_busy: _Optional[int] = ..., compile_ms_p50: _Optional[float] = ..., compile_ms_p90: _Optional[float] = ..., compile_ms_p99: _Optional[float] = ..., worker_status: _Optional[_Iterable[_Union[WorkerStatus, _Mapping]]] = ..., links: _Optional[int] = ..., link_failures: _Optional[int] = ..., link_hits: _Optional[int] = ..., bundles: _Optional[int] = ..., tiers: _Optional[_Iterable[_Union[TierStats, _Mapping]]] = ..., corruptions: _Optional[int] = ..., evictions: _Optional[int] = ..., cache_degraded: bool = ..., bitcode_compiles: _Optional[int] = ..., remote_hits: _Optional[int] = ..., remote: _Optional[_Union[RemoteTierStats, _Mapping]] = ..., listeners: _Optional[_Iterable[_Union[Listener, _Mapping]]] = ..., unauthenticated_calls: _Optional[int] = ..., denied_calls: _Optional[int] = ..., client_in_flight_refusals: _Optional[int] = ..., client_rate_refusals: _Optional[int] = ..., undecodable_requests: _Optional[int] = ..., oversized_requests: _Optional[int] = ..., memo_hits: _Optional[int] = ..., memo_misses: _Optional[int] = ..., memo_entries: _Optional[int] = ..., memo_evictions: _Optional[int] = ..., digest_only_replies: _Optional[int] = ..., bytes_omitted: _Optional[int] = ..., tuning_tables: _Optional[_Iterable[_Union[TuningTableInfo, _Mapping]]] = ..., tuning_digest: _Optional[str] = ..., auto_resolutions: _Optional[int] = ..., requests_cancelled: _Optional[int] = ..., compiles_cancelled: _Optional[int] = ..., quota_compile_refusals: _Optional[int] = ..., quota_bytes_refusals: _Optional[int] = ..., cccls: _Optional[_Iterable[_Union[CcclInfo, _Mapping]]] = ...) -> None: ...
 
 class TuningTableInfo(_message.Message):
     __slots__ = ("arch", "version", "digest", "source", "device", "cells", "placeholder")
