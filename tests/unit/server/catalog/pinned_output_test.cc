@@ -20,6 +20,8 @@
 
 #include "server/catalog/render.h"
 #include "server/catalog/spec.h"
+#include "server/util/sha256.h"
+#include "server/util/strings.h"
 
 #ifndef COOPD_GOLDEN_DIR
 #error "COOPD_GOLDEN_DIR must name tests/unit/server/catalog/golden"
@@ -218,6 +220,41 @@ TEST(PinnedOutput, CatalogueIsUnchanged) {
 
 // Every family's representative, broken one field at a time: the errors (or the acceptance)
 // are pinned, so a refactor that changes what a user is told fails here.
+// What each CCCL release coopd serves (the toolkit's 3.0.1; 3.3, 3.5 and 3.6 from PyPI) changes
+// in the catalogue and the validator: which families are available and what the others need,
+// and for every family the representative's outcome (its canonical encoding's digest, or the
+// error), with and without block_topk's partial-tile form. The rendered units are the same on
+// every release (the device headers pick CCCL's API with CCCL_VERSION; the compile tests prove
+// each). Pinned in golden/per_cccl.txt.
+TEST(PinnedOutput, WhatEachCcclReleaseChangesIsUnchanged) {
+  std::string out;
+  for (const char* version : {"3.0.1", "3.3.3", "3.5.0", "3.6.0"}) {
+    TargetInfo target = Target();
+    target.cccl_version = version;
+    if (std::string(version) == "3.0.1") target.cccl_headers_present.clear();
+    out += StrCat("== CCCL ", version, " ==\n");
+    const coop::v1::CatalogResponse catalog = Catalog(target);
+    for (const auto& f : catalog.families()) {
+      if (!f.available()) out += StrCat("unavailable ", f.name(), ": needs ", f.requires(), "\n");
+    }
+    for (const auto& [family, spec] : Representatives()) {
+      auto canonical = Canonicalize(spec, target);
+      out += StrCat(family, ": ",
+                    canonical.ok() ? Sha256::Hex(CanonicalEncoding(*canonical)).substr(0, 16)
+                                   : std::string(canonical.status().message()),
+                    "\n");
+    }
+    PrimitiveSpec partial = Representatives().at("block_topk");
+    partial.mutable_top_k()->set_valid_items(true);
+    auto canonical = Canonicalize(partial, target);
+    out += StrCat("block_topk valid_items: ",
+                  canonical.ok() ? Sha256::Hex(CanonicalEncoding(*canonical)).substr(0, 16)
+                                 : std::string(canonical.status().message()),
+                  "\n");
+  }
+  ExpectGolden("per_cccl.txt", out);
+}
+
 TEST(PinnedOutput, ErrorsForBadRequestsAreUnchanged) {
   using Mutation = void (*)(PrimitiveSpec&);
   const std::vector<std::pair<std::string, Mutation>> mutations = {
