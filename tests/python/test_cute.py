@@ -235,7 +235,7 @@ def test_a_kernel_calling_every_entry_compiles_to_an_sm90a_cubin_with_them_inlin
     row = next(f for f in coop_client.catalog().families if f.name == family)
     if not row.available:
         pytest.skip(f"{family}: this coopd's CCCL lacks it ({row.requires}); "
-                    "test_block_topk_from_a_coopd_on_cccl_3_3 covers it")
+                    "test_block_topk_on_cccl_3_3_and_3_5_partial_tiles_from_one_coopd covers it")
     p = build(family, **FAMILY_SPECS[family])
     assert p.family == family and p.arch == ARCH
     assert p.temp_storage_bytes == p.artifact.temp_storage_bytes
@@ -245,18 +245,28 @@ def test_a_kernel_calling_every_entry_compiles_to_an_sm90a_cubin_with_them_inlin
 
 
 @needs_nvdisasm
-def test_block_topk_from_a_coopd_on_cccl_3_3(tmpdir_path):
-    include = os.environ.get("COOPD_NEWER_CCCL_INCLUDE", "")
-    if not os.path.exists(os.path.join(include, "cub", "block", "block_topk.cuh")):
-        pytest.skip(f"no CCCL 3.3 headers at COOPD_NEWER_CCCL_INCLUDE={include!r} (ctest sets "
-                    "it to those deploy/install-deps.sh unpacks)")
+def test_block_topk_on_cccl_3_3_and_3_5_partial_tiles_from_one_coopd(tmpdir_path):
+    """One coopd serving CCCL 3.3 and 3.5: block_topk on each (`cccl=`), and on 3.5 the
+    partial-tile form (valid_items=True), every entry inlined."""
+    found = []
+    for name, var in (("cccl33", "COOPD_NEWER_CCCL_INCLUDE"), ("cccl35", "COOPD_CCCL35_INCLUDE")):
+        include = os.environ.get(var, "")
+        if not os.path.exists(os.path.join(include, "cub", "block", "block_topk.cuh")):
+            pytest.skip(f"no {name} headers at {var}={include!r} (ctest sets it to those "
+                        "deploy/install-deps.sh unpacks)")
+        found += ["--cccl", f"{name}={include}"]
     from conftest import Daemon
-    newer = Daemon(tmpdir_path, "--cccl-include", include).start()
+    daemon = Daemon(tmpdir_path, *found, "--probe-cccl", "off").start()
     try:
-        with newer.client(timeout=600) as c:
-            check_every_entry_inlined(build("block_topk", client=c, **FAMILY_SPECS["block_topk"]))
+        with daemon.client(timeout=600) as c:
+            spec = FAMILY_SPECS["block_topk"]
+            check_every_entry_inlined(build("block_topk", client=c, cccl="cccl33", **spec))
+            q = build("block_topk", client=c, cccl="3.5", valid_items=True, **spec)
+            assert q.artifact.cccl == "cccl35"
+            assert all("int num_valid" in e.declaration for e in q.entries)
+            check_every_entry_inlined(q)
     finally:
-        assert newer.stop() == 0, newer.log()
+        assert daemon.stop() == 0, daemon.log()
 
 
 @needs_nvdisasm

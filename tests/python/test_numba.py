@@ -253,19 +253,36 @@ def test_a_kernel_calling_every_entry_of_the_family_links_to_an_sm90_cubin(famil
     link_checked(kernel_calling_every_entry(p), signature_of(p), p)
 
 
-def test_block_topk_from_a_coopd_on_cccl_3_3(tmpdir_path):
-    include = os.environ.get("COOPD_NEWER_CCCL_INCLUDE", "")
-    if not os.path.exists(os.path.join(include, "cub", "block", "block_topk.cuh")):
-        pytest.skip(f"no CCCL 3.3 headers at COOPD_NEWER_CCCL_INCLUDE={include!r} (ctest sets "
-                    "it to those deploy/install-deps.sh unpacks)")
+def newer_cccls():
+    """(name, include) of the newer CCCLs ctest names (deploy/install-deps.sh unpacks them)."""
+    found = []
+    for name, var in (("cccl33", "COOPD_NEWER_CCCL_INCLUDE"), ("cccl35", "COOPD_CCCL35_INCLUDE")):
+        include = os.environ.get(var, "")
+        if not os.path.exists(os.path.join(include, "cub", "block", "block_topk.cuh")):
+            pytest.skip(f"no {name} headers at {var}={include!r} (ctest sets it to those "
+                        "deploy/install-deps.sh unpacks)")
+        found.append((name, include))
+    return found
+
+
+def test_block_topk_on_cccl_3_3_and_3_5_partial_tiles_from_one_coopd(tmpdir_path):
+    """One coopd serving CCCL 3.3 and 3.5: block_topk on each, named by `cccl=`, and on 3.5 the
+    partial-tile form (valid_items=True), whose entries take num_valid."""
     from conftest import Daemon
-    newer = Daemon(tmpdir_path, "--cccl-include", include).start()
+    args = [a for name, include in newer_cccls() for a in ("--cccl", f"{name}={include}")]
+    daemon = Daemon(tmpdir_path, *args, "--probe-cccl", "off").start()
     try:
-        with newer.client() as c:
-            p = build("block_topk", client=c, **FAMILY_SPECS["block_topk"])
+        with daemon.client() as c:
+            spec = FAMILY_SPECS["block_topk"]
+            p = build("block_topk", client=c, cccl="cccl33", **spec)
+            assert p.artifact.cccl == "cccl33" and p.artifact.cccl_version.startswith("3.3.")
             link_checked(kernel_calling_every_entry(p), signature_of(p), p)
+            q = build("block_topk", client=c, cccl="3.5", valid_items=True, **spec)
+            assert q.artifact.cccl == "cccl35" and q.artifact.key != p.artifact.key
+            assert all("int num_valid" in e.declaration for e in q.entries)
+            link_checked(kernel_calling_every_entry(q), signature_of(q), q)
     finally:
-        assert newer.stop() == 0, newer.log()
+        assert daemon.stop() == 0, daemon.log()
 
 
 def test_the_object_exposes_the_artifact_and_its_temp_storage(coop_client):
