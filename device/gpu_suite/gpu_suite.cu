@@ -1204,6 +1204,27 @@ void PrintTopKTimings() {
   std::fflush(stdout);
 }
 
+// With COOP_DUMP_DIR set, the first 64 tiles of a fixed-k top-k case go to files there for a
+// check against NumPy (device/gpu_check/topk_numpy.py): <art>.keys and <art>.got (the input and
+// the output, raw), <art>.nv (each tile's num_valid, int32) and <art>.meta ("dtype tile k
+// blocks max ordered").
+template <class K>
+void DumpTopK(const std::string& art, const std::vector<K>& keys, const std::vector<K>& got,
+              const std::vector<int>& nvs, size_t tile, int k, bool max, bool ordered) {
+  const char* dir = std::getenv("COOP_DUMP_DIR");
+  if (dir == nullptr || *dir == '\0') return;
+  const size_t blocks = std::min<size_t>(64, nvs.size());
+  const std::string base = std::string(dir) + "/" + art;
+  auto write = [&](const std::string& path, const void* data, size_t bytes) {
+    std::ofstream(path, std::ios::binary).write(static_cast<const char*>(data), bytes);
+  };
+  write(base + ".keys", keys.data(), blocks * tile * sizeof(K));
+  write(base + ".got", got.data(), blocks * tile * sizeof(K));
+  write(base + ".nv", nvs.data(), blocks * sizeof(int));
+  std::ofstream(base + ".meta") << CName<K>() << " " << tile << " " << k << " " << blocks << " "
+                                << (max ? 1 : 0) << " " << (ordered ? 1 : 0) << "\n";
+}
+
 // block_topk: per-block k in [1, tile]; the first k items of the tile in blocked order must be
 // the k largest (max) / smallest (min) keys: in sorted order on CCCL 3.3 (which sorts the tile),
 // in any order on CCCL 3.5 (`selection`: a radix selection; the first k are compared sorted).
@@ -1243,6 +1264,7 @@ void CheckTopK(const std::string& art, Dim block, int items, bool max, bool pair
   Launch(m, "k", blocks, block, {&dk.ptr, &dv.ptr, &dko.ptr, &dvo.ptr, &dks.ptr, &dnvs.ptr});
   const auto got_k = dko.Get();
   const auto got_v = dvo.Get();
+  if (fixed_k > 0) DumpTopK(art, keys, got_k, nvs, tile, fixed_k, max, !selection);
   TimeTopK(art, m, blocks, block, {&dk.ptr, &dv.ptr, &dko.ptr, &dvo.ptr, &dks.ptr, &dnvs.ptr});
   std::vector<K> want_k(keys.size());
   std::vector<bool> mask(keys.size(), false);
