@@ -961,3 +961,39 @@ def test_the_cccl_of_an_installed_cuda_cccl_is_asked_for_where_coopd_serves_it(t
     coop.warp._make("warp_reduce", numba.int32, 32)
     coop.warp._make("warp_reduce", numba.int32, 32, cccl="toolkit")
     assert [kw["cccl"] for kw in made] == ["cccl35", "cccl35", "toolkit"]
+
+
+def test_coop_compiles_against_the_headers_of_the_installed_cuda_cccl(tmpdir_path):
+    """End to end: a site-packages holding a cuda-cccl (its wheel's layout, the CCCL 3.5 headers
+    deploy/install-deps.sh unpacks), a coopd serving that directory with --cccl, and a program
+    on it that uses coopd.coop: its artifacts are compiled against that CCCL, not the default."""
+    include = os.environ.get("COOPD_CCCL35_INCLUDE", "")
+    if not os.path.exists(os.path.join(include, "cub", "block", "block_topk.cuh")):
+        pytest.skip(f"no CCCL 3.5 headers at COOPD_CCCL35_INCLUDE={include!r} (ctest sets it to "
+                    "those deploy/install-deps.sh unpacks)")
+    site = os.path.join(tmpdir_path, "site")
+    os.makedirs(os.path.join(site, "cuda", "cccl", "headers"))
+    os.symlink(include, os.path.join(site, "cuda", "cccl", "headers", "include"))
+    from conftest import Daemon
+    d = Daemon(tmpdir_path, "--cccl", f"wheel={site}", "--probe-cccl", "off").start()
+    try:
+        code = """
+            import sys
+            sys.path.append(%r)
+            import numba
+            import coopd.coop as coop
+            from coopd.coop import _cccl
+            r = coop.block.make_sum(numba.int32, 128)
+            a = r.primitives[0].artifact
+            print(_cccl.installed_version(), a.cccl, a.cccl_version)
+        """ % site
+        r = run_python(code, daemon=d)
+        assert r.returncode == 0, r.stderr
+        version, name, compiled = r.stdout.split()
+        assert version.startswith("3.5.") and name == "wheel" and compiled == version
+        # Without that cuda-cccl on the path, the daemon's default.
+        r = run_python(code.replace("sys.path.append", "print"), daemon=d)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split()[-3:] == ["None", "toolkit", "3.0.1"]
+    finally:
+        assert d.stop() == 0, d.log()
