@@ -132,10 +132,16 @@ def sort_kernel(nb):
                 dict(name="dst", dtype="uint32", elements=n, role="out")])
 
 
-def load_store_kernel(nb):
+def load_store_kernel(nb, launch_check=False, launch_threads=None):
+    """Copies 128 x 16 tiles through block_load and block_store. `launch_threads` launches the
+    kernel with that many threads instead of the 128 the primitives were built for (a bug the
+    launch check, `launch_check`, catches)."""
     T, I = 128, 16
-    load = coop.block.load(cutlass.Int32, T, I, algorithm="warp_transpose")
-    store = coop.block.store(cutlass.Int32, T, I, algorithm="warp_transpose")
+    L = launch_threads or T
+    load = coop.block.load(cutlass.Int32, T, I, algorithm="warp_transpose",
+                           launch_check=launch_check)
+    store = coop.block.store(cutlass.Int32, T, I, algorithm="warp_transpose",
+                             launch_check=launch_check)
     smem_bytes = coop.smem_size(load, store)
 
     @cute.kernel
@@ -148,13 +154,21 @@ def load_store_kernel(nb):
 
     @cute.jit
     def host(src: cute.Pointer, dst: cute.Pointer):
-        cute_load_store(src, dst).launch(grid=[nb, 1, 1], block=[T, 1, 1], smem=smem_bytes)
+        cute_load_store(src, dst).launch(grid=[nb, 1, 1], block=[L, 1, 1], smem=smem_bytes)
 
     n = nb * T * I
-    return host, [load, store], dict(
-        grid=[nb, 1, 1], block=[T, 1, 1], smem=smem_bytes, check="copy", tile=T * I,
-        params=[dict(name="src", dtype="int32", elements=n, role="in"),
-                dict(name="dst", dtype="int32", elements=n, role="out")])
+    info = dict(grid=[nb, 1, 1], block=[L, 1, 1], smem=smem_bytes, check="copy", tile=T * I,
+                params=[dict(name="src", dtype="int32", elements=n, role="in"),
+                        dict(name="dst", dtype="int32", elements=n, role="out")])
+    if L != T:  # run_cubins.py expects the launch check's trap, or an unchecked wrong result
+        info["expect"] = "trap" if launch_check else "unchecked"
+    return host, [load, store], info
+
+
+def launch_check_kernels(launch_check):
+    """The load/store kernel launched with 64 threads while its primitives are built for 128:
+    with coopd.cute's launch check it must trap; without it, it runs and copies wrongly."""
+    return lambda nb: load_store_kernel(nb, launch_check=launch_check, launch_threads=64)
 
 
 KERNELS = {
@@ -162,6 +176,8 @@ KERNELS = {
     "cute_scan_i32": (scan_kernel, BLOCKS, cutlass.Int32),
     "cute_sort_u32": (sort_kernel, BLOCKS, cutlass.Uint32),
     "cute_load_store_i32": (load_store_kernel, BLOCKS, cutlass.Int32),
+    "cute_wrong_block_checked_i32": (launch_check_kernels(True), BLOCKS, cutlass.Int32),
+    "cute_wrong_block_unchecked_i32": (launch_check_kernels(False), BLOCKS, cutlass.Int32),
 }
 
 

@@ -10,6 +10,11 @@ against NumPy. Then it times the CuTe reduce kernel against gpu_suite's native r
 256 x 16 floats read as float4) over the same 1 GiB, interleaved, median of --reps, both as a
 percentage of the measured device-to-device copy bandwidth (bytes read + written).
 
+Kernels launched with another block than their primitives were built for (manifest "expect"):
+"trap" (built with coopd.cute's launch check) must stop at its trap, launched in a child
+process (a trap ends the CUDA context); "unchecked" (the same kernel without the check) runs,
+and its check reports the wrong copy it makes, which is expected.
+
 Lines starting with RESULT:
   RESULT check <kernel> PASS|FAIL <detail>
   RESULT copy <ms> <GB/s>
@@ -89,15 +94,51 @@ def median_ms(cp, launch, reps):
     return float(np.median(times))
 
 
+def launch_in_child(cubins, name):
+    """In a child process: launches kernel `name` as its manifest says and synchronizes;
+    exits 0 (printing the error) when the launch failed, 1 when it ran to completion."""
+    import cupy as cp
+    with open(os.path.join(cubins, "manifest.json")) as f:
+        k = next(k for k in json.load(f)["kernels"] if k["name"] == name)
+    fn = cp.RawModule(path=os.path.join(cubins, k["cubin"])).get_function(k["symbol"])
+    src_p, dst_p = k["params"]
+    d_x = cp.zeros(src_p["elements"], dtype=src_p["dtype"])
+    d_y = cp.zeros(dst_p["elements"], dtype=dst_p["dtype"])
+    try:
+        fn(tuple(k["grid"]), tuple(k["block"]), (d_x, d_y), shared_mem=k["smem"])
+        cp.cuda.Device().synchronize()
+    except Exception as e:  # the trap: an unspecified launch failure
+        print(f"{type(e).__name__}: {e}")
+        return 0
+    print("the launch ran to completion")
+    return 1
+
+
+def check_trap(cubins, k):
+    """(ok, detail): the launch of `k` (its block differs from its primitives') stops at the
+    launch check's trap, in a child process (a trap ends the CUDA context). A launch the driver
+    refuses (a bad argument) does not count: the trap must be what stopped it."""
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), cubins, "--launch-in-child",
+                        k["name"]], capture_output=True, text=True, timeout=300)
+    said = ((r.stdout.strip() or r.stderr.strip()).splitlines() or ["(nothing)"])[-1]
+    trapped = r.returncode == 0 and ("LAUNCH_FAILED" in said or "launch failure" in said
+                                     or "ILLEGAL_INSTRUCTION" in said)
+    block = "x".join(map(str, k["block"]))
+    return trapped, f"launched with block {block}: {said}"
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("cubins")
+    p.add_argument("--launch-in-child", help=argparse.SUPPRESS)  # check_trap's child
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--json", help="write the results here too")
     p.add_argument("--bench-kernels", default=BENCH_KERNELS,
                    help="gpu_suite's bench_kernels.cuh (default: the one beside this script)")
     args = p.parse_args()
+    if args.launch_in_child:
+        return launch_in_child(args.cubins, args.launch_in_child)
     try:
         import cupy as cp
         cp.cuda.runtime.getDeviceCount()
@@ -115,6 +156,12 @@ def main():
     failed = False
     reduce_run = None
     for k in manifest["kernels"]:
+        if k.get("expect") == "trap":
+            ok, detail = check_trap(args.cubins, k)
+            failed |= not ok
+            results["checks"][k["name"]] = dict(ok=ok, detail=detail)
+            print(f"RESULT check {k['name']} {'PASS' if ok else 'FAIL'} {detail}", flush=True)
+            continue
         fn = cp.RawModule(path=os.path.join(args.cubins, k["cubin"])).get_function(k["symbol"])
         src_p, dst_p = k["params"]
         x = random_input(rng, src_p["dtype"], src_p["elements"], k["check"])
@@ -125,6 +172,8 @@ def main():
         launch()
         cp.cuda.Device().synchronize()
         ok, detail = check(k, x, cp.asnumpy(d_y))
+        if k.get("expect") == "unchecked":  # no launch check: it runs, and copies wrongly
+            ok, detail = not ok, f"ran with block {k['block']} unchecked: {detail}"
         failed |= not ok
         results["checks"][k["name"]] = dict(ok=ok, detail=detail)
         print(f"RESULT check {k['name']} {'PASS' if ok else 'FAIL'} {detail}", flush=True)

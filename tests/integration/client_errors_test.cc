@@ -35,7 +35,7 @@ const std::vector<CommandUsage>& Commands() {
       {"link", "  link --arch sm_XX (--ltoir FILE | --ptx FILE)... [--artifact KEY]...\n"},
       {"plan", "  plan [--base-offset N] [--reserve NAME=BYTES[,ALIGN[,COUNT]]]... [--json]\n"},
       {"explain", "  explain SPEC [--format ltoir|bitcode] [--json]\n"},
-      {"catalog", "  catalog [--json]\n"},
+      {"catalog", "  catalog [--cccl NAME|VERSION] [--json]\n"},
       {"stats", "  stats [--zero] [--json]\n"},
       {"ls", "  ls [--family F] [--dtype T] [--arch A] [--limit N] [--json | --manifest]\n"},
       {"purge", "  purge (--all | [--family F] [--dtype T] [--arch A]) [--json]\n"},

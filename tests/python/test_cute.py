@@ -244,6 +244,48 @@ def test_a_kernel_calling_every_entry_compiles_to_an_sm90a_cubin_with_them_inlin
     check_every_entry_inlined(p)
 
 
+def traps_and_block_shape_reads(cubin):
+    """(the number of TRAP instructions, the number of reads of the block's shape) in the
+    kernel's SASS."""
+    with tempfile.TemporaryDirectory(prefix="coopd-cute-sass-") as d:
+        path = os.path.join(d, "k.cubin")
+        with open(path, "wb") as f:
+            f.write(cubin)
+        code, _ = sass_check.disassemble(path)
+    rows = [(m, o) for section in code.values() for _, m, o in section]
+    return (sum("TRAP" in m for m, _ in rows),
+            sum("SR_NTID" in o or "c[0x0][0x0]" in o or "c[0x0][0x4]" in o for _, o in rows))
+
+
+@needs_nvdisasm
+def test_the_launch_check_traps_on_another_block_shape_and_is_opt_in(coop_client, monkeypatch):
+    """With launch_check=True, temp_storage() traps unless the block has the shape the object
+    was built for (warp primitives: at most block_threads threads): the kernel's SASS reads the
+    block's shape and traps. Off by default; $COOPD_CUTE_DEBUG=1 turns it on; the objects are
+    kept apart. device/cute/run_cubins.py launches one with the wrong shape on a GPU."""
+    monkeypatch.delenv("COOPD_CUTE_LAUNCH_CHECK", raising=False)
+    monkeypatch.delenv("COOPD_CUTE_DEBUG", raising=False)
+    plain = build("block_reduce", **FAMILY_SPECS["block_reduce"])
+    checked = build("block_reduce", launch_check=True, **FAMILY_SPECS["block_reduce"])
+    assert not plain.launch_check and checked.launch_check and plain is not checked
+    assert checked.block_shape == (BLOCK, 1, 1) and plain.artifact.key == checked.artifact.key
+    assert traps_and_block_shape_reads(compile_calling_every_entry(plain))[0] == 0
+    traps, reads = traps_and_block_shape_reads(compile_calling_every_entry(checked))
+    assert traps >= 1 and reads >= 1, (traps, reads)
+    # A warp primitive checks the block's size against the rows it lays out.
+    warp = build("warp_reduce", launch_check=True, **FAMILY_SPECS["warp_reduce"])
+    assert warp.block_shape is None and warp.block_threads == BLOCK
+    assert traps_and_block_shape_reads(compile_calling_every_entry(warp))[0] >= 1
+    # The debug mode turns it on; the variable says on or off, and nothing else.
+    monkeypatch.setenv("COOPD_CUTE_DEBUG", "1")
+    assert build("block_reduce", **FAMILY_SPECS["block_reduce"]) is checked
+    monkeypatch.setenv("COOPD_CUTE_LAUNCH_CHECK", "0")
+    assert build("block_reduce", **FAMILY_SPECS["block_reduce"]) is plain
+    monkeypatch.setenv("COOPD_CUTE_LAUNCH_CHECK", "yes")
+    with pytest.raises(ValueError, match='COOPD_CUTE_LAUNCH_CHECK must be "0" or "1"'):
+        build("block_reduce", **FAMILY_SPECS["block_reduce"])
+
+
 @needs_nvdisasm
 def test_block_topk_on_cccl_3_3_and_3_5_partial_tiles_from_one_coopd(tmpdir_path):
     """One coopd serving CCCL 3.3 and 3.5: block_topk on each (`cccl=`), and on 3.5 the

@@ -243,6 +243,33 @@ def _round_up(n: int, align: int) -> int:
     return -(-n // align) * align
 
 
+def launch_check_default() -> bool:
+    """Whether objects built without ``launch_check=`` check the launch shape:
+    ``$COOPD_CUTE_LAUNCH_CHECK`` ("1" on, "0" off), else on in coopd.cute's debug mode
+    (``$COOPD_CUTE_DEBUG=1``), else off."""
+    value = os.environ.get("COOPD_CUTE_LAUNCH_CHECK", "")
+    if value in ("0", "1"):
+        return value == "1"
+    if value:
+        raise ValueError(f'COOPD_CUTE_LAUNCH_CHECK must be "0" or "1", got {value!r}')
+    return os.environ.get("COOPD_CUTE_DEBUG", "") == "1"
+
+
+def launch_check_ptx(shape: Optional[Tuple[int, int, int]], most_threads: int) -> str:
+    """The PTX that traps unless the block is ``shape`` (block families: the exact shape CUB
+    was specialized for), or, without one, unless it has at most ``most_threads`` threads (warp
+    families: the rows temp_storage() lays out)."""
+    body = ".reg .pred bad; .reg .u32 n, m;"
+    if shape is not None:
+        for axis, want in zip("xyz", shape):
+            body += f" mov.u32 n, %ntid.{axis}; setp.ne.u32 bad, n, {int(want)}; @bad trap;"
+    else:
+        body += (" mov.u32 n, %ntid.x; mov.u32 m, %ntid.y; mul.lo.u32 n, n, m;"
+                 " mov.u32 m, %ntid.z; mul.lo.u32 n, n, m;"
+                 f" setp.gt.u32 bad, n, {int(most_threads)}; @bad trap;")
+    return "{ " + body + " }"
+
+
 class Primitive(_families.EntryAttributes):
     """A coopd specialization ready for CuTe DSL kernels.
 
@@ -267,7 +294,8 @@ class Primitive(_families.EntryAttributes):
     _frontend = "coopd.cute"
 
     def __init__(self, spec: coopd.Spec, artifact: coopd.Artifact, dtype: str,
-                 block_threads: int) -> None:
+                 block_threads: int, block_shape: Optional[Tuple[int, int, int]] = None,
+                 launch_check: bool = False) -> None:
         if not artifact.bitcode:
             raise ValueError(f"coopd.cute: artifact {artifact.key[:16]} holds no bitcode")
         part = self._take_artifact(spec, artifact)
@@ -275,6 +303,8 @@ class Primitive(_families.EntryAttributes):
         self.dtype = dtype
         self.numeric = _dtypes.BY_NAME[dtype]
         self.block_threads = block_threads
+        self.block_shape = block_shape
+        self.launch_check = launch_check
         stem = artifact.stem
         self.files = [_bitcode_file(artifact.bitcode, stem)] + [
             _bitcode_file(op, f"{stem}.op{i}")
@@ -302,7 +332,15 @@ class Primitive(_families.EntryAttributes):
         """In a kernel: this primitive's temp storage from ``smem`` (a
         ``cutlass.utils.SmemAllocator``), as a shared-memory pointer. Warp primitives: one row
         per logical warp of a block of ``block_threads``; the pointer is the calling thread's
-        warp's row (threads numbered x fastest, as CUB does)."""
+        warp's row (threads numbered x fastest, as CUB does).
+
+        With the launch check (``launch_check``), it first traps unless the block has the
+        shape this object was built for (warp primitives: at most ``block_threads`` threads),
+        so a launch with another shape stops with an error instead of corrupting shared memory
+        or computing garbage."""
+        if self.launch_check:
+            llvm.inline_asm(None, [], launch_check_ptx(self.block_shape, self.block_threads), "",
+                            has_side_effects=True)
         base = smem.allocate(self.smem_bytes, byte_alignment=self.temp_storage_align)
         if not self.warp_threads:
             return base
@@ -336,15 +374,23 @@ def make(family: str, dtype: Any, *, threads: Union[int, Sequence[int], None] = 
          method: Optional[str] = None, algorithm: Optional[str] = None, op: OpArg = None,
          prefix_callback: Optional[coopd.UserOperator] = None, arch: Optional[str] = None,
          cccl: Optional[str] = None, client: Optional[coopd.Client] = None,
-         block_threads: Optional[int] = None,
+         block_threads: Optional[int] = None, launch_check: Optional[bool] = None,
          options: Optional[Mapping[str, Any]] = None) -> Primitive:
     """Builds (or returns the one already built in this process for the same spec) the
-    Primitive for a coopd spec, as bitcode for ``arch`` (default: :func:`default_arch`)."""
+    Primitive for a coopd spec, as bitcode for ``arch`` (default: :func:`default_arch`).
+    ``launch_check`` (default: :func:`launch_check_default`): temp_storage() traps when the
+    kernel's block is not the one the object was built for."""
+    opts = dict(options or {})
+    # The factories hand every keyword they do not name to `options`: this one is coopd.cute's.
+    if launch_check is None:
+        launch_check = opts.pop("launch_check", None)
+    if launch_check is None:
+        launch_check = launch_check_default()
+    launch_check = bool(launch_check)
     client = client or get_client()
     arch = arch or default_arch()
     dt = _dtypes.resolve(dtype)
     row = _families.catalog_family(client, family)
-    opts = dict(options or {})
     if opts.get("value_dtype") is not None:
         opts["value_dtype"] = _dtypes.resolve(opts["value_dtype"], f"{family}: value_dtype")
     spec = coopd.Spec(family=family, dtype=dt, arch=arch, method=method or "",
@@ -361,18 +407,20 @@ def make(family: str, dtype: Any, *, threads: Union[int, Sequence[int], None] = 
                          f"CUDA C++ source (CuTe kernels link bitcode: Python and LTO-IR "
                          f"operators cannot be used); got {op!r}")
     request = _families.to_proto(spec, row, family)
+    shape: Optional[Tuple[int, int, int]] = None
     if threads is not None and not row.warp:
-        dims = [threads] if isinstance(threads, int) else list(threads)
-        threads_total = 1
-        for d in dims:
-            threads_total *= d
+        dims = ([threads] if isinstance(threads, int) else list(threads)) + [1, 1]
+        shape = (int(dims[0]), int(dims[1]), int(dims[2]))
+        threads_total = shape[0] * shape[1] * shape[2]
     else:
         threads_total = block_threads or 1024
-    key = (client.socket, request.SerializeToString(deterministic=True) + b"|%d" % threads_total)
+    key = (client.socket, request.SerializeToString(deterministic=True) +
+           b"|%d|%d" % (threads_total, launch_check))
     with _lock:
         built = _primitives.get(key)
         if built is None:
-            built = Primitive(spec, client.specialize(spec, formats="bitcode"), dt, threads_total)
+            built = Primitive(spec, client.specialize(spec, formats="bitcode"), dt, threads_total,
+                              shape, launch_check)
             _primitives[key] = built
         return built
 
@@ -383,8 +431,10 @@ _COMMON = """
         builtin's name ("sum", "less", ...) or a coopd.UserOperator with CUDA C++ source
         (compiled by clang with the primitive, linked as bitcode, inlined). arch: "sm_90a"
         (default: $COOPD_ARCH, else CuTe DSL's arch). client: a coopd.Client (default:
-        coopd.cute.set_client's, else one on the default socket). Other keywords are the
-        family's options message (value_dtype, radix_bits, bins, with_aggregate, ...).
+        coopd.cute.set_client's, else one on the default socket). launch_check: trap when the
+        kernel's block shape is not the one built for (default: $COOPD_CUTE_LAUNCH_CHECK, else
+        on with $COOPD_CUTE_DEBUG=1). Other keywords are the family's options message
+        (value_dtype, radix_bits, bins, with_aggregate, ...).
 
     The same spec in one process returns the same object, fetched once."""
 
