@@ -76,7 +76,10 @@ def reduce_kernel(nb):
                 dict(name="dst", dtype="float32", elements=nb, role="out")])
 
 
-def scan_kernel(nb):
+def scan_kernel(nb, values=False):
+    """BlockLoad, BlockScan exclusive_sum and BlockStore over 128 x 8 int32 tiles. `values`:
+    the scan takes the loaded items as a value (a TensorSSA) and returns its result in a fresh
+    tensor, the way CuTe kernels compute."""
     T, I = 128, 8
     load = coop.block.load(cutlass.Int32, T, I, algorithm="warp_transpose")
     scan = coop.block.scan(cutlass.Int32, T, I, method="exclusive_sum")
@@ -89,8 +92,12 @@ def scan_kernel(nb):
         smem = cutlass.memory.SmemAllocator()
         items = cute.make_rmem_tensor(cute.make_layout(I), cutlass.Int32)
         load(load.temp_storage(smem), src + tile * (T * I), items)
-        scan(scan.temp_storage(smem), items, items)
-        store(store.temp_storage(smem), dst + tile * (T * I), items)
+        if cutlass.const_expr(values):
+            scanned = scan(scan.temp_storage(smem), items.load())
+            store(store.temp_storage(smem), dst + tile * (T * I), scanned)
+        else:
+            scan(scan.temp_storage(smem), items, items)
+            store(store.temp_storage(smem), dst + tile * (T * I), items)
 
     @cute.jit
     def host(src: cute.Pointer, dst: cute.Pointer):
@@ -174,6 +181,7 @@ def launch_check_kernels(launch_check):
 KERNELS = {
     "cute_reduce_f32": (reduce_kernel, REDUCE_BLOCKS, cutlass.Float32),
     "cute_scan_i32": (scan_kernel, BLOCKS, cutlass.Int32),
+    "cute_scan_values_i32": (lambda nb: scan_kernel(nb, values=True), BLOCKS, cutlass.Int32),
     "cute_sort_u32": (sort_kernel, BLOCKS, cutlass.Uint32),
     "cute_load_store_i32": (load_store_kernel, BLOCKS, cutlass.Int32),
     "cute_wrong_block_checked_i32": (launch_check_kernels(True), BLOCKS, cutlass.Int32),

@@ -258,6 +258,64 @@ def traps_and_block_shape_reads(cubin):
 
 
 @needs_nvdisasm
+def test_entries_take_values_and_return_fresh_tensors(coop_client):
+    """A TensorSSA where an entry takes a pointer is stored to a fresh register tensor; trailing
+    outputs may be left out and come back fresh; values passed for in-place parameters come back
+    rewritten. Everything stays in registers and inlined; the wrong dtype or count is a
+    TypeError naming the entry."""
+    scan = coop.block.scan(cutlass.Int32, BLOCK, 4, method="exclusive_sum")
+    reduce = coop.block.reduce(cutlass.Int32, BLOCK, 4)
+    sort = coop.block.radix_sort(cutlass.Uint32, BLOCK, 4)
+    seen = {}
+
+    @cute.kernel
+    def values(g: cute.Pointer, out: cute.Pointer):
+        smem = cutlass.memory.SmemAllocator()
+        items = cute.make_rmem_tensor(cute.make_layout(4), cutlass.Int32)
+        cute.autovec_copy(cute.make_tensor(g, cute.make_layout(4)), items)
+        scanned = scan(scan.temp_storage(smem), items.load())  # input a value, output left out
+        total = reduce(reduce.temp_storage(smem), scanned.load())
+        keys = cute.make_rmem_tensor(cute.make_layout(4), cutlass.Uint32)
+        for i in cutlass.range_constexpr(4):
+            keys[i] = cutlass.Uint32(scanned[i])
+        sorted_keys = sort(sort.temp_storage(smem), keys.load(), 0, 32)  # in place: rewritten
+        seen.update(scanned=type(scanned), sorted=type(sorted_keys), total=type(total))
+        o = cute.make_tensor(out, cute.make_layout(8))
+        for i in cutlass.range_constexpr(4):
+            o[i] = scanned[i] + total
+            o[4 + i] = cutlass.Int32(sorted_keys[i])
+
+    @cute.jit
+    def host(g: cute.Pointer, out: cute.Pointer):
+        values(g, out).launch(grid=[1, 1, 1], block=[BLOCK, 1, 1],
+                              smem=coop.smem_size(scan, reduce, sort))
+
+    with tempfile.TemporaryDirectory(prefix="coopd-cute-test-") as dump:
+        cubin = cute.compile(host, gptr(cutlass.Int32), gptr(cutlass.Int32),
+                             options=f"--keep-cubin --dump-dir={dump}").artifacts.CUBIN
+    assert seen["total"] is cutlass.Int32 and issubclass(seen["scanned"], cute.Tensor), seen
+    assert issubclass(seen["sorted"], cute.Tensor), seen
+    (row,) = sass_rows(cubin)
+    name, shared, local, generic, calls, failures, _ = row
+    assert failures == [] and calls == 0 and shared > 0, row  # inlined, temp storage in smem
+    assert local == 0, f"{local} local-memory accesses: a fresh tensor left the registers"
+
+    @cute.kernel
+    def wrong(g: cute.Pointer, out: cute.Pointer):
+        smem = cutlass.memory.SmemAllocator()
+        floats = cute.make_rmem_tensor(cute.make_layout(4), cutlass.Float32)
+        floats.fill(1.0)
+        scan(scan.temp_storage(smem), floats.load())
+
+    @cute.jit
+    def wrong_host(g: cute.Pointer, out: cute.Pointer):
+        wrong(g, out).launch(grid=[1, 1, 1], block=[BLOCK, 1, 1], smem=coop.smem_size(scan))
+
+    with pytest.raises(Exception, match="takes const int\\*; got a TensorSSA of Float32"):
+        cute.compile(wrong_host, gptr(cutlass.Int32), gptr(cutlass.Int32))
+
+
+@needs_nvdisasm
 def test_the_launch_check_traps_on_another_block_shape_and_is_opt_in(coop_client, monkeypatch):
     """With launch_check=True, temp_storage() traps unless the block has the shape the object
     was built for (warp primitives: at most block_threads threads): the kernel's SASS reads the
@@ -385,7 +443,7 @@ def test_wrong_arguments_in_a_kernel_are_errors_naming_the_parameter(coop_client
                                         r"takes 4 arguments \(temp_storage, keys, begin_bit, "
                                         r"end_bit\); got 2"):
         compile_with(lambda temp, g: p(temp, g))
-    with pytest.raises(Exception, match="keys takes a CuTe tensor or pointer "
+    with pytest.raises(Exception, match="keys takes a CuTe tensor, TensorSSA or pointer "
                                         r"\(unsigned int\*\); got int"):
         compile_with(lambda temp, g: p(temp, 5, 0, 32))
 

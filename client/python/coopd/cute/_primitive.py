@@ -196,42 +196,88 @@ def _add_link_libraries(paths: Sequence[str]) -> None:
         [ir.StringAttr.get(x) for x in sorted(sources)])
 
 
+def _element_type(c_type: str) -> Optional[Type[Any]]:
+    """CuTe's numeric type for the elements a ``T*`` / ``const T*`` parameter points at (None
+    for ``void*``)."""
+    base = c_type.replace("const ", "").rstrip("*").strip()
+    name = _dtypes.C_TYPES.get(base)
+    return None if name is None else _dtypes.BY_NAME[name]
+
+
 class Entry:
     """One entry as a kernel calls it: checks the argument count, passes tensors as their data
     pointers (``tensor.iterator``) and pointers as they are (both cast to generic), converts
     numbers to the declared types, calls the ``cute.ffi`` and returns its result as the
-    declared CuTe type (None for void)."""
+    declared CuTe type (None for void).
 
-    def __init__(self, info: EntryInfo, ffi: Any, name: str, operator_files: Sequence[str]):
+    Values instead of tensors, as CuTe kernels compute them: a ``cute.TensorSSA`` where the
+    entry takes a pointer is stored to a fresh register tensor first; trailing output pointers
+    (``T*``, not ``const``) may be left out, and fresh register tensors of ``items`` elements
+    take the results. Such fresh tensors the entry writes (the left-out outputs, then the
+    values passed for ``T*`` parameters, which the entry rewrites in place) are returned: one
+    alone, several as a tuple, after the entry's own result when it has one."""
+
+    def __init__(self, info: EntryInfo, ffi: Any, name: str, operator_files: Sequence[str],
+                 items: int = 1):
         self.info = info
         self.ffi = ffi
         self.name = name
+        self.items = items
         self._operator_files = tuple(operator_files)
         self.__doc__ = f"{info.description}\n\n{info.declaration}"
 
     def _where(self) -> str:
         return f"{self.name} ({self.info.symbol})"
 
+    def _fresh(self, p: Param, value: Any = None) -> Any:
+        """A register tensor for parameter ``p``: holding ``value`` (a TensorSSA), or empty
+        with ``items`` elements of p's type."""
+        element = _element_type(p.c_type)
+        if value is not None:
+            if element is not None and value.dtype is not element:
+                raise TypeError(f"{self._where()}: {p.name} takes {p.c_type}; got a TensorSSA "
+                                f"of {value.dtype.__name__}")
+            t = cute.make_rmem_tensor(value.shape, value.dtype)
+            t.store(value)
+            return t
+        return cute.make_rmem_tensor(cute.make_layout(self.items), element)
+
     def __call__(self, *args: Any) -> Any:
         params = self.info.params
-        if len(args) != len(params):
+        missing = params[len(args):]
+        if len(args) > len(params) or any(
+                p.numeric is not None or p.c_type.startswith("const ") or
+                _element_type(p.c_type) is None for p in missing):
             raise TypeError(f"{self._where()} takes {len(params)} arguments "
                             f"({', '.join(p.name for p in params)}); got {len(args)}")
-        converted = []
-        for p, a in zip(params, args):
+        converted, outputs, rewritten = [], [], []
+        for p, a in zip(params, list(args) + [None] * len(missing)):
             if p.numeric is None:
+                if a is None:  # a left-out output
+                    a = self._fresh(p)
+                    outputs.append(a)
+                elif isinstance(a, cute.TensorSSA):
+                    a = self._fresh(p, a)
+                    if not p.c_type.startswith("const "):
+                        rewritten.append(a)
                 if isinstance(a, cute.Tensor):
                     a = a.iterator
                 if not isinstance(a, cute.Pointer):
-                    raise TypeError(f"{self._where()}: {p.name} takes a CuTe tensor or pointer "
-                                    f"({p.c_type}); got {type(a).__name__}")
+                    raise TypeError(f"{self._where()}: {p.name} takes a CuTe tensor, TensorSSA "
+                                    f"or pointer ({p.c_type}); got {type(a).__name__}")
                 converted.append(a)
             else:
                 converted.append(p.numeric(a))
         result = self.ffi(*converted)
         if self._operator_files:
             _add_link_libraries(self._operator_files)
-        return None if self.info.result is None else self.info.result(result)
+        fresh = outputs + rewritten
+        if self.info.result is not None:
+            value = self.info.result(result)
+            return (value, *fresh) if fresh else value
+        if not fresh:
+            return None
+        return fresh[0] if len(fresh) == 1 else tuple(fresh)
 
     def __repr__(self) -> str:
         return f"<coopd.cute entry {self.name}: {self.info.declaration}>"
@@ -325,7 +371,8 @@ class Primitive(_families.EntryAttributes):
                 params_types=[_GENERIC if p.numeric is None else p.numeric
                               for p in info.params],
                 return_type=info.result, source=cute.BitCode(self.files[0]))
-            self._callables[name] = Entry(info, self.ffi[name], name, self.files[1:])
+            self._callables[name] = Entry(info, self.ffi[name], name, self.files[1:],
+                                          max(1, self.items_per_thread or 1))
         self.names: Tuple[str, ...] = tuple(names)
 
     def temp_storage(self, smem: Any) -> Any:
