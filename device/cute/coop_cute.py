@@ -110,6 +110,48 @@ def scan_kernel(nb, values=False):
                             dict(name="dst", dtype="int32", elements=n, role="out")])
 
 
+def planned_kernel(nb):
+    """Load, reduce, scan and store over 128 x 8 int32 tiles in one planned allocation
+    (coop.plan): the four temp storages share bytes (each use a step of its own, with the
+    barrier the reuse needs), and a reservation carries the tile's total from thread 0 to all.
+    Each item becomes its exclusive prefix sum plus the tile's total."""
+    T, I = 128, 8
+    load = coop.block.load(cutlass.Int32, T, I, algorithm="warp_transpose")
+    reduce = coop.block.reduce(cutlass.Int32, T, I)
+    scan = coop.block.scan(cutlass.Int32, T, I, method="exclusive_sum")
+    store = coop.block.store(cutlass.Int32, T, I, algorithm="warp_transpose")
+    shared = coop.plan([("load", load, 0, 0), ("reduce", reduce, 1, 1), ("scan", scan, 2, 2),
+                        ("store", store, 3, 3)], {"total": (4, 4)})
+    smem_bytes = shared.dynamic_shared_bytes + shared.base_align
+
+    @cute.kernel
+    def cute_planned(src: cute.Pointer, dst: cute.Pointer):
+        tile, _, _ = cute.arch.block_idx()
+        tid, _, _ = cute.arch.thread_idx()
+        base = shared.storage(cutlass.memory.SmemAllocator())
+        total = shared.tensor("total", base, cutlass.Int32, 1)
+        items = cute.make_rmem_tensor(cute.make_layout(I), cutlass.Int32)
+        load(shared.temp_storage("load", base), src + tile * (T * I), items)
+        tile_sum = reduce(shared.temp_storage("reduce", base, sync=True), items)
+        if tid == 0:
+            total[0] = tile_sum
+        # The barrier before the scan also publishes thread 0's total.
+        scanned = scan(shared.temp_storage("scan", base, sync=True), items.load())
+        for i in cutlass.range_constexpr(I):
+            scanned[i] = scanned[i] + total[0]
+        store(shared.temp_storage("store", base, sync=True), dst + tile * (T * I), scanned)
+
+    @cute.jit
+    def host(src: cute.Pointer, dst: cute.Pointer):
+        cute_planned(src, dst).launch(grid=[nb, 1, 1], block=[T, 1, 1], smem=smem_bytes)
+
+    n = nb * T * I
+    return host, [load, reduce, scan, store], dict(
+        grid=[nb, 1, 1], block=[T, 1, 1], smem=smem_bytes, check="tile_exclusive_sum_plus_total",
+        tile=T * I, params=[dict(name="src", dtype="int32", elements=n, role="in"),
+                            dict(name="dst", dtype="int32", elements=n, role="out")])
+
+
 def sort_kernel(nb):
     T, I = 128, 4
     sort = coop.block.radix_sort(cutlass.Uint32, T, I)
@@ -184,6 +226,7 @@ KERNELS = {
     "cute_scan_values_i32": (lambda nb: scan_kernel(nb, values=True), BLOCKS, cutlass.Int32),
     "cute_sort_u32": (sort_kernel, BLOCKS, cutlass.Uint32),
     "cute_load_store_i32": (load_store_kernel, BLOCKS, cutlass.Int32),
+    "cute_planned_i32": (planned_kernel, BLOCKS, cutlass.Int32),
     "cute_wrong_block_checked_i32": (launch_check_kernels(True), BLOCKS, cutlass.Int32),
     "cute_wrong_block_unchecked_i32": (launch_check_kernels(False), BLOCKS, cutlass.Int32),
 }

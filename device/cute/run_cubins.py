@@ -41,7 +41,7 @@ BENCH_KERNELS = os.path.join(HERE, "..", "gpu_suite", "bench_kernels.cuh")
 def random_input(rng, dtype, n, check):
     if dtype == "float32":
         return rng.uniform(-1, 1, n).astype(np.float32)
-    if check == "tile_exclusive_sum":  # small values: no overflow in a tile's sum
+    if check.startswith("tile_exclusive_sum"):  # small values: no overflow in a tile's sum
         return rng.integers(-16, 16, n, dtype=np.int32)
     info = np.iinfo(dtype)
     return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
@@ -61,6 +61,10 @@ def check(kernel, x, y):
     if kind == "tile_exclusive_sum":
         tiles = x.reshape(-1, tile)
         want = (np.cumsum(tiles, axis=1, dtype=np.int64) - tiles).astype(np.int32).reshape(-1)
+    elif kind == "tile_exclusive_sum_plus_total":
+        tiles = x.reshape(-1, tile).astype(np.int64)
+        scanned = np.cumsum(tiles, axis=1) - tiles + tiles.sum(axis=1, keepdims=True)
+        want = scanned.astype(np.int32).reshape(-1)
     elif kind == "tile_sort":
         want = np.sort(x.reshape(-1, tile), axis=1).reshape(-1)
     elif kind == "copy":

@@ -316,6 +316,73 @@ def test_entries_take_values_and_return_fresh_tensors(coop_client):
 
 
 @needs_nvdisasm
+def test_a_plan_is_one_allocation_that_uses_share_and_reservations_become_tensors(coop_client):
+    """coop.plan lays a reduce and a scan whose lifetimes do not overlap in the same bytes, a
+    warp primitive a row per warp, and a reservation apart; in a kernel, storage() is one
+    allocation, temp_storage(name, base[, sync]) the use's pointer, tensor(...) a reservation as
+    a tensor. The kernel compiles with every entry inlined and the temp storage in shared
+    memory."""
+    reduce = coop.block.reduce(cutlass.Float32, BLOCK, 4)
+    scan = coop.block.scan(cutlass.Float32, BLOCK, 4, method="exclusive_sum")
+    wreduce = coop.warp.reduce(cutlass.Int32, block_threads=BLOCK)
+    shared = coop.plan([("reduce", reduce, 0, 0), ("scan", scan, 1, 1), ("warps", wreduce, 0, 1)],
+                       {"tile": (BLOCK * 4 * 4, 16)})
+    assert shared["reduce"].offset == shared.reduce and shared.offsets["scan"] == shared.scan
+    assert shared["warps"].count == BLOCK // 32 and shared["warps"].stride >= 1
+    # reduce and scan share bytes; the warp rows and the tile are apart from both.
+    assert shared.dynamic_shared_bytes < (reduce.temp_storage_bytes + scan.temp_storage_bytes +
+                                          shared["warps"].bytes + BLOCK * 16)
+    for name in ("reduce", "scan"):
+        lo, hi = shared[name].offset, shared[name].offset + shared[name].bytes
+        for other in ("warps", "tile"):
+            o_lo, o_hi = shared[other].offset, shared[other].offset + shared[other].bytes
+            assert hi <= o_lo or o_hi <= lo, f"{name} overlaps {other}"
+    with pytest.raises(AttributeError, match="no region 'sort'"):
+        shared.sort
+
+    @cute.kernel
+    def planned(g: cute.Pointer, out: cute.Pointer):
+        base = shared.storage(cutlass.memory.SmemAllocator())
+        tile = shared.tensor("tile", base, cutlass.Float32, BLOCK * 4)
+        tid, _, _ = cute.arch.thread_idx()
+        items = cute.make_rmem_tensor(cute.make_layout(4), cutlass.Float32)
+        cute.autovec_copy(cute.make_tensor(g + tid * 4, cute.make_layout(4)), items)
+        for i in cutlass.range_constexpr(4):
+            tile[tid * 4 + i] = items[i]
+        total = reduce(shared.temp_storage("reduce", base), items)
+        scan(shared.temp_storage("scan", base, sync=True), items, items)
+        lane_sum = wreduce(shared.temp_storage("warps", base), cutlass.Int32(tid))
+        o = cute.make_tensor(out, cute.make_layout(BLOCK * 4))
+        for i in cutlass.range_constexpr(4):
+            o[tid * 4 + i] = items[i] + total + tile[(tid * 4 + i + 1) % (BLOCK * 4)] + \
+                cutlass.Float32(lane_sum)
+
+    @cute.jit
+    def host(g: cute.Pointer, out: cute.Pointer):
+        planned(g, out).launch(grid=[1, 1, 1], block=[BLOCK, 1, 1],
+                               smem=shared.dynamic_shared_bytes + shared.base_align)
+
+    with tempfile.TemporaryDirectory(prefix="coopd-cute-test-") as dump:
+        cubin = cute.compile(host, gptr(cutlass.Float32), gptr(cutlass.Float32),
+                             options=f"--keep-cubin --dump-dir={dump}").artifacts.CUBIN
+    (row,) = sass_rows(cubin)
+    _, shared_accesses, local, _, calls, failures, _ = row
+    assert failures == [] and calls == 0 and shared_accesses > 0 and local == 0, row
+
+    @cute.kernel
+    def too_big(g: cute.Pointer, out: cute.Pointer):
+        base = shared.storage(cutlass.memory.SmemAllocator())
+        shared.tensor("tile", base, cutlass.Float32, BLOCK * 4 + 1)
+
+    @cute.jit
+    def too_big_host(g: cute.Pointer, out: cute.Pointer):
+        too_big(g, out).launch(grid=[1, 1, 1], block=[BLOCK, 1, 1])
+
+    with pytest.raises(Exception, match="do not fit region 'tile'"):
+        cute.compile(too_big_host, gptr(cutlass.Float32), gptr(cutlass.Float32))
+
+
+@needs_nvdisasm
 def test_the_launch_check_traps_on_another_block_shape_and_is_opt_in(coop_client, monkeypatch):
     """With launch_check=True, temp_storage() traps unless the block has the shape the object
     was built for (warp primitives: at most block_threads threads): the kernel's SASS reads the

@@ -22,7 +22,9 @@ libNVVM links the bitcode and inlines the entry.
 
 ``coopd.cute.block`` and ``coopd.cute.warp`` have one factory per family of coopd's catalogue.
 Artifacts are fetched once per spec and process; coopd caches them across processes.
-:func:`smem_size` totals the dynamic shared memory several primitives need.
+:func:`smem_size` totals the dynamic shared memory several primitives need; :func:`plan` lays
+them (and the kernel's own buffers) out in one allocation with coopd's Plan RPC, letting uses
+that do not overlap in time share bytes.
 
 Importing this module imports CuTe DSL (``import coopd`` alone does not); without it, the import
 fails with an ImportError that names the ``cute`` extra.
@@ -36,6 +38,7 @@ from coopd.cute import block, warp  # noqa: E402
 from coopd.cute._dtypes import resolve as resolve_dtype  # noqa: E402
 from coopd.cute._primitive import (Entry, Primitive, bitcode_dir, default_arch,  # noqa: E402
                                    get_client, make, set_client, smem_size)
+from coopd.cute._plan import SharedPlan, plan  # noqa: E402
 
-__all__ = ["Entry", "Primitive", "bitcode_dir", "block", "default_arch", "get_client", "make",
-           "resolve_dtype", "set_client", "smem_size", "warp"]
+__all__ = ["Entry", "Primitive", "SharedPlan", "bitcode_dir", "block", "default_arch",
+           "get_client", "make", "plan", "resolve_dtype", "set_client", "smem_size", "warp"]

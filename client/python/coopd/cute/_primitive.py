@@ -386,8 +386,7 @@ class Primitive(_families.EntryAttributes):
         so a launch with another shape stops with an error instead of corrupting shared memory
         or computing garbage."""
         if self.launch_check:
-            llvm.inline_asm(None, [], launch_check_ptx(self.block_shape, self.block_threads), "",
-                            has_side_effects=True)
+            self.check_launch()
         base = smem.allocate(self.smem_bytes, byte_alignment=self.temp_storage_align)
         if not self.warp_threads:
             return base
@@ -395,6 +394,11 @@ class Primitive(_families.EntryAttributes):
         bx, by, _ = cute.arch.block_dim()
         warp = ((tz * by + ty) * bx + tx) // self.warp_threads
         return base + warp * self._row
+
+    def check_launch(self) -> None:
+        """In a kernel: the launch check (see temp_storage), whether or not it is on."""
+        llvm.inline_asm(None, [], launch_check_ptx(self.block_shape, self.block_threads), "",
+                        has_side_effects=True)
 
     def __call__(self, *args: Any) -> Any:
         return self._callables[self.names[0]](*args)
